@@ -1,0 +1,140 @@
+// gpu_bench's entry point: our flags, then Google Benchmark's; the GPU and its facts; every registered
+// family; an exit status that tells a nightly job whether every case ran.
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "fixtures/cuda_check.hpp"
+#include "fixtures/failures.hpp"
+#include "fixtures/gpu_context.hpp"
+#include "fixtures/host_buffer.hpp"
+#include "fixtures/options.hpp"
+#include "fixtures/registry.hpp"
+
+namespace {
+
+void print_help() {
+  std::printf(
+      "gpu_bench %s: how data moves between host and GPU memory, and how streams, events and\n"
+      "synchronisation shape it. Every iteration is timed with CUDA events (manual time).\n\n"
+      "usage: gpu_bench [--device=N] [--sizes=SPEC] [--gate_timeout_ms=MS] [Google Benchmark flags]\n\n"
+      "gpu_bench flags:\n"
+      "  --device=N            the GPU to measure (default 0)\n"
+      "  --sizes=SPEC          transfer sizes: pow4 (default, 4 B to 1 GiB in powers of 4), pow2 (the dense\n"
+      "                        sweep, powers of 2), or a list such as 4,64K,1M,256M (multiples of 4 bytes)\n"
+      "  --gate_timeout_ms=MS  how long the gate holds a stream before the case fails (default 2000)\n"
+      "  --help                this text\n\n"
+      "Google Benchmark flags that matter most:\n"
+      "  --benchmark_filter=REGEX      run the cases whose names match, e.g. 'Transfer/dir:h2d/mem:pinned'\n"
+      "  --benchmark_list_tests        list the case names (no GPU needed)\n"
+      "  --benchmark_repetitions=N     repeat each case N times and report mean, median, stddev, cv\n"
+      "  --benchmark_out=FILE --benchmark_out_format=json   write the results with the GPU context\n"
+      "  --benchmark_min_time=SECONDS  minimum GPU time per case (default %s s here; a plain number)\n\n"
+      "Case names are Family/key:value/...; values are lower-case tokens or integers (bytes as integers).\n"
+      "Units: rates in GB/s with GB = 1e9 bytes; times in microseconds of GPU time.\n"
+      "Memory kinds: pageable pinned write_combined registered mapped managed_prefetch managed_fault device\n\n"
+      "families:\n",
+      GPU_BENCH_VERSION, gpu_bench::kDefaultMinTime);
+  for (const auto& f : gpu_bench::families()) std::printf("%s: %s\n%s\n", f.name.c_str(), f.summary.c_str(), f.help.c_str());
+  std::printf(
+      "Exit status: 0 when every selected case ran and verified its data; 1 when a case failed, no case\n"
+      "matched, or no GPU is visible; 2 for a bad flag.\n");
+}
+
+// One line on stderr and no output file: the GPU is missing, or unusable by this build.
+int check_gpu(int device) {
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc == cudaErrorInsufficientDriver) {
+    // The runtime says this both when the driver is too old and when there is no driver at all.
+    void* libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (libcuda == nullptr) {
+      std::fprintf(stderr, "gpu_bench: no CUDA GPU is visible (no NVIDIA driver is installed: libcuda.so.1 not found)\n");
+      return 1;
+    }
+    dlclose(libcuda);
+    int runtime = 0, driver = 0;
+    (void)cudaRuntimeGetVersion(&runtime);
+    (void)cudaDriverGetVersion(&driver);
+    std::fprintf(stderr,
+                 "gpu_bench: the NVIDIA driver supports CUDA %s but this build needs CUDA %s; update the driver\n",
+                 gpu_bench::format_cuda_version(driver).c_str(), gpu_bench::format_cuda_version(runtime).c_str());
+    return 1;
+  }
+  if (rc != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "gpu_bench: no CUDA GPU is visible (%s)\n",
+                 rc == cudaSuccess ? "the driver reports 0 devices" : cudaGetErrorString(rc));
+    return 1;
+  }
+  if (device >= count) {
+    std::fprintf(stderr, "gpu_bench: --device=%d does not exist: %d GPU%s visible (0 to %d)\n", device, count,
+                 count == 1 ? " is" : "s are", count - 1);
+    return 2;
+  }
+  const cudaError_t set = cudaSetDevice(device);
+  if (set != cudaSuccess) {
+    std::fprintf(stderr, "gpu_bench: cannot use GPU %d: %s\n", device, cudaGetErrorString(set));
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpu_bench::options opts;
+  try {
+    opts = gpu_bench::parse_options(argc, argv);
+  } catch (const gpu_bench::usage_error& e) {
+    std::fprintf(stderr, "gpu_bench: %s\n", e.what());
+    return 2;
+  }
+  gpu_bench::set_current_options(opts);
+  if (opts.help) {
+    print_help();
+    return 0;
+  }
+
+  // A plain number of seconds is what both Google Benchmark 1.7 and 1.8 accept.
+  std::vector<char*> args(argv, argv + argc);
+  std::string min_time = std::string("--benchmark_min_time=") + gpu_bench::kDefaultMinTime;
+  if (!opts.user_min_time) args.push_back(min_time.data());
+  int nargs = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&nargs, args.data());
+  if (nargs > 1) {
+    std::fprintf(stderr, "gpu_bench: unknown flag '%s' (see --help)\n", args[1]);
+    return 2;
+  }
+
+  try {
+    if (!opts.list_only) {
+      if (const int rc = check_gpu(opts.device)) return rc;
+      for (const auto& [key, value] : gpu_bench::collect_gpu_context(opts.device))
+        benchmark::AddCustomContext(key, value);
+    }
+    gpu_bench::register_all_families();
+    const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+    gpu_bench::buffer_cache::instance().clear();
+    benchmark::Shutdown();
+    if (ran == 0) {
+      std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests)\n");
+      return 1;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_bench: %s\n", e.what());
+    return 1;
+  }
+  const int failed = gpu_bench::failed_case_count();
+  if (failed > 0) {
+    std::fprintf(stderr, "gpu_bench: %d case run%s failed (see error_message in the output)\n", failed,
+                 failed == 1 ? "" : "s");
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# On a GPU machine: build, run every test, then the measurements an issue asks for, logs under OUTDIR.
+# usage: scripts/gpu_evidence.sh OUTDIR [STEP...]   steps: tests matrix matrix5 parity (default: all)
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
+shift
+mkdir -p "$out"
+steps=${*:-tests matrix matrix5 parity}
+build=${BUILD_DIR:-$root/build}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1 | tr ' ' '_')
+{ nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE | head -60; } >"$out/nvidia-smi.txt" 2>&1
+t0=$(date +%s)
+GPU_BENCH_WERROR=ON "$root/scripts/setup.sh" >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+for step in $steps; do
+  t0=$(date +%s)
+  case $step in
+    tests) (cd "$build" && ctest --output-on-failure) >"$out/ctest.log" 2>&1; echo "ctest rc=$?"; tail -15 "$out/ctest.log" ;;
+    matrix) "$build/gpu_bench" --benchmark_filter='^Transfer/' --benchmark_out="$out/transfer_$gpu.json" \
+              --benchmark_out_format=json >"$out/matrix.log" 2>&1; echo "matrix rc=$?"; grep -E "ERROR|failed" "$out/matrix.log" | head ;;
+    matrix5) "$build/gpu_bench" --benchmark_filter='^Transfer/' --benchmark_repetitions=5 \
+              --benchmark_out="$out/transfer_reps5_$gpu.json" --benchmark_out_format=json >"$out/matrix5.log" 2>&1
+             echo "matrix5 rc=$?" ;;
+    parity) python3 "$root/tests/gpu/bare_parity.py" "$build/gpu_bench" "$build/tests/bare_memcpy" "$out/parity_$gpu.json" \
+              >"$out/parity.log" 2>&1; echo "parity rc=$?"; tail -8 "$out/parity.log" ;;
+    *) echo "unknown step $step" ;;
+  esac
+  echo "$step: $(( $(date +%s) - t0 )) s"
+done

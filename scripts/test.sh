@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Sets up and builds gpu_bench, then runs every test: unit and CLI tests, GPU tests (skipped, not failed,
+# where no GPU is visible) and the Python tools' tests.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+"$root/scripts/setup.sh"
+status=0
+(cd "$build" && ctest --output-on-failure "$@") || status=1
+if [ -d "$root/tools/tests" ]; then
+  (cd "$root" && "$(cat "$build/python")" -m pytest tools/tests -q -p no:cacheprovider) || status=1
+fi
+exit $status

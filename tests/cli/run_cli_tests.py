@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""CLI tests of gpu_bench that need no GPU: help, listing, the no-GPU path, bad flags.
+
+usage: run_cli_tests.py PATH/TO/gpu_bench
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+EXE = None
+NAME = re.compile(r"^[A-Z][A-Za-z]*(/[a-z][a-z0-9_]*:[a-z0-9_]+)+/manual_time$")
+
+
+def run(*args, env=None):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    return subprocess.run([EXE, *args], capture_output=True, text=True, env=e, timeout=120)
+
+
+class Help(unittest.TestCase):
+    def test_help_lists_families_axes_and_flags(self):
+        r = run("--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for needle in ("Transfer/dir:{h2d,d2h,bidir,d2d}", "--device=N", "--sizes=SPEC", "counted once", "GB = 1e9"):
+            self.assertIn(needle, r.stdout)
+
+
+class Listing(unittest.TestCase):
+    def test_lists_the_default_transfer_matrix_without_a_gpu(self):
+        r = run("--benchmark_list_tests", env={"CUDA_VISIBLE_DEVICES": ""})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = r.stdout.split()
+        transfer = [n for n in names if n.startswith("Transfer/")]
+        # h2d: 7 memory kinds, d2h and bidir: 6 each, d2d: 1; 15 sizes from 4 B to 1 GiB.
+        self.assertEqual(len(transfer), 20 * 15)
+        self.assertEqual(len(set(transfer)), len(transfer))
+        for n in names:
+            self.assertRegex(n, NAME)
+        self.assertIn("Transfer/dir:h2d/mem:pinned/bytes:268435456/manual_time", names)
+        self.assertIn("Transfer/dir:d2d/mem:device/bytes:4/manual_time", names)
+        self.assertNotIn("Transfer/dir:d2h/mem:managed_fault/bytes:4/manual_time", names)
+
+    def test_dense_sweep_and_explicit_sizes(self):
+        r = run("--benchmark_list_tests", "--sizes=pow2", "--benchmark_filter=Transfer/dir:h2d/mem:pinned/")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(r.stdout.split()), 29)
+        r = run("--benchmark_list_tests", "--sizes=4,1M", "--benchmark_filter=Transfer/dir:h2d/mem:pinned/")
+        self.assertEqual(r.stdout.split(), ["Transfer/dir:h2d/mem:pinned/bytes:4/manual_time",
+                                            "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time"])
+
+    def test_filter_that_matches_nothing_fails(self):
+        r = run("--benchmark_list_tests", "--benchmark_filter=Transfer/.*mem:floppy")
+        self.assertNotEqual(r.returncode, 0)
+
+
+class NoGpu(unittest.TestCase):
+    def test_one_line_exit_1_and_no_output_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            r = run("--benchmark_filter=Transfer/dir:h2d/mem:pinned/bytes:4$", f"--benchmark_out={out}",
+                    env={"CUDA_VISIBLE_DEVICES": ""})
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertIn("no CUDA GPU is visible", lines[0])
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertFalse(os.path.exists(out))
+            self.assertNotIn("Transfer/", r.stdout)
+
+
+class BadInput(unittest.TestCase):
+    def check_one_line(self, *args, code=2, mention=""):
+        r = run(*args)
+        self.assertEqual(r.returncode, code, f"{args}: {r.stdout}{r.stderr}")
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, f"{args}: {r.stderr}")
+        self.assertTrue(lines[0].startswith("gpu_bench: "), lines[0])
+        self.assertIn(mention, lines[0])
+
+    def test_unknown_flag(self):
+        self.check_one_line("--bogus", mention="--bogus")
+
+    def test_bad_sizes(self):
+        self.check_one_line("--sizes=5", mention="multiple of 4")
+        self.check_one_line("--sizes=-4", mention="-4")
+        self.check_one_line("--sizes=3T", mention="1 TiB")
+
+    def test_bad_device(self):
+        self.check_one_line("--device=-1", mention="--device")
+        self.check_one_line("--device=abc", mention="--device")
+
+
+if __name__ == "__main__":
+    EXE = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""GPU test: gpu_bench's pinned Transfer cases against a bare event-timed cudaMemcpyAsync loop run in the
+same process tree: at 256 MiB the rate must be at least 97% of the bare loop's (the acceptance figure is
+99%; the test leaves room for run-to-run noise), and at 4 B the GPU time must be within 0.3 us of the
+bare loop's batched per-copy time. Writes the figures to OUT.json.
+
+usage: bare_parity.py GPU_BENCH BARE_MEMCPY OUT.json
+"""
+import json
+import subprocess
+import sys
+
+from gpu_common import SKIP, Checker, iteration_runs, run_gpu_bench
+
+
+def bare(exe, direction, nbytes, iters):
+    r = subprocess.run([exe, direction, str(nbytes), str(iters)], capture_output=True, text=True, timeout=300)
+    if r.returncode == SKIP:
+        print("no CUDA GPU is visible: skipping")
+        sys.exit(SKIP)
+    if r.returncode != 0:
+        raise SystemExit(f"bare_memcpy failed: {r.stderr}")
+    return json.loads(r.stdout)
+
+
+def main(gpu_bench, bare_exe, out):
+    report = {"bare": [], "gpu_bench": {}}
+    for d in ("h2d", "d2h"):
+        report["bare"].append(bare(bare_exe, d, 256 << 20, 40))
+        report["bare"].append(bare(bare_exe, d, 4, 20000))
+    rc, doc = run_gpu_bench(gpu_bench, out + ".gpu_bench.json",
+                            "--benchmark_filter=Transfer/dir:(h2d|d2h)/mem:pinned/bytes:(4|268435456)/",
+                            "--benchmark_repetitions=3")
+    report["context"] = {k: v for k, v in doc["context"].items() if k.startswith(("gpu", "driver", "runtime"))}
+    c = Checker()
+    c.check(rc == 0, f"gpu_bench exited {rc}")
+    for b in iteration_runs(doc):
+        report["gpu_bench"].setdefault(b["name"], []).append(
+            {"gbps": b.get("gbps"), "us": b.get("real_time"), "error": b.get("error_message")})
+    for ref in report["bare"]:
+        name = f"Transfer/dir:{ref['dir']}/mem:pinned/bytes:{ref['bytes']}/manual_time"
+        runs = report["gpu_bench"].get(name, [])
+        c.check(runs and all(r["error"] is None for r in runs), f"{name}: missing or failed")
+        if not runs:
+            continue
+        best_bare_gbps = max(ref["per_copy_gbps"], ref["batched_gbps"])
+        ours_gbps = sorted(r["gbps"] for r in runs)[len(runs) // 2]
+        ours_us = sorted(r["us"] for r in runs)[len(runs) // 2]
+        entry = {"case": name, "gpu_bench_gbps": ours_gbps, "gpu_bench_us": ours_us, "bare_best_gbps": best_bare_gbps,
+                 "bare_batched_us": ref["batched_us"], "bare_per_copy_median_us": ref["per_copy_median_us"],
+                 "ratio": ours_gbps / best_bare_gbps}
+        report.setdefault("comparison", []).append(entry)
+        print(json.dumps(entry))
+        if ref["bytes"] >= 1 << 20:
+            c.check(entry["ratio"] >= 0.97, f"{name}: {ours_gbps:.2f} GB/s is under 97% of the bare loop's "
+                                            f"{best_bare_gbps:.2f}")
+        else:
+            c.check(abs(ours_us - ref["batched_us"]) <= 0.3, f"{name}: {ours_us:.3f} us vs the bare loop's "
+                                                             f"{ref['batched_us']:.3f} us per copy")
+    with open(out, "w") as f:
+        json.dump(report, f, indent=1)
+    return c.finish("pinned Transfer cases match the bare cudaMemcpyAsync loop")
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:4]))

@@ -1,0 +1,51 @@
+"""Shared by the GPU test scripts: run gpu_bench, skip cleanly (exit 77, CTest's skip code) without a GPU."""
+import json
+import subprocess
+import sys
+
+SKIP = 77
+CONTEXT_KEYS = [
+    "gpu_bench.schema", "gpu_bench.version", "gpu_bench.git", "gpu.name", "gpu.uuid", "gpu.pci_bus_id", "gpu.cc",
+    "gpu.sm_count", "gpu.memory_bytes", "gpu.l2_bytes", "gpu.copy_engines", "gpu.pcie_gen", "gpu.pcie_gen_max",
+    "gpu.pcie_width", "gpu.pcie_width_max", "gpu.clock_sm_mhz", "gpu.ecc", "driver.version", "driver.cuda_version",
+    "runtime.version", "benchmark.version", "host.cpu", "host.kernel", "host.thp", "host.gpu_numa_node",
+]
+
+
+def run_gpu_bench(exe, out, *args, timeout=550):
+    """Runs gpu_bench writing JSON to `out`; exits 77 when no GPU is visible. Returns (returncode, json)."""
+    cmd = [exe, f"--benchmark_out={out}", "--benchmark_out_format=json", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    sys.stdout.write(r.stdout)
+    sys.stderr.write(r.stderr)
+    if r.returncode != 0 and "no CUDA GPU is visible" in r.stderr:
+        print("no CUDA GPU is visible: skipping")
+        sys.exit(SKIP)
+    with open(out) as f:
+        return r.returncode, json.load(f)
+
+
+def list_cases(exe, *args):
+    r = subprocess.run([exe, "--benchmark_list_tests", *args], capture_output=True, text=True, timeout=60)
+    return r.stdout.split()
+
+
+def iteration_runs(doc):
+    return [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+
+
+class Checker:
+    def __init__(self):
+        self.failures = []
+
+    def check(self, ok, what):
+        if not ok:
+            self.failures.append(what)
+            print("FAIL:", what)
+
+    def finish(self, passed_what):
+        if self.failures:
+            print(f"{len(self.failures)} check(s) failed")
+            return 1
+        print(f"ok: {passed_what}")
+        return 0

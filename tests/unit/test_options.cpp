@@ -1,0 +1,51 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fixtures/options.hpp"
+
+using namespace gpu_bench;
+
+namespace {
+struct argv_holder {
+  explicit argv_holder(std::vector<std::string> a) : args(std::move(a)) {
+    for (auto& s : args) ptrs.push_back(s.data());
+    ptrs.push_back(nullptr);
+    argc = static_cast<int>(args.size());
+  }
+  std::vector<std::string> args;
+  std::vector<char*> ptrs;
+  int argc;
+};
+}  // namespace
+
+TEST(Options, TakesOwnFlagsAndLeavesTheRest) {
+  argv_holder a({"gpu_bench", "--device=1", "--benchmark_filter=Transfer", "--sizes=4,1M", "--benchmark_min_time=0.1"});
+  const options o = parse_options(a.argc, a.ptrs.data());
+  EXPECT_EQ(o.device, 1);
+  EXPECT_EQ(o.sizes.size(), 2u);
+  EXPECT_TRUE(o.user_min_time);
+  EXPECT_FALSE(o.list_only);
+  ASSERT_EQ(a.argc, 3);
+  EXPECT_STREQ(a.ptrs[1], "--benchmark_filter=Transfer");
+  EXPECT_STREQ(a.ptrs[2], "--benchmark_min_time=0.1");
+  EXPECT_EQ(a.ptrs[3], nullptr);
+}
+
+TEST(Options, Defaults) {
+  argv_holder a({"gpu_bench", "--benchmark_list_tests"});
+  const options o = parse_options(a.argc, a.ptrs.data());
+  EXPECT_EQ(o.device, 0);
+  EXPECT_EQ(o.sizes.size(), 15u);
+  EXPECT_TRUE(o.list_only);
+  EXPECT_FALSE(o.user_min_time);
+}
+
+TEST(Options, BadValuesAreUsageErrors) {
+  for (const char* bad : {"--device=-1", "--device=x", "--device=", "--device", "--sizes=5", "--sizes=-4",
+                          "--gate_timeout_ms=0"}) {
+    argv_holder a({"gpu_bench", bad});
+    EXPECT_THROW(parse_options(a.argc, a.ptrs.data()), usage_error) << bad;
+  }
+}
