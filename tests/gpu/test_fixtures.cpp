@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "fixtures/cuda_check.hpp"
@@ -123,6 +124,7 @@ TEST(Allocation, TooLargeIsAClearError) {
 }
 
 int main(int argc, char** argv) {
+  setenv("CUDA_MODULE_LOADING", "EAGER", 1);  // as gpu_bench does: no lazy load behind a closed gate
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     std::printf("no CUDA GPU is visible: skipping the GPU fixture tests\n");
