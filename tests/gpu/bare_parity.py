@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """GPU test: gpu_bench's pinned Transfer cases against a bare event-timed cudaMemcpyAsync loop run in the
 same process tree: at 256 MiB the rate must be at least 97% of the bare loop's (the acceptance figure is
-99%; the test leaves room for run-to-run noise), and at 4 B the GPU time must be within 0.3 us of the
-bare loop's batched per-copy time. Writes the figures to OUT.json.
+99%; the test leaves room for run-to-run noise), and at 4 B the mean GPU time must be within 0.3 us of
+the bare loop's queued event pairs (one copy between two events with no host gap inside: the quantity a
+gated case measures). Writes every variant's figures to OUT.json.
 
 usage: bare_parity.py GPU_BENCH BARE_MEMCPY OUT.json
 """
@@ -43,11 +44,12 @@ def main(gpu_bench, bare_exe, out):
         c.check(runs and all(r["error"] is None for r in runs), f"{name}: missing or failed")
         if not runs:
             continue
-        best_bare_gbps = max(ref["per_copy_gbps"], ref["batched_gbps"])
+        best_bare_gbps = max(ref["per_copy_gbps"], ref["queued_gbps"], ref["batched_gbps"])
         ours_gbps = sorted(r["gbps"] for r in runs)[len(runs) // 2]
         ours_us = sorted(r["us"] for r in runs)[len(runs) // 2]
         entry = {"case": name, "gpu_bench_gbps": ours_gbps, "gpu_bench_us": ours_us, "bare_best_gbps": best_bare_gbps,
-                 "bare_batched_us": ref["batched_us"], "bare_per_copy_median_us": ref["per_copy_median_us"],
+                 "bare_queued_mean_us": ref["queued_mean_us"], "bare_batched_us": ref["batched_us"],
+                 "bare_per_copy_mean_us": ref["per_copy_mean_us"],
                  "ratio": ours_gbps / best_bare_gbps}
         report.setdefault("comparison", []).append(entry)
         print(json.dumps(entry))
@@ -55,8 +57,8 @@ def main(gpu_bench, bare_exe, out):
             c.check(entry["ratio"] >= 0.97, f"{name}: {ours_gbps:.2f} GB/s is under 97% of the bare loop's "
                                             f"{best_bare_gbps:.2f}")
         else:
-            c.check(abs(ours_us - ref["batched_us"]) <= 0.3, f"{name}: {ours_us:.3f} us vs the bare loop's "
-                                                             f"{ref['batched_us']:.3f} us per copy")
+            c.check(abs(ours_us - ref["queued_mean_us"]) <= 0.3, f"{name}: {ours_us:.3f} us vs the bare loop's "
+                                                                 f"{ref['queued_mean_us']:.3f} us per queued copy")
     with open(out, "w") as f:
         json.dump(report, f, indent=1)
     return c.finish("pinned Transfer cases match the bare cudaMemcpyAsync loop")
