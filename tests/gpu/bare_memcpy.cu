@@ -2,9 +2,11 @@
 // with none of gpu_bench's machinery. Prints one JSON object:
 //   per_copy_*  : an event pair around each copy, synchronised each time (latency of one copy, including
 //                 whatever gap the host leaves between recording the start event and issuing the copy)
-//   queued_*    : an event pair around each copy, all pairs queued behind a kernel that holds the stream
-//                 for 50 ms, so no host gap falls inside a pair (the latency of one copy between two
+//   queued_*    : an event pair around each copy, 8 pairs at a time queued behind a kernel that holds the
+//                 stream for 1 ms, so no host gap falls inside a pair (the latency of one copy between two
 //                 events: what a gated gpu_bench case measures)
+//   deep_*      : the same with 2000 pairs behind a 50 ms hold (the GPU then also fetches a long command
+//                 queue while it works)
 //   batched_*   : one event pair around `iterations` back-to-back copies (per-copy throughput)
 // usage: bare_memcpy h2d|d2h BYTES ITERATIONS [DEVICE]
 #include <cuda_runtime_api.h>
@@ -81,13 +83,14 @@ int main(int argc, char** argv) {
     }
     const stats per_copy = summarize(us);
 
-    // Queued: batches of event pairs behind a 50 ms hold, so the host is far ahead of the GPU.
-    const int batch = std::min(iters, 2000);
+    // Queued: batches of event pairs behind a hold, so the host is ahead of the GPU.
+    auto queued_pairs = [&](int depth, unsigned long long hold_ns) {
+    const int batch = std::min(iters, depth);
     std::vector<cudaEvent_t> ev(2 * static_cast<std::size_t>(batch));
     for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
     std::vector<double> queued;
     for (int done = 0; done < iters; done += batch) {
-      hold<<<1, 1, 0, s>>>(50ull * 1000 * 1000);
+      hold<<<1, 1, 0, s>>>(hold_ns);
       CUDA_CHECK(cudaGetLastError());
       CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));  // the engine switch after the kernel, untimed
       for (int i = 0; i < batch; ++i) {
@@ -103,7 +106,10 @@ int main(int argc, char** argv) {
       }
     }
     for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
-    const stats q = summarize(queued);
+    return summarize(queued);
+    };
+    const stats q = queued_pairs(8, 1000ull * 1000);
+    const stats deep = queued_pairs(2000, 50ull * 1000 * 1000);
 
     CUDA_CHECK(cudaEventRecord(a, s));
     for (int i = 0; i < iters; ++i) CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
@@ -116,10 +122,10 @@ int main(int argc, char** argv) {
     const double gb = static_cast<double>(bytes) / 1e9;
     std::printf(
         "{\"dir\": \"%s\", \"bytes\": %zu, \"iterations\": %d, \"per_copy_mean_us\": %.4f, \"per_copy_median_us\": "
-        "%.4f, \"per_copy_gbps\": %.4f, \"queued_mean_us\": %.4f, \"queued_median_us\": %.4f, \"queued_gbps\": %.4f, "
+        "%.4f, \"per_copy_gbps\": %.4f, \"queued_mean_us\": %.4f, \"queued_median_us\": %.4f, \"queued_gbps\": %.4f, \"deep_mean_us\": %.4f, "
         "\"batched_us\": %.4f, \"batched_gbps\": %.4f}\n",
         argv[1], bytes, iters, per_copy.mean, per_copy.median, gb / (per_copy.mean * 1e-6), q.mean, q.median,
-        gb / (q.mean * 1e-6), batched, gb / (batched * 1e-6));
+        gb / (q.mean * 1e-6), deep.mean, batched, gb / (batched * 1e-6));
     CUDA_CHECK(cudaFreeHost(host));
     CUDA_CHECK(cudaFree(dev));
   } catch (const std::exception& e) {

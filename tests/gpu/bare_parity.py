@@ -48,7 +48,8 @@ def main(gpu_bench, bare_exe, out):
         ours_gbps = sorted(r["gbps"] for r in runs)[len(runs) // 2]
         ours_us = sorted(r["us"] for r in runs)[len(runs) // 2]
         entry = {"case": name, "gpu_bench_gbps": ours_gbps, "gpu_bench_us": ours_us, "bare_best_gbps": best_bare_gbps,
-                 "bare_queued_mean_us": ref["queued_mean_us"], "bare_batched_us": ref["batched_us"],
+                 "bare_queued_mean_us": ref["queued_mean_us"], "bare_deep_mean_us": ref["deep_mean_us"],
+                 "bare_batched_us": ref["batched_us"],
                  "bare_per_copy_mean_us": ref["per_copy_mean_us"],
                  "ratio": ours_gbps / best_bare_gbps}
         report.setdefault("comparison", []).append(entry)
