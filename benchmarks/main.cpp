@@ -41,7 +41,8 @@ void print_help() {
       "Memory kinds: pageable pinned write_combined registered mapped managed_prefetch managed_fault device\n\n"
       "families:\n",
       GPU_BENCH_VERSION, gpu_bench::kDefaultMinTime);
-  for (const auto& f : gpu_bench::families()) std::printf("%s: %s\n%s\n", f.name.c_str(), f.summary.c_str(), f.help.c_str());
+  for (const auto& f : gpu_bench::families())
+    std::printf("%s: %s\n%s\n", f.name.c_str(), f.summary.c_str(), f.help.c_str());
   std::printf(
       "Exit status: 0 when every selected case ran and verified its data; 1 when a case failed, no case\n"
       "matched, or no GPU is visible; 2 for a bad flag.\n");
@@ -55,7 +56,8 @@ int check_gpu(int device) {
     // The runtime says this both when the driver is too old and when there is no driver at all.
     void* libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (libcuda == nullptr) {
-      std::fprintf(stderr, "gpu_bench: no CUDA GPU is visible (no NVIDIA driver is installed: libcuda.so.1 not found)\n");
+      std::fprintf(stderr,
+                   "gpu_bench: no CUDA GPU is visible (no NVIDIA driver is installed: libcuda.so.1 not found)\n");
       return 1;
     }
     dlclose(libcuda);

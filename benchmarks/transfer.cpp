@@ -111,8 +111,12 @@ std::vector<leg> make_legs(const transfer_case& c, int device) {
                                : leg{d, c.mem, dr, hr, side::gpu, hs, device};
   };
   switch (c.dir) {
-    case direction::h2d: legs.push_back(host_leg(direction::h2d, 0)); break;
-    case direction::d2h: legs.push_back(host_leg(direction::d2h, 1)); break;
+    case direction::h2d:
+      legs.push_back(host_leg(direction::h2d, 0));
+      break;
+    case direction::d2h:
+      legs.push_back(host_leg(direction::d2h, 1));
+      break;
     case direction::bidir:
       legs.push_back(host_leg(direction::h2d, 0));
       legs.push_back(host_leg(direction::d2h, 1));
@@ -150,7 +154,10 @@ void run_transfer(benchmark::State& state, const transfer_case& c) {
         state,
         [&] {
           return streams.measure(
-              g, [&] { for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)]); },
+              g,
+              [&] {
+                for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)]);
+              },
               [&] { legs.front().prime(streams.origin()); });
         },
         managed ? std::function<void()>(prepare) : std::function<void()>());

@@ -21,8 +21,8 @@ __global__ void copy_words(std::uint32_t* __restrict__ dst, const std::uint32_t*
 }  // namespace
 
 void copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
-  const bool aligned16 = (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) &&
-                         (reinterpret_cast<std::uintptr_t>(src) % 16 == 0);
+  const bool aligned16 =
+      (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) && (reinterpret_cast<std::uintptr_t>(src) % 16 == 0);
   const std::size_t vec = aligned16 ? bytes / 16 : 0;
   if (vec > 0) {
     copy_vec16<<<grid_for(vec), kThreads, 0, stream>>>(static_cast<uint4*>(dst), static_cast<const uint4*>(src), vec);

@@ -20,7 +20,8 @@ inline int grid_for(std::size_t items) {
     return sms * 8;
   }();
   const std::size_t needed = (items + kThreads - 1) / kThreads;
-  return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(needed, static_cast<std::size_t>(max_blocks))));
+  return static_cast<int>(
+      std::max<std::size_t>(1, std::min<std::size_t>(needed, static_cast<std::size_t>(max_blocks))));
 }
 
 }  // namespace gpu_bench::kernels

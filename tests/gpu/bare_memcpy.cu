@@ -85,28 +85,29 @@ int main(int argc, char** argv) {
 
     // Queued: batches of event pairs behind a hold, so the host is ahead of the GPU.
     auto queued_pairs = [&](int depth, unsigned long long hold_ns) {
-    const int batch = std::min(iters, depth);
-    std::vector<cudaEvent_t> ev(2 * static_cast<std::size_t>(batch));
-    for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
-    std::vector<double> queued;
-    for (int done = 0; done < iters; done += batch) {
-      hold<<<1, 1, 0, s>>>(hold_ns);
-      CUDA_CHECK(cudaGetLastError());
-      CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));  // the engine switch after the kernel, untimed
-      for (int i = 0; i < batch; ++i) {
-        CUDA_CHECK(cudaEventRecord(ev[2 * static_cast<std::size_t>(i)], s));
-        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
-        CUDA_CHECK(cudaEventRecord(ev[2 * static_cast<std::size_t>(i) + 1], s));
+      const int batch = std::min(iters, depth);
+      std::vector<cudaEvent_t> ev(2 * static_cast<std::size_t>(batch));
+      for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
+      std::vector<double> queued;
+      for (int done = 0; done < iters; done += batch) {
+        hold<<<1, 1, 0, s>>>(hold_ns);
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));  // the engine switch after the kernel, untimed
+        for (int i = 0; i < batch; ++i) {
+          CUDA_CHECK(cudaEventRecord(ev[2 * static_cast<std::size_t>(i)], s));
+          CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
+          CUDA_CHECK(cudaEventRecord(ev[2 * static_cast<std::size_t>(i) + 1], s));
+        }
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        for (int i = 0; i < batch; ++i) {
+          float ms = 0;
+          CUDA_CHECK(
+              cudaEventElapsedTime(&ms, ev[2 * static_cast<std::size_t>(i)], ev[2 * static_cast<std::size_t>(i) + 1]));
+          queued.push_back(ms * 1e3);
+        }
       }
-      CUDA_CHECK(cudaStreamSynchronize(s));
-      for (int i = 0; i < batch; ++i) {
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * static_cast<std::size_t>(i)], ev[2 * static_cast<std::size_t>(i) + 1]));
-        queued.push_back(ms * 1e3);
-      }
-    }
-    for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
-    return summarize(queued);
+      for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
+      return summarize(queued);
     };
     const stats q = queued_pairs(8, 1000ull * 1000);
     const stats deep = queued_pairs(2000, 50ull * 1000 * 1000);
@@ -122,7 +123,8 @@ int main(int argc, char** argv) {
     const double gb = static_cast<double>(bytes) / 1e9;
     std::printf(
         "{\"dir\": \"%s\", \"bytes\": %zu, \"iterations\": %d, \"per_copy_mean_us\": %.4f, \"per_copy_median_us\": "
-        "%.4f, \"per_copy_gbps\": %.4f, \"queued_mean_us\": %.4f, \"queued_median_us\": %.4f, \"queued_gbps\": %.4f, \"deep_mean_us\": %.4f, "
+        "%.4f, \"per_copy_gbps\": %.4f, \"queued_mean_us\": %.4f, \"queued_median_us\": %.4f, \"queued_gbps\": %.4f, "
+        "\"deep_mean_us\": %.4f, "
         "\"batched_us\": %.4f, \"batched_gbps\": %.4f}\n",
         argv[1], bytes, iters, per_copy.mean, per_copy.median, gb / (per_copy.mean * 1e-6), q.mean, q.median,
         gb / (q.mean * 1e-6), deep.mean, batched, gb / (batched * 1e-6));

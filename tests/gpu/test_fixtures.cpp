@@ -31,8 +31,10 @@ TEST(HostBuffer, EveryKindCarriesThePatternBothWays) {
     fill_pattern(hr, seed, side::host, s.get());
     fill_poison(dr, seed, side::gpu, s.get());
     EXPECT_EQ(count_mismatches(dr, seed, side::gpu, s.get()), bytes / 4);
-    if (h.device_ptr()) kernels::copy(dev.data(), h.device_ptr(), bytes, s.get());
-    else CUDA_CHECK(cudaMemcpyAsync(dev.data(), h.data(), bytes, cudaMemcpyHostToDevice, s.get()));
+    if (h.device_ptr())
+      kernels::copy(dev.data(), h.device_ptr(), bytes, s.get());
+    else
+      CUDA_CHECK(cudaMemcpyAsync(dev.data(), h.data(), bytes, cudaMemcpyHostToDevice, s.get()));
     EXPECT_EQ(count_mismatches(dr, seed, side::gpu, s.get()), 0u);
     // and back, checked by the other processor where it can
     fill_poison(hr, seed, side::host, s.get());
@@ -105,9 +107,8 @@ TEST(Timing, ForkAndJoinCoverEveryStream) {
   gate g(5.0);
   stream_set ss(3);
   device_buffer a(64 << 20), b(64 << 20);
-  const sample one = ss.measure(&g, [&] {
-    CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), 64 << 20, cudaMemcpyDeviceToDevice, ss[2]));
-  });
+  const sample one = ss.measure(
+      &g, [&] { CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), 64 << 20, cudaMemcpyDeviceToDevice, ss[2])); });
   const sample none = ss.measure(&g, [] {});
   EXPECT_GT(one.gpu_s, none.gpu_s + 10e-6);
 }
