@@ -1,0 +1,76 @@
+"""What every command line shares: one-line errors with exit status 2, colour only on a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sqlite3
+import sys
+from typing import Callable, Sequence
+
+from .load import InputError
+
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (plus the usage) and exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's own hook
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def run(prog: str, body: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None) -> int:
+    try:
+        return body(argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2); main() still returns a status
+        if e.code is None:
+            return EXIT_OK
+        if isinstance(e.code, int):
+            return e.code
+        print(e.code, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except InputError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except re.error as e:
+        print(f"{prog}: error: bad regular expression: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except sqlite3.DatabaseError as e:
+        print(f"{prog}: error: database: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # The reader went away (| head); say nothing more and keep Python quiet at exit.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except OSError as e:
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        print(f"{prog}: error: cannot write{where}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def want_colour(mode: str, stream=None) -> bool:
+    stream = stream or sys.stdout
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return hasattr(stream, "isatty") and stream.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return v

@@ -1,0 +1,81 @@
+"""gpu-bench-compare: the same cases side by side across files, with verdicts against the first."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Sequence
+
+from . import compare as cmp_mod
+from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, run, want_colour
+from .load import InputError, load_files
+
+PROG = "gpu-bench-compare"
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog=PROG,
+        description="Compare gpu_bench JSON files case by case against the first file. "
+        "GB/s for transfer-like families, time otherwise; verdicts from a Mann-Whitney U test "
+        f"when both sides have {cmp_mod.MIN_REPS}+ repetitions.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE.json", help="the first file is the baseline")
+    p.add_argument("--metric", help="compare this counter (gbps, time, host_blocked_us, ...) for every case")
+    p.add_argument("--filter", metavar="REGEX", help="only cases whose name matches REGEX (re.search)")
+    p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
+    p.add_argument("--fail-on-regression", type=positive_float, metavar="PCT",
+                   help="exit 1 when a case is slower than in the first file by more than PCT percent "
+                   "and the U test says the difference is real")
+    p.add_argument("--alpha", type=positive_float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--min-effect", type=positive_float, default=2.0, metavar="PCT",
+                   help="smallest change in percent called faster or slower (default 2)")
+    p.add_argument("--color", "--colour", dest="colour", choices=("auto", "always", "never"), default="auto")
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if len(args.files) < 2:
+        raise InputError("give at least two files to compare (the first is the baseline)")
+    if args.filter:
+        re.compile(args.filter)
+    files = load_files(args.files)
+    result = cmp_mod.compare(files, metric=args.metric, case_filter=args.filter, alpha=args.alpha,
+                             min_effect_pct=args.min_effect)
+    if args.metric and not result.rows:
+        have = sorted({k for f in files for c in f.cases.values() for s in c.samples for k in s.counters})
+        raise InputError(f"no case has a {args.metric!r} counter; counters in these files: "
+                         + (", ".join(["time", "cpu_time"] + have)))
+    if args.filter and not result.rows and not result.only_in:
+        raise InputError(f"no case matches --filter {args.filter!r}")
+    if args.format == "table":
+        out = cmp_mod.render_table(result, colour=want_colour(args.colour))
+    elif args.format == "markdown":
+        out = cmp_mod.render_markdown(result)
+    elif args.format == "csv":
+        out = cmp_mod.render_csv(result)
+    else:
+        out = cmp_mod.render_json(result)
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    if args.format != "table":
+        for w in result.warnings:
+            print(f"{PROG}: warning: {w}", file=sys.stderr)
+    if args.fail_on_regression is not None:
+        bad = result.regressions(args.fail_on_regression)
+        if bad:
+            print(f"{PROG}: {len(bad)} regression(s) beyond {args.fail_on_regression:g}%:", file=sys.stderr)
+            for row, i in bad[:20]:
+                v = row.versus[i]
+                print(f"  [{i + 1}] {row.key}: {v.slowdown_pct:.1f}% slower (p={v.p_value:.2g})", file=sys.stderr)
+            return EXIT_REGRESSION
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(PROG, _main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

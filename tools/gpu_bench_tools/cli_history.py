@@ -1,0 +1,89 @@
+"""gpu-bench-history: nightly tracking in SQLite (ingest, check, trend, runs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from . import history
+from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, run
+from .load import InputError
+
+PROG = "gpu-bench-history"
+
+
+def build_parser() -> ArgumentParser:
+    default_db = history.default_db_path()
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
+                        help=f"SQLite database (default {default_db})")
+    p = ArgumentParser(prog=PROG, description="Keep gpu_bench runs in an SQLite database and flag regressions "
+                       "of the newest run of each machine against its recent past.", parents=[common])
+    sub = p.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
+
+    s = sub.add_parser("ingest", parents=[common], help="add runs; a file already there adds nothing")
+    s.add_argument("files", nargs="+", metavar="FILE.json")
+
+    s = sub.add_parser("check", parents=[common], help="newest run of each machine against its trailing window")
+    s.add_argument("--window", type=int, default=7, help="earlier runs to compare with (default 7)")
+    s.add_argument("--threshold", type=positive_float, default=5.0, metavar="PCT",
+                   help="smallest change in percent worth reporting; exit 1 on a regression beyond it (default 5)")
+    s.add_argument("--metric", help="judge every case on this counter (default: GB/s for transfers, else time)")
+    s.add_argument("--case", metavar="REGEX", help="only cases whose name matches")
+    s.add_argument("--alpha", type=positive_float, default=0.05, help="significance level of the U test")
+
+    s = sub.add_parser("trend", parents=[common], help="plot selected cases over time per machine")
+    s.add_argument("--case", required=True, metavar="REGEX", help="cases whose name matches (re.search)")
+    s.add_argument("--out", required=True, metavar="DIR")
+    s.add_argument("--metric", help="counter to plot (default: GB/s for transfers, else time)")
+    s.add_argument("--machine", metavar="TEXT", help="only machines whose label or fingerprint contains TEXT")
+    s.add_argument("--format", default="png", help="comma-separated: png, svg, pdf (default png)")
+    s.add_argument("--max-cases", type=int, default=50)
+
+    sub.add_parser("runs", parents=[common], help="list machines and their runs")
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    db = getattr(args, "db", None) or history.default_db_path()
+    if args.command == "ingest":
+        res = history.ingest(db, args.files)
+        for path, label, when in res.added:
+            print(f"added    {path}  ({label}, {when})")
+        for path in res.already:
+            print(f"present  {path}  (already in the database, nothing added)")
+        print(f"{len(res.added)} run(s) added, {len(res.already)} already present, {res.rows} rows; database {db}")
+        return EXIT_OK
+    if args.command == "check":
+        if args.window < 1:
+            raise InputError("--window must be 1 or more")
+        rep = history.check(db, window=args.window, threshold_pct=args.threshold, metric=args.metric,
+                            case_regex=args.case, alpha=args.alpha)
+        sys.stdout.write(history.render_check(rep))
+        bad = rep.failures()
+        if bad:
+            print(f"{PROG}: {len(bad)} regression(s) or newly failing case(s) beyond {args.threshold:g}%",
+                  file=sys.stderr)
+            return EXIT_REGRESSION
+        return EXIT_OK
+    if args.command == "trend":
+        formats = tuple(x.strip().lower() for x in args.format.split(",") if x.strip())
+        if not formats or any(f not in ("png", "svg", "pdf") for f in formats):
+            raise InputError(f"--format: use png, svg or pdf, not {args.format!r}")
+        paths = history.trend(db, args.case, args.out, metric=args.metric, machine_filter=args.machine,
+                              formats=formats, max_cases=args.max_cases)
+        for p in paths:
+            print(p)
+        return EXIT_OK
+    sys.stdout.write(history.list_runs(db))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(PROG, _main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,356 @@
+"""One self-contained HTML page: machines side by side, headline numbers, the comparison, the plots.
+
+Nothing in the page is fetched: styles are inline and figures are PNG data URIs, so the file can be
+mailed, archived as a CI artefact or opened offline.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from . import __version__
+from .compare import Comparison, compare, fmt_cell, fmt_num, fmt_ratio, fmt_verdict
+from .load import BenchmarkFile, Case, Timeline, context_rows, file_labels, short_gpu_name
+from .plot import DIR_ORDER, MEM_ORDER, human_bytes, make_plots
+
+KIND_TITLES = {
+    "transfer": "Transfer bandwidth",
+    "peer": "Peer copies",
+    "overlap": "Copy/compute overlap",
+    "sync_placement": "Sync placement",
+    "small_copy": "Small-copy latency",
+    "host_blocking": "Host blocking",
+    "other": "Other families",
+    "timeline": "Timelines",
+}
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 24px auto;
+       max-width: 1400px; padding: 0 16px; color: #1b1f24; background: #fff; line-height: 1.4; }
+h1 { font-size: 1.7em; margin-bottom: 0.1em; }
+h2 { font-size: 1.3em; margin-top: 1.8em; border-bottom: 2px solid #d0d7de; padding-bottom: 4px; }
+h3 { font-size: 1.05em; margin-top: 1.2em; }
+.sub { color: #57606a; margin-top: 0; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.88em; }
+th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.differs td { background: #fff8c5; }
+td.faster { color: #1a7f37; font-weight: 600; }
+td.slower { color: #cf222e; font-weight: 600; }
+td.noisy { color: #9a6700; }
+td.error, td.missing { color: #8250df; }
+code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.95em; }
+figure { margin: 12px 0 24px; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
+figcaption { color: #57606a; font-size: 0.9em; }
+.note { color: #57606a; font-size: 0.9em; }
+details summary { cursor: pointer; color: #0969da; }
+.toc a { margin-right: 14px; }
+"""
+
+
+@dataclass
+class Headline:
+    family: str
+    what: str
+    rows: list[tuple[str, list[str]]]
+
+
+def _e(s: object) -> str:
+    return html.escape(str(s), quote=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# headline numbers
+
+
+def _best(cases: list[Case], metric: str, pick: Callable = max) -> tuple[float, Case] | None:
+    vals = [(c.center(metric), c) for c in cases if c.ok and c.has_metric(metric)]
+    vals = [(v, c) for v, c in vals if v is not None]
+    if not vals:
+        return None
+    return pick(vals, key=lambda vc: vc[0])
+
+
+def _group(files: list[BenchmarkFile], family: str, axes: tuple[str, ...]) -> dict[tuple, list[list[Case]]]:
+    groups: dict[tuple, list[list[Case]]] = {}
+    for i, f in enumerate(files):
+        for c in f.cases.values():
+            if c.family == family:
+                key = tuple(c.axis(a, "-") for a in axes)
+                groups.setdefault(key, [[] for _ in files])[i].append(c)
+    return groups
+
+
+def _sorted_keys(keys, orders: tuple[tuple[str, ...], ...]):
+    def k(key):
+        return tuple((o.index(v) if v in o else 99, v) for v, o in zip(key, orders + ((),) * len(key)))
+
+    return sorted(keys, key=k)
+
+
+def headlines(files: list[BenchmarkFile]) -> list[Headline]:
+    out: list[Headline] = []
+    fams = []
+    for f in files:
+        for c in f.cases.values():
+            if c.family not in fams:
+                fams.append(c.family)
+
+    def size_of(c: Case) -> str:
+        b = c.axis_int("bytes")
+        return f" at {human_bytes(b)}" if b is not None else ""
+
+    for fam in fams:
+        if fam in ("Transfer", "Peer"):
+            axes = ("dir", "mem") if fam == "Transfer" else ("src", "dst", "peer_access")
+            rows = []
+            g = _group(files, fam, axes)
+            for key in _sorted_keys(g, (DIR_ORDER, MEM_ORDER)):
+                cells = []
+                for cases in g[key]:
+                    b = _best(cases, "gbps")
+                    cells.append(f"{fmt_num(b[0])} GB/s{size_of(b[1])}" if b else "-")
+                rows.append((" ".join(key), cells))
+            out.append(Headline(fam, "peak bandwidth (median of repetitions, best size)", rows))
+        elif fam == "Overlap":
+            g = _group(files, fam, ("schedule", "mem"))
+            rows = []
+            for key in _sorted_keys(g, (("serial", "depth_first", "breadth_first"), MEM_ORDER)):
+                cells = []
+                for cases in g[key]:
+                    b = _best(cases, "speedup")
+                    if b:
+                        eff = b[1].center("efficiency")
+                        extra = f", efficiency {eff:.2f}" if eff is not None else ""
+                        cells.append(f"{b[0]:.2f}x with {b[1].axis('streams', '?')} streams{extra}")
+                    else:
+                        cells.append("-")
+                rows.append((" ".join(key), cells))
+            out.append(Headline(fam, "best speedup over serial", rows))
+        elif fam == "SyncPlacement":
+            g = _group(files, fam, ("op", "sync"))
+            rows = []
+            for key in _sorted_keys(g, ((), ("both", "before", "after", "none", "events"))):
+                cells = []
+                for cases in g[key]:
+                    b = _best(cases, "error_pct", min)
+                    cells.append(f"{b[0]:.1f}%" if b else "-")
+                rows.append((" ".join(key), cells))
+            out.append(Headline(fam, "host-clock error against CUDA events", rows))
+        elif fam == "SmallCopy":
+            g = _group(files, fam, ("dir", "mem"))
+            rows = []
+            for key in _sorted_keys(g, (DIR_ORDER, MEM_ORDER)):
+                cells = []
+                for cases in g[key]:
+                    ok = sorted((c for c in cases if c.ok), key=lambda c: c.axis_int("bytes") or 0)
+                    if ok:
+                        c = ok[0]
+                        p50 = c.aggregate("p50", "time") or c.center("time")
+                        us = p50 * _US[c.time_unit]
+                        p99 = c.aggregate("p99", "time")
+                        tail = f", p99 {fmt_num(p99 * _US[c.time_unit])} us" if p99 is not None else ""
+                        cells.append(f"{fmt_num(us)} us{size_of(c)}{tail}")
+                    else:
+                        cells.append("-")
+                rows.append((" ".join(key), cells))
+            out.append(Headline(fam, "latency of the smallest copy (p50)", rows))
+        elif fam == "HostBlocking":
+            g = _group(files, fam, ("mem", "mode"))
+            rows = []
+            for key in _sorted_keys(g, (MEM_ORDER,)):
+                cells = []
+                for cases in g[key]:
+                    ok = sorted((c for c in cases if c.ok and c.has_metric("host_blocked_us")),
+                                key=lambda c: c.axis_int("bytes") or 0)
+                    cells.append(f"{fmt_num(ok[-1].center('host_blocked_us'))} us{size_of(ok[-1])}" if ok else "-")
+                rows.append((" ".join(key), cells))
+            out.append(Headline(fam, "host thread held, largest size", rows))
+        else:
+            cells_n, cells_t = [], []
+            for f in files:
+                cs = [c for c in f.cases.values() if c.family == fam]
+                ok = [c for c in cs if c.ok]
+                cells_n.append(f"{len(ok)} of {len(cs)}")
+                ts = sorted(c.center("time") * _US[c.time_unit] for c in ok)
+                cells_t.append(f"{fmt_num(ts[len(ts) // 2])} us" if ts else "-")
+            out.append(Headline(fam, "cases and their median time", [("cases with a figure", cells_n),
+                                                                      ("median time per case", cells_t)]))
+    return out
+
+
+_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+# ---------------------------------------------------------------------------------------------
+# page
+
+
+def _table(head: list[str], rows: list[list[str]], classes: list[list[str]] | None = None,
+           row_classes: list[str] | None = None, raw: bool = False) -> str:
+    out = ["<table>", "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]
+    for r, row in enumerate(rows):
+        rc = f' class="{row_classes[r]}"' if row_classes and row_classes[r] else ""
+        cells = []
+        for c, cell in enumerate(row):
+            cls = classes[r][c] if classes else ""
+            cells.append(f'<td class="{cls}">{cell if raw else _e(cell)}</td>' if cls else
+                         f"<td>{cell if raw else _e(cell)}</td>")
+        out.append(f"<tr{rc}>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _comparison_html(cmp: Comparison) -> str:
+    n = len(cmp.paths)
+    parts = []
+    head = ["family", "cases"] + [f"[{i + 1}] vs [1]" for i in range(1, n)]
+    rows = []
+    for fs in cmp.families:
+        cells = [fs.family, str(fs.cases)]
+        for i in range(1, n):
+            g = fs.geomean_speed[i]
+            counts = ", ".join(f"{v} {k}" for k, v in sorted(fs.counts[i].items()))
+            cells.append((f"{g:.3f}x" if g else "-") + f" ({counts})")
+        rows.append(cells)
+    parts.append("<p>Geometric mean speed against the first file per family (above 1 is faster); "
+                 "the verdicts count cases.</p>")
+    parts.append(_table(head, rows, classes=[["", "num"] + ["num"] * (n - 1) for _ in rows]))
+
+    head = ["case", "unit", "[1]"]
+    for i in range(2, n + 1):
+        head += [f"[{i}]", f"[{i}]/[1]", f"verdict [{i}]"]
+
+    def render(rs) -> str:
+        body, classes = [], []
+        for r in rs:
+            cells = [f"<code>{_e(r.key)}</code>", _e(r.unit), _e(fmt_cell(r.cells[0]))]
+            cls = ["", "", "num"]
+            for i in range(1, n):
+                v = r.versus[i]
+                cells += [_e(fmt_cell(r.cells[i])), _e(fmt_ratio(v)), _e(fmt_verdict(v, with_p=True))]
+                cls += ["num", "num", v.verdict if v else ""]
+            body.append(cells)
+            classes.append(cls)
+        return _table(head, body, classes, raw=True)
+
+    changed = [r for r in cmp.rows if any(v and v.verdict not in ("same",) for v in r.versus[1:])]
+    changed.sort(key=lambda r: -max(abs((v.speed or 1.0) - 1.0) for v in r.versus[1:] if v))
+    if changed:
+        parts.append(f"<h3>Cases that are not the same ({len(changed)} of {len(cmp.rows)})</h3>")
+        parts.append(render(changed[:200]))
+        if len(changed) > 200:
+            parts.append(f"<p class='note'>... and {len(changed) - 200} more in the full table.</p>")
+    else:
+        parts.append(f"<p>All {len(cmp.rows)} compared cases are the same within "
+                     f"{cmp.min_effect_pct:g}%.</p>")
+    parts.append(f"<details><summary>Full table ({len(cmp.rows)} cases)</summary>{render(cmp.rows)}</details>")
+    if cmp.only_in:
+        items = "".join(f"<li><code>{_e(k)}</code> only in {' '.join(f'[{i + 1}]' for i in p)}</li>"
+                        for k, p in cmp.only_in)
+        parts.append(f"<details><summary>Cases not in every file ({len(cmp.only_in)})</summary><ul>{items}</ul>"
+                     "</details>")
+    for w in cmp.warnings:
+        parts.append(f"<p class='note'>Note: {_e(w)}</p>")
+    return "\n".join(parts)
+
+
+def default_title(files: list[BenchmarkFile]) -> str:
+    def unique(values):
+        out = []
+        for v in values:
+            if v and v not in out:
+                out.append(v)
+        return out
+
+    gpus = unique(short_gpu_name(f.fact("gpu.name") or "") for f in files)
+    drivers = unique(f.fact("driver.version") for f in files)
+    title = "gpu_bench report"
+    if gpus:
+        title += ": " + " vs. ".join(gpus)
+    if len(drivers) > 1:
+        title += ", drivers " + " vs. ".join(drivers)
+    elif drivers:
+        title += f", driver {drivers[0]}"
+    return title
+
+
+def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = None, title: str | None = None,
+                 with_plots: bool = True, dpi: int = 90) -> str:
+    """The whole page as one string."""
+    timelines = timelines or []
+    labels = file_labels(files)
+    title = title or default_title(files)
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    sections: list[tuple[str, str, str]] = []
+
+    if files:
+        ctx = context_rows(files)
+        head = ["fact"] + [f"[{i + 1}] {lab}" for i, lab in enumerate(labels)]
+        rows = [["file"] + [Path(f.path).name for f in files], ["run date"] + [str(f.context.get("date", "-"))
+                                                                            for f in files]]
+        rows += [[k] + v for k, v in ctx]
+        rows.append(["cases with a figure"] + [f"{len(f.ok_cases())} of {len(f.cases)}" for f in files])
+        diff = ["differs" if len(files) > 1 and len(set(r[1:])) > 1 and r[0] not in ("file", "run date") else ""
+                for r in rows]
+        note = "<p class='note'>Highlighted rows differ between the machines.</p>" if len(files) > 1 else ""
+        sections.append(("machines", "Machines", note + _table(head, rows, row_classes=diff)))
+
+        parts = []
+        for h in headlines(files):
+            parts.append(f"<h3>{_e(h.family)}: {_e(h.what)}</h3>")
+            parts.append(_table([""] + [f"[{i + 1}] {lab}" for i, lab in enumerate(labels)],
+                                [[k] + v for k, v in h.rows],
+                                classes=[[""] + ["num"] * len(files) for _ in h.rows]))
+        sections.append(("headlines", "Headline numbers", "\n".join(parts)))
+
+        if len(files) > 1:
+            sections.append(("comparison", "Comparison against [1]", _comparison_html(compare(files))))
+
+        problems = [(i, c) for i, f in enumerate(files) for c in f.cases.values() if not c.ok]
+        if problems:
+            body = [[f"[{i + 1}]", f"<code>{_e(c.key)}</code>", _e(c.problem)] for i, c in problems]
+            sections.append(("problems", f"Cases without a figure ({len(problems)})",
+                             _table(["file", "case", "why"], body, raw=True)))
+
+    if with_plots:
+        with tempfile.TemporaryDirectory(prefix="gpu_bench_report_") as tmp:
+            plots = make_plots(list(files) + list(timelines), tmp, formats=("png",), dpi=dpi)
+            by_kind: dict[str, list[str]] = {}
+            for p in plots:
+                data = base64.b64encode(Path(p.paths[0]).read_bytes()).decode("ascii")
+                by_kind.setdefault(p.kind, []).append(
+                    f'<figure><img alt="{_e(p.title)}" src="data:image/png;base64,{data}">'
+                    f"<figcaption>{_e(p.title)}</figcaption></figure>"
+                )
+        for kind, figs in by_kind.items():
+            sections.append((f"plots-{kind}", KIND_TITLES.get(kind, kind), "\n".join(figs)))
+
+    toc = " ".join(f'<a href="#{sid}">{_e(t)}</a>' for sid, t, _ in sections)
+    body = "\n".join(f'<h2 id="{sid}">{_e(t)}</h2>\n{content}' for sid, t, content in sections)
+    sources = ", ".join(_e(Path(x.path).name) for x in list(files) + list(timelines))
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_e(title)}</title>
+<style>{CSS}</style>
+</head>
+<body>
+<h1>{_e(title)}</h1>
+<p class="sub">From {sources}. Made {now} by gpu_bench_tools {__version__}.
+Rates in GB/s with 1 GB = 10<sup>9</sup> bytes; times are GPU time from CUDA events.</p>
+<p class="toc">{toc}</p>
+{body}
+</body>
+</html>
+"""

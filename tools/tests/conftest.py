@@ -1,0 +1,84 @@
+"""Shared fixtures: synthetic gpu_bench files written once per session, and the real results if any."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+TOOLS = HERE.parent
+REPO = TOOLS.parent
+sys.path.insert(0, str(HERE))
+if str(TOOLS) not in sys.path:
+    sys.path.insert(0, str(TOOLS))
+
+import synth  # noqa: E402
+from hypothesis import configuration as _hypothesis_configuration  # noqa: E402
+
+# Keep hypothesis' example database and caches in tools/, wherever pytest is started from.
+_hypothesis_configuration.set_hypothesis_home_dir(str(TOOLS / ".hypothesis"))
+
+# Cases the slowed run makes slower: pinned host-to-device copies lose 10% of their bandwidth,
+# device-to-host small copies take 1.4x as long.
+SLOW = {"Transfer/dir:h2d/mem:pinned": 0.9, "SmallCopy/dir:d2h": 1 / 1.4}
+
+
+@pytest.fixture(scope="session")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    files = {}
+
+    def put(name, doc):
+        files[name] = synth.write(d / f"{name}.json", doc)
+
+    base = synth.make_run(seed=1)
+    put("base", base)
+    put("copy", copy.deepcopy(base))
+    put("night2", synth.make_run(seed=2))
+    put("slow", synth.make_run(seed=2, slow=SLOW))
+    put("h200", synth.make_run(gpu="H200", driver="570.86.15", seed=3))
+    put("single", synth.make_run(seed=4, reps=1))
+    put("single_slow", synth.make_run(seed=5, reps=1, slow=SLOW))
+    put("gb171", synth.make_run(seed=6, gb_version="1.7.1"))
+    put("plain", synth.make_run(seed=7, schema=None))
+    put("timeline", synth.make_timeline())
+    fewer = copy.deepcopy(base)
+    fewer["benchmarks"] = [e for e in fewer["benchmarks"] if "bytes:1024/" not in e["name"]]
+    put("fewer", fewer)
+    return files
+
+
+def real_results() -> list[str]:
+    return sorted(str(p) for p in (REPO / "results").glob("*.json"))
+
+
+def is_trace(path: str) -> bool:
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "traceEvents" in doc
+
+
+@pytest.fixture
+def no_colour(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    return None
+
+
+def run_cli(main, argv, capsys):
+    """Run a CLI's main in-process; return (status, stdout, stderr)."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def subprocess_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(TOOLS) + os.pathsep + env.get("PYTHONPATH", "")
+    return env

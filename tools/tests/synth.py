@@ -1,0 +1,261 @@
+"""Synthetic gpu_bench JSON shaped like the real thing, with a simple physical model and seeded noise.
+
+`slow` scales chosen cases so the tools have a real regression to find; the same seed and no `slow`
+gives an identical run; another seed gives a run from the same machine on another night.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from pathlib import Path
+
+GPUS = {
+    "H100": dict(name="NVIDIA H100 80GB HBM3", uuid="GPU-6f1e2d3c-81aa-4000-8000-000000000100", pcie=(5, 16),
+                 mem=85899345920, sm=132, cc="9.0", clock=1980, hbm_gbps=2600.0),
+    "H200": dict(name="NVIDIA H200", uuid="GPU-a03b77e1-92cc-4000-8000-000000000200", pcie=(5, 16),
+                 mem=150754820096, sm=132, cc="9.0", clock=1980, hbm_gbps=3900.0),
+}
+MEM_PEAK = {"pageable": 21.0, "pinned": 55.0, "write_combined": 52.0, "registered": 54.0, "mapped": 41.0,
+            "managed_prefetch": 46.0, "managed_fault": 9.0}
+DIR_FACTOR = {"h2d": 1.0, "d2h": 0.97, "bidir": 1.75}
+
+
+def small_sizes():
+    return [1 << k for k in range(10, 29, 3)]  # 1 KiB .. 256 MiB, 7 sizes
+
+
+def full_sizes():
+    return [1 << k for k in range(6, 31)]  # 64 B .. 1 GiB, 25 sizes
+
+
+def context(gpu="H100", driver="580.159.04", cuda="13.0", gb_version="1.8.3", host="node-a", git="abc1234",
+            date="2025-01-07T02:00:00+00:00", schema="1", unavailable=()):
+    g = GPUS[gpu]
+    ctx = {
+        "date": date,
+        "host_name": host,
+        "executable": "./build/gpu_bench",
+        "num_cpus": 16,
+        "mhz_per_cpu": 3000,
+        "cpu_scaling_enabled": False,
+        "caches": [{"type": "Data", "level": 1, "size": 49152, "num_sharing": 2}],
+        "load_avg": [0.5, 0.4, 0.3],
+    }
+    if gb_version.startswith("1.8"):
+        ctx["library_version"] = "v" + gb_version
+    ctx["library_build_type"] = "release"
+    if gb_version.startswith("1.8"):
+        ctx["json_schema_version"] = 1
+    facts = {
+        "gpu_bench.schema": schema, "gpu_bench.version": "0.1.0", "gpu_bench.git": git,
+        "gpu.name": g["name"], "gpu.uuid": g["uuid"], "gpu.pci_bus_id": "0000:19:00.0", "gpu.cc": g["cc"],
+        "gpu.sm_count": str(g["sm"]), "gpu.memory_bytes": str(g["mem"]), "gpu.l2_bytes": "52428800",
+        "gpu.copy_engines": "3", "gpu.pcie_gen": str(g["pcie"][0]), "gpu.pcie_gen_max": str(g["pcie"][0]),
+        "gpu.pcie_width": str(g["pcie"][1]), "gpu.pcie_width_max": str(g["pcie"][1]),
+        "gpu.clock_sm_mhz": str(g["clock"]), "gpu.ecc": "on", "driver.version": driver,
+        "driver.cuda_version": cuda, "runtime.version": cuda, "benchmark.version": gb_version,
+        "host.cpu": "Intel(R) Xeon(R) Platinum 8480+", "host.kernel": "6.1.0-18-amd64", "host.thp": "madvise",
+        "host.gpu_numa_node": "0",
+    }
+    for k in unavailable:
+        facts[k] = "unavailable"
+    if schema is None:
+        facts = {}
+    ctx.update(facts)
+    return ctx
+
+
+class _Writer:
+    def __init__(self, reps, seed, noise, slow, aggregates, p_aggregates=False):
+        self.reps, self.noise, self.slow, self.aggregates = reps, noise, slow or {}, aggregates
+        self.rng = random.Random(seed)
+        self.entries = []
+        self.family_index = -1
+        self.instance = 0
+        self.family = None
+        self.p_aggregates = p_aggregates
+
+    def factor(self, name):
+        f = 1.0
+        for pattern, v in self.slow.items():
+            if re.search(pattern, name):
+                f *= v
+        return f
+
+    def add(self, name, seconds, counters_fn, time_unit="us", error=None, p_aggregates=False):
+        """seconds: true GPU seconds per iteration; counters_fn(seconds) -> counters of one repetition."""
+        family = name.split("/")[0]
+        if family != self.family:
+            self.family, self.family_index, self.instance = family, self.family_index + 1, 0
+        full = name + "/manual_time"
+        scale = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}[time_unit]
+        base = dict(name=full, family_index=self.family_index, per_family_instance_index=self.instance,
+                    run_name=full, run_type="iteration", repetitions=max(self.reps, 1), threads=1)
+        self.instance += 1
+        reps = []
+        for r in range(max(self.reps, 1)):
+            if error:
+                e = dict(base, repetition_index=r, error_occurred=True, error_message=error, iterations=0,
+                         real_time=0.0, cpu_time=0.0, time_unit=time_unit)
+                self.entries.append(e)
+                continue
+            t = seconds / self.factor(name) * math.exp(self.rng.gauss(0.0, self.noise))
+            iters = max(1, int(0.05 / t)) if t > 0 else 1
+            e = dict(base, repetition_index=r, iterations=iters, real_time=t * scale,
+                     cpu_time=t * scale * 1.2 + 2.0, time_unit=time_unit)
+            e.update(counters_fn(t))
+            reps.append(e)
+            self.entries.append(e)
+        if error or self.reps < 2 or not self.aggregates:
+            return
+        keys = [k for k in reps[0] if k not in base and k not in ("repetition_index", "iterations", "time_unit")]
+        stats = [("mean", _mean), ("median", _median), ("stddev", _stdev), ("cv", _cv)]
+        if p_aggregates or self.p_aggregates:
+            stats += [("p50", lambda v: _pct(v, 50)), ("p99", lambda v: _pct(v, 99))]
+        for agg, fn in stats:
+            e = dict(base, name=full + "_" + agg, run_type="aggregate", aggregate_name=agg,
+                     aggregate_unit="percentage" if agg == "cv" else "time", iterations=len(reps),
+                     time_unit=time_unit)
+            for k in keys:
+                e[k] = fn([x[k] for x in reps])
+            self.entries.append(e)
+
+
+def _mean(v):
+    return sum(v) / len(v)
+
+
+def _median(v):
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def _stdev(v):
+    m = _mean(v)
+    return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
+
+
+def _cv(v):
+    m = _mean(v)
+    return _stdev(v) / m if m else 0.0
+
+
+def _pct(v, p):
+    s = sorted(v)
+    k = (len(s) - 1) * p / 100.0
+    lo = math.floor(k)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def make_run(gpu="H100", driver="580.159.04", cuda="13.0", reps=5, seed=1, noise=0.004, slow=None,
+             families=("Transfer", "Overlap", "SyncPlacement", "SmallCopy", "HostBlocking"), sizes=None,
+             full=False, gb_version="1.8.3", host="node-a", date="2025-01-07T02:00:00+00:00", schema="1",
+             aggregates=True, errors=True, git="abc1234", unavailable=()):
+    """A whole gpu_bench JSON document as a dict."""
+    g = GPUS[gpu]
+    sizes = sizes or (full_sizes() if full else small_sizes())
+    w = _Writer(reps, seed, noise, slow, aggregates)
+    if "Transfer" in families:
+        dirs = ("h2d", "d2h", "bidir", "d2d")
+        mems = tuple(MEM_PEAK) if full else ("pageable", "pinned", "managed_prefetch")
+        for d in dirs:
+            for mem in (("device",) if d == "d2d" else mems):
+                for b in sizes:
+                    peak = g["hbm_gbps"] / 2 if d == "d2d" else MEM_PEAK[mem] * DIR_FACTOR[d]
+                    moved = b * (2 if d == "bidir" else 1)
+                    t = 4e-6 + moved / (peak * 1e9)
+                    name = f"Transfer/dir:{d}/mem:{mem}/bytes:{b}"
+                    err = "cannot allocate 1073741824 bytes of registered memory: out of memory" if (
+                        errors and mem == "registered" and b == sizes[-1]) else None
+                    w.add(name, t, lambda t, moved=moved: {
+                        "bytes_per_second": moved / t, "gbps": moved / t / 1e9, "host_blocked_us": 3.0 + 0.1 * t * 1e6
+                    }, error=err)
+    if "Overlap" in families:
+        mems = ("pinned", "pageable") if full else ("pinned",)
+        for schedule in ("serial", "depth_first", "breadth_first"):
+            for mem in mems:
+                for streams in ((1, 2, 4, 8, 16, 32) if full else (1, 2, 4, 8)):
+                    for b in ((1 << 24, 1 << 26, 1 << 28) if full else (1 << 26,)):
+                        for work in ((0, 10, 100) if full else (10,)):
+                            for sync in (("end", "per_stream", "per_chunk", "event_join") if full else ("end", "per_stream")):
+                                copy = 2 * b / (MEM_PEAK[mem] * 1e9)
+                                kern = copy * work / 20.0
+                                serial = copy + kern
+                                ideal = max(copy, kern) + min(copy, kern) / streams
+                                eff = {"serial": 0.98, "depth_first": 0.85, "breadth_first": 0.93}[schedule]
+                                t = serial if (schedule == "serial" or streams == 1) else ideal / eff
+                                t *= {"end": 1.0, "per_stream": 1.01, "per_chunk": 1.05, "event_join": 1.0}[sync]
+                                name = (f"Overlap/schedule:{schedule}/mem:{mem}/streams:{streams}/bytes:{b}"
+                                        f"/work:{work}/sync:{sync}")
+                                w.add(name, t, lambda t, b=b, serial=serial, ideal=ideal: {
+                                    "bytes_per_second": 2 * b / t, "gbps": 2 * b / t / 1e9, "speedup": serial / t,
+                                    "ideal_ms": ideal * 1e3, "efficiency": ideal / t}, time_unit="ms")
+    if "SyncPlacement" in families:
+        for op in ("add", "copy"):
+            for sync in ("both", "before", "after", "none", "events"):
+                gpu_t = 40e-6 if op == "add" else 25e-6
+                host_extra = {"both": 0.02, "before": 0.6, "after": 0.05, "none": 0.95, "events": 0.01}[sync]
+                name = f"SyncPlacement/op:{op}/sync:{sync}"
+
+                def sp(t, host_extra=host_extra, gpu_t=gpu_t):
+                    host = t * (1 - host_extra) if host_extra > 0.5 else t * (1 + host_extra)
+                    return {"host_measured_us": host * 1e6, "event_us": t * 1e6,
+                            "error_pct": abs(host - t) / t * 100}
+                w.add(name, gpu_t, sp)
+    if "SmallCopy" in families:
+        for d in ("h2d", "d2h"):
+            for mem in ("pinned", "pageable"):
+                for b in (4, 64, 1024, 4096, 65536):
+                    lat = (1.8e-6 if mem == "pinned" else 4.5e-6) + b / 25e9
+                    w.add(f"SmallCopy/dir:{d}/mem:{mem}/bytes:{b}", lat,
+                          lambda t: {"host_blocked_us": t * 1e6 * 0.9}, p_aggregates=True)
+    if "HostBlocking" in families:
+        for mem in ("pinned", "pageable"):
+            for b in (1 << 20, 1 << 24):
+                for mode in ("sync_copy", "async_copy", "async_then_cpu_work"):
+                    t = 3e-6 + b / (MEM_PEAK[mem] * 1e9)
+                    blocked = t * 1e6 if (mode == "sync_copy" or mem == "pageable") else 4.0
+                    w.add(f"HostBlocking/mem:{mem}/bytes:{b}/mode:{mode}", t,
+                          lambda t, blocked=blocked: {"host_blocked_us": blocked})
+    doc = {"context": context(gpu, driver, cuda, gb_version, host, git, date, schema, unavailable),
+           "benchmarks": w.entries}
+    return doc
+
+
+def make_timeline(cases=2, streams=4, chunks=4):
+    events = []
+    for pid in range(cases):
+        name = f"Overlap/schedule:breadth_first/mem:pinned/streams:{streams}/bytes:67108864/work:10/sync:end"
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": name}})
+        for s in range(streams):
+            t = 5.0 + s * 2.0
+            for c in range(chunks):
+                for kind, cat, dur in (("h2d", "copy", 120.0), ("kernel", "kernel", 80.0), ("d2h", "copy", 115.0)):
+                    events.append({"name": f"{kind} chunk {c}", "cat": cat, "ph": "X", "ts": t, "dur": dur,
+                                   "pid": pid, "tid": s, "args": {"bytes": 4194304}})
+                    t += dur + 1.0 + (120.0 * (streams - 1) if kind == "h2d" else 0.0) / streams
+    return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def write(path, doc):
+    path = Path(path)
+    path.write_text(json.dumps(doc, indent=2))
+    return str(path)
+
+
+def doc_from_values(cases, gpu="H100", driver="580.159.04", counter="gbps", time_unit="us", **ctx):
+    """A document whose repetitions carry exactly the given values of `counter` (and time = 1/value)."""
+    entries = []
+    for fi, (name, values) in enumerate(cases.items()):
+        full = name + "/manual_time"
+        for r, v in enumerate(values):
+            entries.append(dict(name=full, family_index=fi, per_family_instance_index=0, run_name=full,
+                                run_type="iteration", repetitions=len(values), repetition_index=r, threads=1,
+                                iterations=100, real_time=1000.0 / v, cpu_time=1000.0 / v, time_unit=time_unit,
+                                **{counter: float(v)}))
+    return {"context": context(gpu, driver, **ctx), "benchmarks": entries}

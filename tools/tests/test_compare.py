@@ -1,0 +1,195 @@
+import csv
+import importlib
+import io
+import json
+import re
+import time
+
+import pytest
+
+import synth
+from conftest import SLOW, run_cli
+from gpu_bench_tools import cli_compare
+from gpu_bench_tools.compare import compare
+from gpu_bench_tools.load import benchmark_file_from_doc, load_file
+
+SLOW_RX = re.compile("|".join(SLOW))
+
+
+def verdicts(result, i=1):
+    return {r.key: r.versus[i].verdict for r in result.rows}
+
+
+def test_identical_runs_are_all_same(data, capsys):
+    code, out, err = run_cli(cli_compare.main, [data["base"], data["copy"], "--fail-on-regression", "0"], capsys)
+    assert code == 0, err
+    res = compare([load_file(data["base"]), load_file(data["copy"])])
+    assert set(verdicts(res).values()) == {"same"}
+    assert all(r.versus[1].ratio == 1.0 for r in res.rows)
+    assert not re.search(r"\b(slower|faster|noisy)\??$", out, re.M)
+    assert "The machines' facts are the same in every file." in out
+
+
+def test_another_night_of_the_same_machine_is_not_flagged(data):
+    res = compare([load_file(data["base"]), load_file(data["night2"])])
+    v = verdicts(res)
+    assert "slower" not in v.values() and "faster" not in v.values(), [k for k, x in v.items() if x != "same"]
+    assert all(r.versus[1].tested for r in res.rows if r.cells[0].n)
+
+
+def test_slowed_run_is_flagged_exactly_where_it_is_slower(data, capsys):
+    res = compare([load_file(data["base"]), load_file(data["slow"])])
+    v = verdicts(res)
+    slowed = {k for k in v if SLOW_RX.search(k)}
+    assert slowed and all(v[k] == "slower" for k in slowed)
+    assert all(v[k] == "same" for k in v if k not in slowed)
+    for r in res.rows:
+        if r.key.startswith("Transfer/dir:h2d/mem:pinned"):
+            assert r.metric == "gbps" and r.unit == "GB/s"
+            assert r.versus[1].ratio == pytest.approx(0.9, rel=0.02)
+            assert r.versus[1].slowdown_pct == pytest.approx(10, abs=2)
+            assert r.versus[1].p_value < 0.05
+        if r.key.startswith("SmallCopy/dir:d2h"):
+            assert r.metric == "time" and r.versus[1].ratio == pytest.approx(1.4, rel=0.02)
+    fam = {f.family: f for f in res.families}
+    assert fam["SmallCopy"].geomean_speed[1] < 0.9 < fam["Overlap"].geomean_speed[1]
+    assert fam["Transfer"].counts[1]["slower"] == 7
+
+    code, out, err = run_cli(cli_compare.main, [data["base"], data["slow"], "--fail-on-regression", "5"], capsys)
+    assert code == 1
+    assert "17 regression(s) beyond 5%" in err and "Transfer/dir:h2d/mem:pinned/bytes:1024" in err
+    code, _, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--fail-on-regression", "50"], capsys)
+    assert code == 0
+
+
+def test_reversed_order_says_faster(data):
+    res = compare([load_file(data["slow"]), load_file(data["base"])])
+    v = verdicts(res)
+    assert {v[k] for k in v if SLOW_RX.search(k)} == {"faster"}
+
+
+def test_noisy_when_the_test_cannot_tell():
+    key = "Transfer/dir:h2d/mem:pinned/bytes:1048576"
+    a = benchmark_file_from_doc("a.json", synth.doc_from_values({key: [10, 12, 8, 11, 9]}))
+    b = benchmark_file_from_doc("b.json", synth.doc_from_values({key: [9, 13, 7, 10, 7.5]}))
+    r = compare([a, b]).rows[0]
+    assert r.versus[1].verdict == "noisy" and r.versus[1].p_value > 0.05
+    c = benchmark_file_from_doc("c.json", synth.doc_from_values({key: [10.05, 12, 8, 11, 9]}))
+    assert compare([a, c]).rows[0].versus[1].verdict == "same"
+
+
+def test_without_repetitions_only_ratio_and_a_warning(data, capsys):
+    code, out, err = run_cli(cli_compare.main, [data["single"], data["single_slow"], "--fail-on-regression", "5"],
+                             capsys)
+    assert code == 0  # a ratio alone is not a test, so it does not fail the run
+    assert "fewer than 5 repetitions" in out
+    assert re.search(r"Transfer/dir:h2d/mem:pinned/bytes:268435456 .* slower\?", out)
+    res = compare([load_file(data["single"]), load_file(data["single_slow"])])
+    assert not any(r.versus[1].tested for r in res.rows)
+
+
+def test_header_names_what_differs(data, capsys):
+    code, out, _ = run_cli(cli_compare.main, [data["base"], data["h200"], "--filter", "^Transfer/dir:h2d"], capsys)
+    assert code == 0
+    head = out.split("\n\n")[0]
+    assert "What differs between the files:" in head
+    assert re.search(r"GPU\s+NVIDIA H100 80GB HBM3\s+NVIDIA H200", head)
+    assert re.search(r"driver\s+580.159.04\s+570.86.15", head)
+    assert "GPU memory" in head and "80.0 GiB" in head
+    assert "PCIe" not in head and "host CPU" not in head  # the same on both
+    assert "[2] H200, driver 570.86.15" in head
+
+
+def test_cases_only_in_some_files_are_listed(data, capsys):
+    code, out, _ = run_cli(cli_compare.main, [data["base"], data["fewer"]], capsys)
+    assert code == 0
+    part = out.split("Cases not in every file")[1]
+    assert "Transfer/dir:h2d/mem:pinned/bytes:1024  only in [1]" in part
+    assert "SmallCopy/dir:h2d/mem:pinned/bytes:1024  only in [1]" in part
+
+
+def test_three_files(data, capsys):
+    code, out, _ = run_cli(cli_compare.main, [data["base"], data["night2"], data["slow"], "--format", "json"], capsys)
+    d = json.loads(out)
+    assert len(d["files"]) == 3
+    row = next(r for r in d["rows"] if r["case"] == "Transfer/dir:h2d/mem:pinned/bytes:268435456")
+    assert row["versus"][0] is None
+    assert row["versus"][1]["verdict"] == "same" and row["versus"][2]["verdict"] == "slower"
+
+
+def test_metric_option_and_unknown_metric(data, capsys):
+    code, out, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--metric", "host_blocked_us",
+                                              "--filter", "HostBlocking", "--format", "csv"], capsys)
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows and all(r["metric"] == "host_blocked_us" and r["unit"] == "us" for r in rows)
+    code, _, err = run_cli(cli_compare.main, [data["base"], data["slow"], "--metric", "furlongs"], capsys)
+    assert code == 2 and "no case has a 'furlongs' counter" in err and len(err.strip().splitlines()) == 1
+
+
+def test_filter_and_bad_regex(data, capsys):
+    code, out, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--filter", "Overlap/.*streams:8"], capsys)
+    assert code == 0
+    body = [ln for ln in out.splitlines() if ln.startswith(("Transfer/", "Overlap/", "SmallCopy/"))]
+    assert body and all("streams:8" in ln for ln in body)
+    code, _, err = run_cli(cli_compare.main, [data["base"], data["slow"], "--filter", "(["], capsys)
+    assert code == 2 and "bad regular expression" in err
+    code, _, err = run_cli(cli_compare.main, [data["base"], data["slow"], "--filter", "NoSuchFamily"], capsys)
+    assert code == 2 and "no case matches" in err
+
+
+def test_markdown_csv_and_json_formats(data, capsys):
+    _, md, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--format", "markdown"], capsys)
+    assert "| case | unit | [1] | [2] | [2]/[1] | verdict [2] |" in md
+    assert re.search(r"\| `Transfer/dir:h2d/mem:pinned/bytes:1024` \| GB/s \| .* \| slower \(p=", md)
+    _, text, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--format", "csv"], capsys)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert {r["verdict_2"] for r in rows} == {"same", "slower"}
+    r = next(r for r in rows if r["case"] == "Transfer/dir:h2d/mem:pinned/bytes:268435456")
+    assert float(r["ratio_2"]) == pytest.approx(0.9, rel=0.02) and r["tested_2"] == "1" and r["n_1"] == "5"
+    _, js, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--format", "json"], capsys)
+    d = json.loads(js)
+    assert {f["family"] for f in d["families"]} == {"Transfer", "Overlap", "SyncPlacement", "SmallCopy", "HostBlocking"}
+
+
+def test_colour_only_when_asked_or_on_a_terminal(data, capsys, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    _, out, _ = run_cli(cli_compare.main, [data["base"], data["slow"]], capsys)
+    assert "\033[" not in out  # captured output is not a terminal
+    _, out, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--color", "always"], capsys)
+    assert "\033[31m" in out
+
+
+def test_plain_google_benchmark_json_is_accepted_with_one_note(data, capsys):
+    code, out, _ = run_cli(cli_compare.main, [data["plain"], data["base"]], capsys)
+    assert code == 0
+    notes = [ln for ln in out.splitlines() if "plain Google Benchmark JSON" in ln]
+    assert len(notes) == 1 and data["plain"] in notes[0]
+
+
+def test_benchmark_1_7_and_1_8_files_compare(data, capsys):
+    code, out, _ = run_cli(cli_compare.main, [data["gb171"], data["base"]], capsys)
+    assert code == 0 and "Google Benchmark" in out  # the version differs and is shown
+
+
+def test_errored_cases_are_shown_not_dropped():
+    a = synth.make_run(families=("Transfer",), full=True, reps=5, seed=1)
+    b = synth.make_run(families=("Transfer",), full=True, reps=5, seed=2)
+    fa, fb = benchmark_file_from_doc("a.json", a), benchmark_file_from_doc("b.json", b)
+    res = compare([fa, fb])
+    errs = [r for r in res.rows if r.versus[1].verdict == "error"]
+    assert errs and all("registered" in r.key for r in errs)
+    from gpu_bench_tools.compare import render_table
+    assert "Cases without a figure" in render_table(res) and "cannot allocate" in render_table(res)
+
+
+def test_two_full_matrix_files_compare_in_under_two_seconds(tmp_path, capsys):
+    a = synth.write(tmp_path / "a.json", synth.make_run(full=True, seed=1))
+    b = synth.write(tmp_path / "b.json", synth.make_run(full=True, seed=2, slow=SLOW))
+    importlib.import_module("scipy.stats")  # the interpreter's one-off import, not the comparison
+
+    t0 = time.perf_counter()
+    code, out, _ = run_cli(cli_compare.main, [a, b], capsys)
+    took = time.perf_counter() - t0
+    assert code == 0 and out.count("\n") > 1800
+    assert took < 2.0, f"comparison took {took:.2f} s"

@@ -1,0 +1,125 @@
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from gpu_bench_tools import cli_report
+from gpu_bench_tools.load import load_file
+from gpu_bench_tools.report import headlines
+
+
+@pytest.fixture(scope="module")
+def report(data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    code = cli_report.main([data["base"], data["slow"], data["h200"], "--timeline", data["timeline"],
+                            "--out", str(out)])
+    assert code == 0
+    return out
+
+
+def test_page_is_self_contained(report):
+    page = report.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page)
+    assert refs and all(r.startswith(("data:image/png;base64,", "#")) for r in refs), set(refs) - {""}
+    assert not re.search(r"https?://|url\(|@import|<link|<script", page)
+    assert page.count('<img alt="') >= 12
+
+
+def test_page_has_machines_headlines_comparison_and_plots(report):
+    page = report.read_text()
+    for section in ("Machines", "Headline numbers", "Comparison against [1]", "Transfer bandwidth",
+                    "Copy/compute overlap", "Sync placement", "Small-copy latency", "Timelines"):
+        assert f">{section}</h2>" in page
+    assert "gpu_bench report: H100 80GB HBM3 vs. H200, drivers 580.159.04 vs. 570.86.15" in page
+    assert re.search(r'<tr class="differs"><td>GPU</td><td>NVIDIA H100 80GB HBM3</td>', page)
+    assert '<td class="slower">slower (p=' in page
+    assert "Transfer: peak bandwidth" in page and "GB/s at 256 MiB" in page
+
+
+def test_headlines_per_family(data):
+    files = [load_file(data["base"]), load_file(data["slow"])]
+    h = {x.family: x for x in headlines(files)}
+    rows = dict(h["Transfer"].rows)
+    base, slow = (float(v.split()[0]) for v in rows["h2d pinned"])
+    assert slow == pytest.approx(base * 0.9, rel=0.02)
+    assert dict(h["Overlap"].rows)["breadth_first pinned"][0].startswith("1.3")
+    assert set(h) == {"Transfer", "Overlap", "SyncPlacement", "SmallCopy", "HostBlocking"}
+
+
+def test_single_file_report_without_plots(data, tmp_path, capsys):
+    out = tmp_path / "one.html"
+    code, text, _ = run_cli(cli_report.main, [data["base"], "--out", str(out), "--no-plots"], capsys)
+    assert code == 0 and "wrote" in text
+    page = out.read_text()
+    assert "<img" not in page and "Comparison" not in page and "Headline numbers" in page
+
+
+def test_report_refuses_a_directory_as_output(data, tmp_path, capsys):
+    code, _, err = run_cli(cli_report.main, [data["base"], "--out", str(tmp_path), "--no-plots"], capsys)
+    assert code == 2 and "is a directory" in err
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def browse(*args, timeout=120):
+    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--mute-audio",
+           "--no-first-run", "--disable-extensions", "--host-resolver-rules=MAP * ~NOTFOUND", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.skipif(chromium() is None, reason="chromium is not installed (apt-get install chromium)")
+def test_report_in_a_real_headless_browser(report, tmp_path):
+    from matplotlib.image import imread
+
+    # 1. Every inline figure decodes, and the page fetched nothing.
+    probe = tmp_path / "probe.html"
+    probe.write_text(report.read_text().replace("</body>", """<script>
+window.addEventListener('load', () => {
+  const imgs = Array.from(document.images);
+  const fetched = performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith('data:'));
+  document.body.setAttribute('data-probe', JSON.stringify({
+    images: imgs.length, decoded: imgs.filter(i => i.complete && i.naturalWidth > 300).length,
+    fetched: fetched, tables: document.querySelectorAll('table').length, height: document.documentElement.scrollHeight}));
+});
+</script></body>"""))
+    p = browse("--virtual-time-budget=15000", "--dump-dom", probe.as_uri())
+    m = re.search(r"data-probe=\"([^\"]*)\"", p.stdout)
+    assert m, p.stderr[-2000:]
+    probe_result = json.loads(m.group(1).replace("&quot;", '"'))
+    assert probe_result["images"] >= 12 and probe_result["decoded"] == probe_result["images"]
+    assert probe_result["fetched"] == []
+    assert probe_result["tables"] >= 6
+
+    # 2. What a person sees, top to bottom: tables, then figures; nothing blank.
+    height = min(int(probe_result["height"]) + 50, 14000)
+    shot = tmp_path / "report.png"
+    p = browse(f"--window-size=1400,{height}", f"--screenshot={shot}", report.as_uri())
+    assert shot.exists(), p.stderr[-2000:]
+    img = imread(shot)[..., :3]
+    assert img.shape[:2] == (height, 1400)
+    ink = img.mean(axis=2) < 0.5
+    bands = [ink[y:y + 1000].mean() for y in range(0, height - 1000, 1000)]
+    assert min(bands) > 0.003, [round(b, 4) for b in bands]  # no blank stretch of a screen's height
+    assert max(bands) < 0.5
+    top = img[:1500]  # the yellow rows that mark facts that differ between the machines
+    yellow = (top[..., 0] > 0.95) & (top[..., 1] > 0.9) & (top[..., 2] < 0.85)
+    assert yellow.mean() > 0.002
+    # The figures are drawn: matplotlib's first colour (the baseline file's lines and bars) is on the page.
+    blue = (abs(img[..., 0] - 0.12) < 0.08) & (abs(img[..., 1] - 0.47) < 0.08) & (abs(img[..., 2] - 0.71) < 0.08)
+    assert blue.sum() > 5000
+    keep = Path(os.environ.get("GPU_BENCH_SCREENSHOT_DIR", tmp_path))
+    keep.mkdir(parents=True, exist_ok=True)
+    if keep != tmp_path:
+        shutil.copy(shot, keep / "report.png")
