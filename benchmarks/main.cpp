@@ -15,6 +15,7 @@
 #include "fixtures/gpu_context.hpp"
 #include "fixtures/host_buffer.hpp"
 #include "fixtures/options.hpp"
+#include "fixtures/output_file.hpp"
 #include "fixtures/registry.hpp"
 
 namespace {
@@ -106,11 +107,21 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  std::vector<char*> args(argv, argv + argc);
+  std::vector<std::string> arg_text(argv, argv + argc);
+  std::string filter;
+  for (const auto& a : arg_text)
+    if (a.rfind("--benchmark_filter=", 0) == 0) filter = a.substr(19);
+  gpu_bench::atomic_output out(arg_text);
+  if (const std::string why = out.problem(); !why.empty()) {
+    std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
+    return 2;
+  }
   std::string min_time = std::string("--benchmark_min_time=") + gpu_bench::kDefaultMinTime;
   // 1.7 reads a plain number of seconds; 1.8 reads it too but logs a request for a unit each case.
   if (gpu_bench::benchmark_has_time_suffixes()) min_time += "s";
-  if (!opts.user_min_time) args.push_back(min_time.data());
+  if (!opts.user_min_time) arg_text.push_back(min_time);
+  std::vector<char*> args;
+  for (auto& a : arg_text) args.push_back(a.data());
   int nargs = static_cast<int>(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&nargs, args.data());
@@ -118,23 +129,39 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_bench: unknown flag '%s' (see --help)\n", args[1]);
     return 2;
   }
+  gpu_bench::install_interrupt_handler(out.temp_path());
 
   try {
+    gpu_bench::register_all_families();
+    // Judge the filter before touching the GPU, so a filter that selects nothing gets one line.
+    if (gpu_bench::count_filter_matches(filter, gpu_bench::registered_names()) == 0) {
+      const auto unknown = gpu_bench::unknown_mem_kinds_in_filter(filter);
+      if (!unknown.empty())
+        std::fprintf(stderr, "gpu_bench: no case matches the filter: '%s' is not a memory kind (see --help)\n",
+                     unknown.front().c_str());
+      else
+        std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests)\n");
+      return 1;
+    }
     if (!opts.list_only) {
       if (const int rc = check_gpu(opts.device)) return rc;
       for (const auto& [key, value] : gpu_bench::collect_gpu_context(opts.device))
         benchmark::AddCustomContext(key, value);
     }
-    gpu_bench::register_all_families();
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     gpu_bench::buffer_cache::instance().clear();
     benchmark::Shutdown();
     if (ran == 0) {
       std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests)\n");
-      return 1;
+      return 1;  // `out` removes the empty output on the way out
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_bench: %s\n", e.what());
+    return 1;
+  }
+  // Failed cases are in the file with their error messages: keep what was measured.
+  if (const std::string why = out.commit(); !why.empty()) {
+    std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 1;
   }
   const int failed = gpu_bench::failed_case_count();

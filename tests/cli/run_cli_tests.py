@@ -61,7 +61,7 @@ class NoGpu(unittest.TestCase):
     def test_one_line_exit_1_and_no_output_file(self):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "out.json")
-            r = run("--benchmark_filter=Transfer/dir:h2d/mem:pinned/bytes:4$", f"--benchmark_out={out}",
+            r = run("--benchmark_filter=Transfer/dir:h2d/mem:pinned/bytes:4/", f"--benchmark_out={out}",
                     env={"CUDA_VISIBLE_DEVICES": ""})
             self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
             lines = r.stderr.strip().splitlines()
@@ -88,6 +88,24 @@ class BadInput(unittest.TestCase):
         self.check_one_line("--sizes=5", mention="multiple of 4")
         self.check_one_line("--sizes=-4", mention="-4")
         self.check_one_line("--sizes=3T", mention="1 TiB")
+
+    def test_unknown_memory_kind_in_filter(self):
+        self.check_one_line("--benchmark_filter=Transfer/.*mem:floppy/", code=1, mention="'floppy' is not a memory kind")
+
+    def test_output_directory_missing(self):
+        self.check_one_line("--benchmark_out=/no/such/dir/out.json", mention="does not exist")
+
+    def test_failed_run_keeps_the_old_output_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            with open(out, "w") as f:
+                f.write("old results")
+            r = run("--benchmark_filter=Transfer/dir:h2d/mem:pinned/bytes:4/", f"--benchmark_out={out}",
+                    env={"CUDA_VISIBLE_DEVICES": ""})
+            self.assertEqual(r.returncode, 1)
+            with open(out) as f:
+                self.assertEqual(f.read(), "old results")
+            self.assertEqual(os.listdir(d), ["out.json"])
 
     def test_bad_device(self):
         self.check_one_line("--device=-1", mention="--device")
