@@ -17,6 +17,7 @@
 #include "fixtures/options.hpp"
 #include "fixtures/output_file.hpp"
 #include "fixtures/registry.hpp"
+#include "fixtures/timeline.hpp"
 
 namespace {
 
@@ -24,12 +25,15 @@ void print_help() {
   std::printf(
       "gpu_bench %s: how data moves between host and GPU memory, and how streams, events and\n"
       "synchronisation shape it. Every iteration is timed with CUDA events (manual time).\n\n"
-      "usage: gpu_bench [--device=N] [--sizes=SPEC] [--gate_timeout_ms=MS] [Google Benchmark flags]\n\n"
+      "usage: gpu_bench [--device=N] [--sizes=SPEC] [--full] [--timeline=FILE] [Google Benchmark flags]\n\n"
       "gpu_bench flags:\n"
       "  --device=N            the GPU to measure (default 0)\n"
       "  --sizes=SPEC          transfer sizes: pow4 (default, 4 B to 1 GiB in powers of 4), pow2 (the dense\n"
       "                        sweep, powers of 2), or a list such as 4,64K,1M,256M (multiples of 4 bytes)\n"
       "  --gate_timeout_ms=MS  how long the gate holds a stream before the case fails (default 2000)\n"
+      "  --full                every combination of every family's axes, not the default subset\n"
+      "  --timeline=FILE       write one iteration of each selected Overlap case, every copy and kernel on\n"
+      "                        its stream, as Chrome trace JSON (chrome://tracing, Perfetto, gpu-bench-plot)\n"
       "  --help                this text\n\n"
       "Google Benchmark flags that matter most:\n"
       "  --benchmark_filter=REGEX      run the cases whose names match, e.g. 'Transfer/dir:h2d/mem:pinned'\n"
@@ -102,6 +106,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   gpu_bench::set_current_options(opts);
+  if (!opts.timeline_path.empty()) gpu_bench::timeline::instance().enable(opts.timeline_path);
   if (opts.help) {
     print_help();
     return 0;
@@ -112,7 +117,10 @@ int main(int argc, char** argv) {
   for (const auto& a : arg_text)
     if (a.rfind("--benchmark_filter=", 0) == 0) filter = a.substr(19);
   gpu_bench::atomic_output out(arg_text);
-  if (const std::string why = out.problem(); !why.empty()) {
+  std::string why_not = out.problem();
+  if (why_not.empty() && !opts.timeline_path.empty())
+    why_not = gpu_bench::cannot_write(opts.timeline_path, "--timeline");
+  if (const std::string why = why_not; !why.empty()) {
     std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 2;
   }
@@ -157,6 +165,10 @@ int main(int argc, char** argv) {
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_bench: %s\n", e.what());
+    return 1;
+  }
+  if (const std::string why = gpu_bench::timeline::instance().write(); !why.empty()) {
+    std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 1;
   }
   // Failed cases are in the file with their error messages: keep what was measured.

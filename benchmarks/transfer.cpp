@@ -153,12 +153,12 @@ void run_transfer(benchmark::State& state, const transfer_case& c) {
     const sample_totals t = run_timed_loop(
         state,
         [&] {
-          return streams.measure(
-              g,
-              [&] {
-                for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)]);
-              },
-              [&] { legs.front().prime(streams.origin()); });
+          return streams.measure(g,
+                                 [&] {
+                                   for (std::size_t i = 0; i < legs.size(); ++i)
+                                     legs[i].enqueue(streams[static_cast<int>(i)]);
+                                 },
+                                 {[&] { legs.front().prime(streams.origin()); }, {}});
         },
         managed ? std::function<void()>(prepare) : std::function<void()>());
 

@@ -22,3 +22,16 @@ void count_mismatches(const void* src, std::size_t bytes, std::uint32_t seed, un
 void gate_spin(const volatile int* flag, int* timed_out, unsigned long long timeout_ns, cudaStream_t stream);
 
 }  // namespace gpu_bench::kernels
+
+namespace gpu_bench::kernels {
+
+// The overlap experiment's kernel, generalised: a[i] += sum over k < work of sqrt(sin^2(x) + cos^2(x)),
+// x = float(offset + i + k), for i in [0, n). Each term is 1 up to rounding, so a[i] grows by `work`.
+void seed_work(float* a, std::size_t offset, std::size_t n, int work, cudaStream_t stream);
+
+// max |out[i] - in[i] - expected_add| over i < n, as the bit pattern of a non-negative float in *max_bits
+// (NaN counts as the largest error). `in` and `out` must be GPU-addressable.
+void max_add_error(const float* in, const float* out, std::size_t n, float expected_add, unsigned* max_bits,
+                   cudaStream_t stream);
+
+}  // namespace gpu_bench::kernels

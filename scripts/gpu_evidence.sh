@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # On a GPU machine: build, run every test, then the measurements an issue asks for, logs under OUTDIR.
-# usage: scripts/gpu_evidence.sh OUTDIR [STEP...]   steps: tests matrix matrix5 parity (default: all)
+# usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
+#   steps: tests matrix matrix5 parity overlap timeline (default: all)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
 shift
 mkdir -p "$out"
-steps=${*:-tests matrix matrix5 parity}
+steps=${*:-tests matrix matrix5 parity overlap timeline}
 build=${BUILD_DIR:-$root/build}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1 | tr ' ' '_')
 { nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE | head -60; } >"$out/nvidia-smi.txt" 2>&1
@@ -24,6 +25,12 @@ for step in $steps; do
              echo "matrix5 rc=$?" ;;
     parity) python3 "$root/tests/gpu/bare_parity.py" "$build/gpu_bench" "$build/tests/bare_memcpy" "$out/parity_$gpu.json" \
               >"$out/parity.log" 2>&1; echo "parity rc=$?"; tail -8 "$out/parity.log" ;;
+    overlap) "$build/gpu_bench" --benchmark_filter='^(Overlap|HostBlocking)/' --benchmark_repetitions=5 \
+              --benchmark_out="$out/overlap_reps5_$gpu.json" --benchmark_out_format=json >"$out/overlap.log" 2>&1
+             echo "overlap rc=$?"; grep -E "ERROR|failed" "$out/overlap.log" | head ;;
+    timeline) "$build/gpu_bench" --timeline="$out/timeline_$gpu.json" \
+              --benchmark_filter='^Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:1/sync:end/' \
+              >"$out/timeline.log" 2>&1; echo "timeline rc=$?" ;;
     *) echo "unknown step $step" ;;
   esac
   echo "$step: $(( $(date +%s) - t0 )) s"

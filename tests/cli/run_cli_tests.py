@@ -25,7 +25,8 @@ class Help(unittest.TestCase):
     def test_help_lists_families_axes_and_flags(self):
         r = run("--help")
         self.assertEqual(r.returncode, 0, r.stderr)
-        for needle in ("Transfer/dir:{h2d,d2h,bidir,d2d}", "--device=N", "--sizes=SPEC", "counted once", "GB = 1e9"):
+        for needle in ("Transfer/dir:{h2d,d2h,bidir,d2d}", "--device=N", "--sizes=SPEC", "counted once", "GB = 1e9",
+                       "Overlap/schedule:", "ideal = (in + kernel + out) / S", "HostBlocking/mem:", "--timeline=FILE"):
             self.assertIn(needle, r.stdout)
 
 
@@ -43,6 +44,13 @@ class Listing(unittest.TestCase):
         self.assertIn("Transfer/dir:h2d/mem:pinned/bytes:268435456/manual_time", names)
         self.assertIn("Transfer/dir:d2d/mem:device/bytes:4/manual_time", names)
         self.assertNotIn("Transfer/dir:d2h/mem:managed_fault/bytes:4/manual_time", names)
+        self.assertEqual(len([n for n in names if n.startswith("Overlap/")]), 43)
+        self.assertEqual(len([n for n in names if n.startswith("HostBlocking/")]), 24)
+
+    def test_full_matrix(self):
+        r = run("--benchmark_list_tests", "--full", "--benchmark_filter=^Overlap/")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(r.stdout.split()), 2352)
 
     def test_dense_sweep_and_explicit_sizes(self):
         r = run("--benchmark_list_tests", "--sizes=pow2", "--benchmark_filter=Transfer/dir:h2d/mem:pinned/")
@@ -106,6 +114,10 @@ class BadInput(unittest.TestCase):
             with open(out) as f:
                 self.assertEqual(f.read(), "old results")
             self.assertEqual(os.listdir(d), ["out.json"])
+
+    def test_timeline_needs_a_writable_file(self):
+        self.check_one_line("--timeline=", mention="--timeline")
+        self.check_one_line("--timeline=/no/such/dir/t.json", mention="does not exist")
 
     def test_bad_device(self):
         self.check_one_line("--device=-1", mention="--device")

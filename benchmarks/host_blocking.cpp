@@ -1,0 +1,138 @@
+// HostBlocking: how long one h2d copy of N bytes holds the calling thread, and whether CPU work issued
+// after an asynchronous copy overlaps it. GPU time from events around the copy (never gated: a blocking
+// copy behind a closed gate would wait forever); host times from a steady clock.
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <string>
+
+#include "fixtures/cuda_check.hpp"
+#include "fixtures/failures.hpp"
+#include "fixtures/host_buffer.hpp"
+#include "fixtures/options.hpp"
+#include "fixtures/pattern.hpp"
+#include "fixtures/registry.hpp"
+#include "fixtures/verify.hpp"
+
+namespace gpu_bench {
+namespace {
+
+enum class mode { sync_copy, async_copy, async_then_cpu_work };
+
+std::string_view to_string(mode m) {
+  switch (m) {
+    case mode::sync_copy:
+      return "sync_copy";
+    case mode::async_copy:
+      return "async_copy";
+    case mode::async_then_cpu_work:
+      return "async_then_cpu_work";
+  }
+  return "unknown";
+}
+
+// The fixed slice of CPU work: arithmetic for 1 ms of steady-clock time, the same for every case.
+constexpr double kCpuWorkS = 1e-3;
+
+std::uint64_t cpu_work() {
+  using clock = std::chrono::steady_clock;
+  const auto until = clock::now() + std::chrono::duration<double>(kCpuWorkS);
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  while (clock::now() < until)
+    for (int i = 0; i < 256; ++i) x ^= (x << 13), x ^= (x >> 7), x ^= (x << 17);
+  return x;
+}
+
+void run_host_blocking(benchmark::State& state, mem_kind mem, std::uint64_t bytes, mode m) {
+  using clock = std::chrono::steady_clock;
+  try {
+    auto& cache = buffer_cache::instance();
+    host_buffer* src = nullptr;
+    device_buffer* dst = nullptr;
+    try {
+      src = &cache.host(mem, bytes, 0);
+      dst = &cache.device(bytes, 0);
+    } catch (const allocation_error&) {
+      cache.clear();
+      src = &cache.host(mem, bytes, 0);
+      dst = &cache.device(bytes, 0);
+    }
+    const region sr = region_of(*src, bytes), dr = region_of(*dst, bytes);
+    cuda_stream s;
+    cuda_event start, stop;
+    const std::uint32_t seed = next_seed();
+    fill_pattern(sr, seed, natural_side(mem), s.get());
+    fill_poison(dr, seed, side::gpu, s.get());
+    s.synchronize();
+    // sync_copy uses cudaMemcpy, which runs on the legacy default stream: time it there.
+    const cudaStream_t timed = m == mode::sync_copy ? cudaStream_t{nullptr} : s.get();
+    double blocked_s = 0, total_s = 0, cpu_s = 0;
+    std::uint64_t sink = 0;
+    auto once = [&] {
+      CUDA_CHECK(cudaEventRecord(start.get(), timed));
+      const auto t0 = clock::now();
+      if (m == mode::sync_copy) {
+        CUDA_CHECK(cudaMemcpy(dr.dev, sr.host, bytes, cudaMemcpyHostToDevice));
+      } else {
+        CUDA_CHECK(cudaMemcpyAsync(dr.dev, sr.host, bytes, cudaMemcpyHostToDevice, timed));
+      }
+      const auto t1 = clock::now();
+      CUDA_CHECK(cudaEventRecord(stop.get(), timed));
+      if (m == mode::async_then_cpu_work) sink += cpu_work();
+      const auto t2 = clock::now();
+      CUDA_CHECK(cudaEventSynchronize(stop.get()));
+      const auto t3 = clock::now();
+      return std::make_tuple(std::chrono::duration<double>(t1 - t0).count(),
+                             std::chrono::duration<double>(t3 - t0).count(),
+                             std::chrono::duration<double>(t2 - t1).count());
+    };
+    (void)once();  // warm-up
+    long long n = 0;
+    for (auto _ : state) {
+      const auto [blocked, total, cpu] = once();
+      state.SetIterationTime(elapsed_seconds(start, stop));
+      blocked_s += blocked;
+      total_s += total;
+      cpu_s += cpu;
+      ++n;
+    }
+    benchmark::DoNotOptimize(sink);
+    const std::string bad = verify_message(dr, seed, side::gpu, s.get(), "h2d destination");
+    if (!bad.empty()) return fail_case(state, bad);
+    state.counters["host_blocked_us"] = blocked_s / static_cast<double>(n) * 1e6;
+    state.counters["total_us"] = total_s / static_cast<double>(n) * 1e6;
+    state.counters["cpu_work_us"] = cpu_s / static_cast<double>(n) * 1e6;
+    state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * n);
+    state.SetLabel("ungated");
+  } catch (const std::exception& e) {
+    fail_case(state, e.what());
+  }
+}
+
+const family_registration registration{{
+    "HostBlocking",
+    "how long one h2d copy holds the CPU, and whether CPU work after an async copy overlaps it",
+    "  HostBlocking/mem:{pageable,pinned}/bytes:{N}/mode:{sync_copy,async_copy,async_then_cpu_work}\n"
+    "    sync_copy            cudaMemcpy\n"
+    "    async_copy           cudaMemcpyAsync on a created stream, then a wait on its stop event\n"
+    "    async_then_cpu_work  cudaMemcpyAsync, then 1 ms of CPU arithmetic, then the wait\n"
+    "    counters  host_blocked_us (time inside the copy call), total_us (from the call to the copy's\n"
+    "              completion seen by the host), cpu_work_us; manual time is the copy's GPU time.\n"
+    "              Overlap shows as total_us near max(copy, cpu_work_us) rather than their sum.\n"
+    "    sizes 64 KiB, 1 MiB, 16 MiB, 256 MiB by default; --sizes gives others.\n",
+    [] {
+      const bool user_sizes = current_options().sizes_spec != "pow4";
+      const std::vector<std::uint64_t> sizes =
+          user_sizes ? current_options().sizes : std::vector<std::uint64_t>{64u << 10, 1u << 20, 16u << 20, 256u << 20};
+      for (mem_kind mem : {mem_kind::pageable, mem_kind::pinned})
+        for (std::uint64_t n : sizes)
+          for (mode m : {mode::sync_copy, mode::async_copy, mode::async_then_cpu_work}) {
+            case_name name("HostBlocking");
+            name.add("mem", to_string(mem)).add("bytes", n).add("mode", to_string(m));
+            register_case(name, [mem, n, m](benchmark::State& st) { run_host_blocking(st, mem, n, m); });
+          }
+    },
+}};
+
+}  // namespace
+}  // namespace gpu_bench

@@ -1,0 +1,314 @@
+// Overlap: copy in, kernel, copy out of N bytes of floats, whole on one stream (serial) or split into S
+// chunks over S streams, issued depth first (chunk by chunk) or breadth first (all copies in, all kernels,
+// all copies out). Bytes counted: N in + N out. GPU time from the start event on the origin stream to the
+// stop event after every stream joined back; the host waits where `sync` says.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fixtures/cuda_check.hpp"
+#include "fixtures/failures.hpp"
+#include "fixtures/host_buffer.hpp"
+#include "fixtures/options.hpp"
+#include "fixtures/overlap_model.hpp"
+#include "fixtures/registry.hpp"
+#include "fixtures/timeline.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gpu_bench {
+namespace {
+
+// The buffers of one case: input and output on the host, the working copy on the GPU.
+struct overlap_buffers {
+  host_buffer* in;
+  host_buffer* out;
+  device_buffer* dev;
+  device_buffer* dev2;  // the far end of the copy out while calibrating the bidirectional rate
+  std::size_t bytes;
+
+  float* in_f() const { return static_cast<float*>(in->data()); }
+  float* out_f() const { return static_cast<float*>(out->data()); }
+  float* dev_f() const { return static_cast<float*>(dev->data()); }
+};
+
+overlap_buffers acquire(mem_kind mem, std::size_t bytes) {
+  auto& cache = buffer_cache::instance();
+  auto get = [&] {
+    return overlap_buffers{&cache.host(mem, bytes, 0), &cache.host(mem, bytes, 1), &cache.device(bytes, 0),
+                           &cache.device(bytes, 1), bytes};
+  };
+  try {
+    return get();
+  } catch (const allocation_error&) {
+    cache.clear();
+    return get();
+  }
+}
+
+// Input values that are not all alike and not zero, small enough that adding `work` stays exact-ish.
+float input_value(std::size_t i) {
+  return static_cast<float>(i % 1024) * 0.25f + 0.5f;
+}
+
+void fill_input(const overlap_buffers& b) {
+  float* in = b.in_f();
+  const std::size_t n = b.bytes / sizeof(float);
+  for (std::size_t i = 0; i < n; ++i) in[i] = input_value(i);
+  std::memset(b.out->data(), 0xff, b.bytes);  // NaN: an output nobody wrote fails the check
+}
+
+// The seed's check: the largest error of out = in + work. On the GPU where it can address both buffers.
+double max_error(const overlap_buffers& b, int work, cudaStream_t s) {
+  const std::size_t n = b.bytes / sizeof(float);
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  if (b.in->device_ptr() && b.out->device_ptr()) {
+    static unsigned* bits = [] {
+      void* p = nullptr;
+      CUDA_CHECK(cudaHostAlloc(&p, sizeof(unsigned), cudaHostAllocMapped));
+      return static_cast<unsigned*>(p);
+    }();
+    *bits = 0;
+    void* dbits = nullptr;
+    CUDA_CHECK(cudaHostGetDevicePointer(&dbits, bits, 0));
+    kernels::max_add_error(static_cast<const float*>(b.in->device_ptr()),
+                           static_cast<const float*>(b.out->device_ptr()), n, static_cast<float>(work),
+                           static_cast<unsigned*>(dbits), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    float worst = 0;
+    const unsigned v = *static_cast<volatile unsigned*>(bits);
+    std::memcpy(&worst, &v, sizeof worst);
+    return worst;
+  }
+  double worst = 0;
+  const float* in = b.in_f();
+  const float* out = b.out_f();
+  for (std::size_t i = 0; i < n; ++i) {
+    const double err = std::fabs(static_cast<double>(out[i]) - in[i] - work);
+    if (!(err <= worst)) worst = std::isnan(err) ? INFINITY : err;
+  }
+  return worst;
+}
+
+// Enqueues one iteration of a case: the ops in the schedule's order, each on its chunk's stream, with the
+// host waits that `sync` asks for inside the enqueue.
+struct pipeline {
+  const overlap_case& c;
+  const overlap_buffers& b;
+  stream_set& streams;
+  op_recorder& rec;
+  std::vector<std::pair<std::size_t, std::size_t>> chunks;
+
+  cudaStream_t stream_of(int chunk) const { return streams[chunk % streams.size()]; }
+
+  void copy_in(int i) {
+    const std::size_t lo = chunks[static_cast<std::size_t>(i)].first, hi = chunks[static_cast<std::size_t>(i)].second;
+    rec.run(stream_of(i), i % streams.size(), "h2d " + std::to_string(i), "copy", [&] {
+      CUDA_CHECK(cudaMemcpyAsync(b.dev_f() + lo, b.in_f() + lo, (hi - lo) * sizeof(float), cudaMemcpyHostToDevice,
+                                 stream_of(i)));
+    });
+  }
+  void kernel(int i) {
+    const std::size_t lo = chunks[static_cast<std::size_t>(i)].first, hi = chunks[static_cast<std::size_t>(i)].second;
+    rec.run(stream_of(i), i % streams.size(), "kernel " + std::to_string(i), "kernel",
+            [&] { kernels::seed_work(b.dev_f(), lo, hi - lo, c.work, stream_of(i)); });
+  }
+  void copy_out(int i) {
+    const std::size_t lo = chunks[static_cast<std::size_t>(i)].first, hi = chunks[static_cast<std::size_t>(i)].second;
+    rec.run(stream_of(i), i % streams.size(), "d2h " + std::to_string(i), "copy", [&] {
+      CUDA_CHECK(cudaMemcpyAsync(b.out_f() + lo, b.dev_f() + lo, (hi - lo) * sizeof(float), cudaMemcpyDeviceToHost,
+                                 stream_of(i)));
+    });
+  }
+  void after_chunk_op(int i) {
+    if (c.sync == sync_point::per_chunk) CUDA_CHECK(cudaStreamSynchronize(stream_of(i)));
+  }
+
+  void enqueue() {
+    const int n = static_cast<int>(chunks.size());
+    if (c.sched == schedule::breadth_first) {
+      for (int i = 0; i < n; ++i) copy_in(i), after_chunk_op(i);
+      for (int i = 0; i < n; ++i) kernel(i), after_chunk_op(i);
+      for (int i = 0; i < n; ++i) copy_out(i), after_chunk_op(i);
+    } else {
+      for (int i = 0; i < n; ++i) {
+        copy_in(i);
+        kernel(i);
+        copy_out(i);
+        after_chunk_op(i);
+      }
+    }
+  }
+
+  stream_set::hooks hooks() {
+    stream_set::hooks h;
+    // The small copy in leaves the origin stream on the copy engine its first real copy uses.
+    h.prime = [this] {
+      const std::size_t n = std::min<std::size_t>(b.bytes, 64 << 10);
+      CUDA_CHECK(cudaMemcpyAsync(b.dev->data(), b.in->data(), n, cudaMemcpyHostToDevice, streams.origin()));
+    };
+    if (c.sync == sync_point::end) {
+      h.wait = [] { CUDA_CHECK(cudaDeviceSynchronize()); };
+    } else if (c.sync == sync_point::per_stream) {
+      h.wait = [this] {
+        for (int i = 0; i < streams.size(); ++i) CUDA_CHECK(cudaStreamSynchronize(streams[i]));
+      };
+    }  // event_join and per_chunk: the stop event, after the join events, is the one host wait
+    return h;
+  }
+};
+
+sample_totals run_pipeline(benchmark::State* state, const overlap_case& c, const overlap_buffers& b, int iterations,
+                           bool record_timeline, const std::string& name) {
+  stream_set streams(c.sched == schedule::serial ? 1 : c.streams);
+  op_recorder rec;
+  pipeline p{c, b, streams, rec, chunk_bounds(b.bytes / sizeof(float), c.sched == schedule::serial ? 1 : c.streams)};
+  gate* g = overlap_gated(c) ? &process_gate() : nullptr;
+  const auto hooks = p.hooks();
+  auto once = [&] {
+    return streams.measure(
+        g, [&] { p.enqueue(); }, hooks);
+  };
+  sample_totals t;
+  if (state) {
+    t = run_timed_loop(*state, once);
+  } else {
+    (void)once();  // warm-up
+    for (int i = 0; i < iterations; ++i) t.add(once());
+  }
+  if (record_timeline && !timeline::instance().has_case(name)) {
+    rec.set_recording(true);
+    (void)once();
+    rec.flush(timeline::instance().begin_case(name), streams.start_event());
+  }
+  return t;
+}
+
+// Stage times and the serial time, measured once per memory kind, size and work in a run.
+struct calibration {
+  stage_times stages;
+  double serial_s;
+};
+
+double time_op(mem_kind mem, const std::function<void(stream_set&)>& op,
+               const std::function<void(stream_set&)>& prime) {
+  stream_set streams(2);
+  gate* g = enqueue_may_block(mem) ? nullptr : &process_gate();
+  stream_set::hooks h;
+  h.prime = [&] { prime(streams); };
+  auto once = [&] {
+    return streams
+        .measure(
+            g, [&] { op(streams); }, h)
+        .gpu_s;
+  };
+  (void)once();
+  double sum = 0;
+  constexpr int kReps = 3;
+  for (int i = 0; i < kReps; ++i) sum += once();
+  return sum / kReps;
+}
+
+const calibration& calibrate(const overlap_case& c, const overlap_buffers& b) {
+  static std::map<std::tuple<mem_kind, std::uint64_t, int>, calibration> cache;
+  const auto key = std::make_tuple(c.mem, c.bytes, c.work);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const std::size_t n = b.bytes;
+  const std::size_t small = std::min<std::size_t>(n, 64 << 10);
+  auto h2d = [&](cudaStream_t s, std::size_t bytes) {
+    CUDA_CHECK(cudaMemcpyAsync(b.dev->data(), b.in->data(), bytes, cudaMemcpyHostToDevice, s));
+  };
+  auto d2h = [&](cudaStream_t s, void* from, std::size_t bytes) {
+    CUDA_CHECK(cudaMemcpyAsync(b.out->data(), from, bytes, cudaMemcpyDeviceToHost, s));
+  };
+  calibration cal{};
+  cal.stages.in_s = time_op(
+      c.mem, [&](stream_set& s) { h2d(s.origin(), n); }, [&](stream_set& s) { h2d(s.origin(), small); });
+  cal.stages.out_s = time_op(
+      c.mem, [&](stream_set& s) { d2h(s.origin(), b.dev->data(), n); },
+      [&](stream_set& s) { d2h(s.origin(), b.dev->data(), small); });
+  cal.stages.both_s = time_op(
+      c.mem,
+      [&](stream_set& s) {
+        h2d(s[0], n);
+        d2h(s[1], b.dev2->data(), n);
+      },
+      [&](stream_set& s) { h2d(s.origin(), small); });
+  cal.stages.kernel_s = time_op(
+      mem_kind::pinned, [&](stream_set& s) { kernels::seed_work(b.dev_f(), 0, n / sizeof(float), c.work, s.origin()); },
+      [](stream_set&) {});
+  overlap_case serial = c;
+  serial.sched = schedule::serial;
+  serial.streams = 1;
+  serial.sync = sync_point::end;
+  const sample_totals t = run_pipeline(nullptr, serial, b, 3, false, "");
+  cal.serial_s = t.gpu_s / static_cast<double>(t.n);
+  return cache.emplace(key, cal).first->second;
+}
+
+void run_overlap(benchmark::State& state, const overlap_case& c, const std::string& name) {
+  try {
+    const overlap_buffers b = acquire(c.mem, c.bytes);
+    fill_input(b);
+    const calibration& cal = calibrate(c, b);
+    std::memset(b.out->data(), 0xff, b.bytes);  // the calibration wrote outputs too: poison again
+    if (!overlap_gated(c)) state.SetLabel("ungated");
+    const sample_totals t = run_pipeline(&state, c, b, 0, timeline::instance().enabled(), name);
+    const double err = max_error(b, c.work, cudaStreamPerThread);
+    const double tolerance = 1e-4 + 1e-6 * c.work;
+    if (!(err <= tolerance))
+      return fail_case(state, "data check failed: max error " + std::to_string(err) + " of out = in + " +
+                                  std::to_string(c.work) + " exceeds " + std::to_string(tolerance));
+    const double mean_s = t.gpu_s / static_cast<double>(t.n);
+    const int chunks = c.sched == schedule::serial ? 1 : c.streams;
+    const double ideal_s = overlap_ideal_s(cal.stages, chunks);
+    state.counters["gbps"] = t.gbps(2.0 * static_cast<double>(c.bytes));
+    state.counters["host_blocked_us"] = t.mean_host_us();
+    state.counters["speedup"] = cal.serial_s / mean_s;
+    state.counters["ideal_ms"] = ideal_s * 1e3;
+    state.counters["efficiency"] = ideal_s / mean_s;
+    state.counters["max_error"] = err;
+    state.counters["in_ms"] = cal.stages.in_s * 1e3;
+    state.counters["out_ms"] = cal.stages.out_s * 1e3;
+    state.counters["both_ms"] = cal.stages.both_s * 1e3;
+    state.counters["kernel_ms"] = cal.stages.kernel_s * 1e3;
+    state.SetBytesProcessed(static_cast<std::int64_t>(2.0 * static_cast<double>(c.bytes) * static_cast<double>(t.n)));
+  } catch (const std::exception& e) {
+    fail_case(state, e.what());
+  }
+}
+
+const family_registration registration{{
+    "Overlap",
+    "copy in, kernel, copy out: serial, or in chunks over streams in two issue orders",
+    "  Overlap/schedule:{serial,depth_first,breadth_first}/mem:{pinned,pageable,write_combined,registered}/\n"
+    "          streams:{1,2,4,8,16,32}/bytes:{N}/work:{W}/sync:{end,per_stream,per_chunk,event_join}\n"
+    "    serial         whole copy in, one kernel, whole copy out, on one stream (the baseline)\n"
+    "    depth_first    for each chunk: copy in, kernel, copy out on its stream\n"
+    "    breadth_first  all copies in, then all kernels, then all copies out\n"
+    "    work           W repetitions per element of a[i] += sqrt(sin(x)^2 + cos(x)^2)\n"
+    "    sync           end: one cudaDeviceSynchronize; per_stream: each stream in turn; per_chunk: the host\n"
+    "                   waits after each chunk (ungated: kills overlap); event_join: streams joined on the GPU\n"
+    "                   with events, one wait on the last\n"
+    "    counters  gbps (N in + N out / GPU time), host_blocked_us, speedup (serial time of the same memory,\n"
+    "              size and work / this time), ideal_ms and efficiency (ideal / measured), max_error, and\n"
+    "              the measured stages in_ms, out_ms, both_ms, kernel_ms. With B = max(in, out, both, kernel):\n"
+    "                ideal = (in + kernel + out) / S + (S - 1) / S * B\n"
+    "              (the bottleneck in steady state plus filling and draining an S-chunk pipeline).\n"
+    "    The default runs 43 cases around pinned 512 MiB with the seed's work; --full runs every\n"
+    "    combination (2352).\n",
+    [] {
+      for (const overlap_case& c : overlap_grid(current_options().full)) {
+        const std::string name = overlap_name(c).str();
+        register_case(overlap_name(c), [c, name](benchmark::State& st) { run_overlap(st, c, name); });
+      }
+    },
+}};
+
+}  // namespace
+}  // namespace gpu_bench

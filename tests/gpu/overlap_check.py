@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""GPU test: a few Overlap and HostBlocking cases run, verify their data and show the effects they exist
+to show; the --timeline file of the same run holds every copy and kernel, and pipelined ones overlap.
+
+usage: overlap_check.py GPU_BENCH OUT.json TIMELINE.json
+"""
+import json
+import sys
+
+from gpu_common import Checker, iteration_runs, run_gpu_bench
+
+FILTER = ("^(Overlap/.*/bytes:16777216/"
+          "|Overlap/schedule:(serial|depth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:1/sync:(end|per_chunk)/"
+          "|HostBlocking/mem:(pinned|pageable)/bytes:16777216/)")
+
+
+def axes(name):
+    parts = name.replace("/manual_time", "").split("/")
+    return parts[0], dict(p.split(":", 1) for p in parts[1:])
+
+
+def main(exe, out, trace_path):
+    rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}", f"--timeline={trace_path}")
+    c = Checker()
+    c.check(rc == 0, f"gpu_bench exited {rc}")
+    runs = {b["name"].replace("/manual_time", ""): b for b in iteration_runs(doc)}
+    c.check(len(runs) == 13, f"expected 13 cases, got {len(runs)}")
+    for name, b in runs.items():
+        c.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
+    ok = {n: b for n, b in runs.items() if not b.get("error_occurred")}
+    for name, b in ok.items():
+        fam, ax = axes(name)
+        if fam != "Overlap":
+            continue
+        c.check(b["efficiency"] <= 1.02, f"{name}: efficiency {b['efficiency']:.3f} above 1.02: the bound is wrong")
+        c.check(b["max_error"] <= 1e-4 + 1e-6 * int(ax["work"]), f"{name}: max_error {b['max_error']}")
+        if ax["schedule"] == "serial":
+            c.check(0.9 <= b["speedup"] <= 1.1, f"{name}: serial speedup {b['speedup']:.3f} is not about 1")
+    base = "Overlap/schedule:depth_first/mem:pinned/streams:8/bytes:536870912/work:1/sync:"
+    if base + "end" in ok and base + "per_chunk" in ok:
+        end, per_chunk = ok[base + "end"]["speedup"], ok[base + "per_chunk"]["speedup"]
+        c.check(end >= 1.3, f"depth_first x8 pinned speedup {end:.2f} shows no overlap")
+        c.check(per_chunk < 0.8 * end, f"per_chunk speedup {per_chunk:.2f} does not show the loss against {end:.2f}")
+    for name, b in ok.items():
+        fam, ax = axes(name)
+        if fam != "HostBlocking":
+            continue
+        gpu_us = b["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
+        if ax["mem"] == "pinned" and ax["mode"] == "async_copy":
+            c.check(b["host_blocked_us"] < 50, f"{name}: pinned async copy held the host {b['host_blocked_us']:.1f} us")
+        if ax["mem"] == "pageable" and ax["mode"] != "async_then_cpu_work":
+            c.check(b["host_blocked_us"] > 0.5 * gpu_us,
+                    f"{name}: pageable copy held the host only {b['host_blocked_us']:.1f} us of {gpu_us:.1f}")
+    with open(trace_path) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M"}
+    overlap_cases = [n for n in ok if n.startswith("Overlap/")]
+    c.check(sorted(names.values()) == sorted(overlap_cases), "timeline cases differ from the cases run")
+    pipelined = [pid for pid, n in names.items() if "depth_first/mem:pinned/streams:8/bytes:536870912/work:1/sync:end" in n]
+    if pipelined:
+        spans = [e for e in events if e.get("ph") == "X" and e["pid"] == pipelined[0]]
+        c.check(len(spans) == 24, f"expected 24 spans (8 chunks x 3), got {len(spans)}")
+        copies = [e for e in spans if e["cat"] == "copy"]
+        kernels = [e for e in spans if e["cat"] == "kernel"]
+        overlapping = any(k["tid"] != x["tid"] and k["ts"] < x["ts"] + x["dur"] and x["ts"] < k["ts"] + k["dur"]
+                          for k in kernels for x in copies)
+        c.check(overlapping, "no kernel overlaps a copy of another stream in the pipelined timeline")
+    return c.finish("Overlap and HostBlocking cases verified; the timeline shows the overlap")
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:4]))
