@@ -50,7 +50,7 @@ void print_help() {
     std::printf("%s: %s\n%s\n", f.name.c_str(), f.summary.c_str(), f.help.c_str());
   std::printf(
       "Exit status: 0 when every selected case ran and verified its data; 1 when a case failed, no case\n"
-      "matched, or no GPU is visible; 2 for a bad flag.\n");
+      "matched, or no GPU is visible; 2 for a bad flag; 130 after Ctrl-C.\n");
 }
 
 // One line on stderr and no output file: the GPU is missing, or unusable by this build.
