@@ -35,3 +35,23 @@ void max_add_error(const float* in, const float* out, std::size_t n, float expec
                    cudaStream_t stream);
 
 }  // namespace gpu_bench::kernels
+
+namespace gpu_bench::kernels {
+
+// c = a + b over n floats, one thread per element in blocks of 1024 (the timing experiment's kernel).
+void add(float* c, const float* a, const float* b, std::size_t n, cudaStream_t stream);
+
+// The three steps of normalising an array in place (a /= sum(a)): a block-wise partial sum into
+// `partial` (`blocks` floats), one thread summing those into *sum, and the division.
+void partial_reduce(const float* a, std::size_t n, float* partial, int blocks, cudaStream_t stream);
+void single_thread_sum(const float* partial, int count, float* sum, cudaStream_t stream);
+void divide_by(float* a, std::size_t n, const float* sum, int blocks, cudaStream_t stream);
+
+// `blocks` blocks of `threads` threads that each stay resident for `ns` nanoseconds; block b sets
+// marks[b] = stamp when it is done (so a test can see every block ran).
+void busy(int blocks, int threads, unsigned long long ns, unsigned* marks, unsigned stamp, cudaStream_t stream);
+
+// A kernel that does nothing: the launch itself is what is measured.
+void empty(cudaStream_t stream);
+
+}  // namespace gpu_bench::kernels

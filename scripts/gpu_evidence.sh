@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # On a GPU machine: build, run every test, then the measurements an issue asks for, logs under OUTDIR.
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: tests matrix matrix5 parity overlap timeline (default: all)
+#   steps: tests matrix matrix5 parity overlap timeline families (default: all)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
 shift
 mkdir -p "$out"
-steps=${*:-tests matrix matrix5 parity overlap timeline}
+steps=${*:-tests matrix matrix5 parity overlap timeline families}
 build=${BUILD_DIR:-$root/build}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1 | tr ' ' '_')
 { nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE | head -60; } >"$out/nvidia-smi.txt" 2>&1
@@ -31,6 +31,9 @@ for step in $steps; do
     timeline) "$build/gpu_bench" --timeline="$out/timeline_$gpu.json" \
               --benchmark_filter='^Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:1/sync:end/' \
               >"$out/timeline.log" 2>&1; echo "timeline rc=$?" ;;
+    families) "$build/gpu_bench" --benchmark_filter='^(SyncPlacement|Streams|Events|Launch|SmallCopy|Alloc)/' \
+              --benchmark_repetitions=5 --benchmark_out="$out/families_reps5_$gpu.json" --benchmark_out_format=json \
+              >"$out/families.log" 2>&1; echo "families rc=$?"; grep -E "ERROR|failed" "$out/families.log" | head ;;
     *) echo "unknown step $step" ;;
   esac
   echo "$step: $(( $(date +%s) - t0 )) s"

@@ -46,6 +46,10 @@ class Listing(unittest.TestCase):
         self.assertNotIn("Transfer/dir:d2h/mem:managed_fault/bytes:4/manual_time", names)
         self.assertEqual(len([n for n in names if n.startswith("Overlap/")]), 43)
         self.assertEqual(len([n for n in names if n.startswith("HostBlocking/")]), 24)
+        counts = {fam: len([n for n in names if n.startswith(fam + "/")])
+                  for fam in ("SyncPlacement", "Streams", "Events", "Launch", "SmallCopy", "Alloc")}
+        self.assertEqual(counts, {"SyncPlacement": 10, "Streams": 19, "Events": 9, "Launch": 6, "SmallCopy": 30,
+                                  "Alloc": 18})
 
     def test_full_matrix(self):
         r = run("--benchmark_list_tests", "--full", "--benchmark_filter=^Overlap/")

@@ -1,0 +1,92 @@
+// Launch: the cost of launching K empty kernels, one stream launch each or one replay of a CUDA graph
+// holding all K. GPU time from events behind the gate (the launches are all queued before the GPU starts);
+// host time is how long issuing them held the CPU. Both are reported per kernel.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "fixtures/cuda_check.hpp"
+#include "fixtures/failures.hpp"
+#include "fixtures/registry.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gpu_bench {
+namespace {
+
+// A captured graph of `kernels` empty launches, instantiated once per run.
+class empty_graph {
+ public:
+  explicit empty_graph(int kernels) {
+    cuda_stream capture;
+    CUDA_CHECK(cudaStreamBeginCapture(capture.get(), cudaStreamCaptureModeThreadLocal));
+    for (int k = 0; k < kernels; ++k) kernels::empty(capture.get());
+    CUDA_CHECK(cudaStreamEndCapture(capture.get(), &graph_));
+    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  }
+  ~empty_graph() {
+    if (exec_) CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec_));
+    if (graph_) CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph_));
+  }
+  empty_graph(const empty_graph&) = delete;
+  empty_graph& operator=(const empty_graph&) = delete;
+  void launch(cudaStream_t s) const { CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
+  std::size_t nodes() const {
+    std::size_t n = 0;
+    CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &n));
+    return n;
+  }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+void run_launch(benchmark::State& state, bool graph, int kernels_n) {
+  try {
+    stream_set ss(1);
+    std::unique_ptr<empty_graph> g;
+    if (graph) {
+      g = std::make_unique<empty_graph>(kernels_n);
+      if (g->nodes() != static_cast<std::size_t>(kernels_n))
+        return fail_case(state, "the captured graph holds " + std::to_string(g->nodes()) + " nodes, not " +
+                                    std::to_string(kernels_n));
+      g->launch(ss.origin());  // the first launch uploads the graph: not what is measured
+      ss.synchronize();
+    }
+    auto enqueue = [&] {
+      if (graph) {
+        g->launch(ss.origin());
+      } else {
+        for (int k = 0; k < kernels_n; ++k) kernels::empty(ss.origin());
+      }
+    };
+    const sample_totals t = run_timed_loop(state, [&] { return ss.measure(&process_gate(), enqueue); });
+    const double per = static_cast<double>(t.n) * kernels_n;
+    state.counters["per_kernel_us"] = t.gpu_s / per * 1e6;
+    state.counters["host_per_kernel_us"] = t.host_s / per * 1e6;
+    state.counters["host_blocked_us"] = t.mean_host_us();
+  } catch (const std::exception& e) {
+    fail_case(state, e.what());
+  }
+}
+
+const family_registration registration{{
+    "Launch",
+    "launching empty kernels: stream launches against one CUDA graph replay",
+    "  Launch/op:{empty_kernel,graph_replay}/kernels:{1,10,100}\n"
+    "    empty_kernel: K launches of an empty kernel on one stream; graph_replay: one cudaGraphLaunch of a\n"
+    "    graph captured from the same K launches. GPU time behind the gate, so the launches are all queued\n"
+    "    before the GPU starts. counters: per_kernel_us (GPU), host_per_kernel_us, host_blocked_us.\n",
+    [] {
+      for (bool graph : {false, true})
+        for (int k : {1, 10, 100}) {
+          case_name name("Launch");
+          name.add("op", graph ? "graph_replay" : "empty_kernel").add("kernels", k);
+          register_case(name, [graph, k](benchmark::State& st) { run_launch(st, graph, k); });
+        }
+    },
+}};
+
+}  // namespace
+}  // namespace gpu_bench

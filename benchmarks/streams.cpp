@@ -1,0 +1,287 @@
+// Streams: independent work spread over streams. normalize: the classic three-kernel normalisation of
+// ten 10M-float arrays with their copies in and out, on one stream or spread over S; small_kernels and
+// large_kernels: 32 busy kernels of 100 us that fill one SM or the whole GPU; kind: which stream kinds a
+// default-stream operation serialises. GPU time from events forked from and joined to the origin stream.
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fixtures/cuda_check.hpp"
+#include "fixtures/failures.hpp"
+#include "fixtures/host_buffer.hpp"
+#include "fixtures/pattern.hpp"
+#include "fixtures/registry.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gpu_bench {
+namespace {
+
+constexpr int kArrays = 10;
+constexpr std::size_t kArrayElements = 10'000'000;
+constexpr int kReduceBlocks = 32 * 40;  // the classic example's grid
+constexpr int kBusyKernels = 32;
+constexpr unsigned long long kBusyNs = 100'000;
+
+int sm_count() {
+  int dev = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+// The one-stream time of each workload, measured once per run, for the speedup counter.
+std::map<std::string, double>& one_stream_times() {
+  static std::map<std::string, double> t;
+  return t;
+}
+
+unsigned next_stamp() {
+  return next_seed() | 1u;
+}  // never 0, the value of a block that did not run
+
+double mean_gpu_s(const sample_totals& t) {
+  return t.gpu_s / static_cast<double>(t.n);
+}
+
+// ---- normalize ----
+
+struct normalize_buffers {
+  float* host_in;
+  float* host_out;
+  float* dev;       // kArrays arrays
+  float* partials;  // kArrays x kReduceBlocks
+  float* sums;      // kArrays
+};
+
+float normalize_input(int array, std::size_t i) {
+  return static_cast<float>(array + 1) * static_cast<float>(1 + i % 7);
+}
+
+normalize_buffers normalize_acquire() {
+  auto& cache = buffer_cache::instance();
+  const std::size_t bytes = kArrays * kArrayElements * sizeof(float);
+  normalize_buffers b{};
+  b.host_in = static_cast<float*>(cache.host(mem_kind::pinned, bytes, 0).data());
+  b.host_out = static_cast<float*>(cache.host(mem_kind::pinned, bytes, 1).data());
+  b.dev = static_cast<float*>(cache.device(bytes, 0).data());
+  b.partials = static_cast<float*>(cache.device((kArrays * kReduceBlocks + kArrays) * sizeof(float), 1).data());
+  b.sums = b.partials + kArrays * kReduceBlocks;
+  for (int a = 0; a < kArrays; ++a)
+    for (std::size_t i = 0; i < kArrayElements; ++i) b.host_in[a * kArrayElements + i] = normalize_input(a, i);
+  std::memset(b.host_out, 0xff, bytes);
+  return b;
+}
+
+sample_totals normalize_run(benchmark::State* state, const normalize_buffers& b, int streams_n) {
+  stream_set streams(streams_n);
+  auto enqueue = [&] {
+    for (int a = 0; a < kArrays; ++a) {
+      const cudaStream_t s = streams[a % streams_n];
+      float* d = b.dev + a * kArrayElements;
+      const std::size_t bytes = kArrayElements * sizeof(float);
+      CUDA_CHECK(cudaMemcpyAsync(d, b.host_in + a * kArrayElements, bytes, cudaMemcpyHostToDevice, s));
+      kernels::partial_reduce(d, kArrayElements, b.partials + a * kReduceBlocks, kReduceBlocks, s);
+      kernels::single_thread_sum(b.partials + a * kReduceBlocks, kReduceBlocks, b.sums + a, s);
+      kernels::divide_by(d, kArrayElements, b.sums + a, kReduceBlocks, s);
+      CUDA_CHECK(cudaMemcpyAsync(b.host_out + a * kArrayElements, d, bytes, cudaMemcpyDeviceToHost, s));
+    }
+  };
+  stream_set::hooks h;
+  h.prime = [&] { CUDA_CHECK(cudaMemcpyAsync(b.dev, b.host_in, 64 << 10, cudaMemcpyHostToDevice, streams.origin())); };
+  auto once = [&] { return streams.measure(&process_gate(), enqueue, h); };
+  if (state) return run_timed_loop(*state, once);
+  sample_totals t;
+  (void)once();
+  for (int i = 0; i < 5; ++i) t.add(once());
+  return t;
+}
+
+std::string normalize_check(const normalize_buffers& b) {
+  for (int a = 0; a < kArrays; ++a) {
+    double sum_in = 0, sum_out = 0;
+    for (std::size_t i = 0; i < kArrayElements; ++i) {
+      sum_in += normalize_input(a, i);
+      sum_out += b.host_out[a * kArrayElements + i];
+    }
+    if (!(std::fabs(sum_out - 1.0) < 1e-3))
+      return "data check failed: array " + std::to_string(a) + " sums to " + std::to_string(sum_out) + ", not 1";
+    for (std::size_t i = 0; i < kArrayElements; i += 9973) {
+      const double want = normalize_input(a, i) / sum_in;
+      if (!(std::fabs(b.host_out[a * kArrayElements + i] - want) <= 1e-3 * want))
+        return "data check failed: array " + std::to_string(a) + " element " + std::to_string(i) + " is " +
+               std::to_string(b.host_out[a * kArrayElements + i]) + ", not " + std::to_string(want);
+    }
+  }
+  return {};
+}
+
+void run_normalize(benchmark::State& state, int streams_n) {
+  try {
+    normalize_buffers b;
+    try {
+      b = normalize_acquire();
+    } catch (const allocation_error&) {
+      buffer_cache::instance().clear();
+      b = normalize_acquire();
+    }
+    auto& base = one_stream_times()["normalize"];
+    if (base == 0) base = mean_gpu_s(normalize_run(nullptr, b, 1));
+    std::memset(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
+    const sample_totals t = normalize_run(&state, b, streams_n);
+    if (const std::string bad = normalize_check(b); !bad.empty()) return fail_case(state, bad);
+    state.counters["speedup"] = base / mean_gpu_s(t);
+    state.counters["host_blocked_us"] = t.mean_host_us();
+    state.counters["gbps"] = t.gbps(2.0 * kArrays * kArrayElements * sizeof(float));
+  } catch (const std::exception& e) {
+    fail_case(state, e.what());
+  }
+}
+
+// ---- small and large kernels ----
+
+sample_totals busy_run(benchmark::State* state, bool large, int streams_n, unsigned* marks, unsigned stamp) {
+  const int blocks = large ? sm_count() * 8 : 1;
+  stream_set streams(streams_n);
+  auto enqueue = [&] {
+    for (int k = 0; k < kBusyKernels; ++k)
+      kernels::busy(blocks, 256, kBusyNs, marks + static_cast<std::size_t>(k) * blocks, stamp, streams[k % streams_n]);
+  };
+  auto once = [&] { return streams.measure(&process_gate(), enqueue); };
+  if (state) return run_timed_loop(*state, once);
+  sample_totals t;
+  (void)once();
+  for (int i = 0; i < 5; ++i) t.add(once());
+  return t;
+}
+
+void run_busy(benchmark::State& state, bool large, int streams_n) {
+  try {
+    const int blocks = large ? sm_count() * 8 : 1;
+    const std::size_t count = static_cast<std::size_t>(kBusyKernels) * blocks;
+    device_buffer& d = buffer_cache::instance().device(count * sizeof(unsigned), 0);
+    unsigned* marks = static_cast<unsigned*>(d.data());
+    auto& base = one_stream_times()[large ? "large_kernels" : "small_kernels"];
+    if (base == 0) base = mean_gpu_s(busy_run(nullptr, large, 1, marks, 1));
+    const unsigned stamp = next_stamp();
+    CUDA_CHECK(cudaMemset(marks, 0, count * sizeof(unsigned)));
+    const sample_totals t = busy_run(&state, large, streams_n, marks, stamp);
+    std::vector<unsigned> h(count);
+    CUDA_CHECK(cudaMemcpy(h.data(), marks, count * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < count; ++i)
+      if (h[i] != stamp) return fail_case(state, "data check failed: block " + std::to_string(i) + " did not run");
+    state.counters["speedup"] = base / mean_gpu_s(t);
+    state.counters["host_blocked_us"] = t.mean_host_us();
+    state.counters["kernel_us"] = kBusyNs / 1e3;
+  } catch (const std::exception& e) {
+    fail_case(state, e.what());
+  }
+}
+
+// ---- stream kinds around a default-stream operation ----
+
+enum class stream_kind { legacy_default, per_thread_default, blocking, non_blocking };
+
+std::string_view to_string(stream_kind k) {
+  switch (k) {
+    case stream_kind::legacy_default:
+      return "legacy_default";
+    case stream_kind::per_thread_default:
+      return "per_thread_default";
+    case stream_kind::blocking:
+      return "blocking";
+    case stream_kind::non_blocking:
+      return "non_blocking";
+  }
+  return "unknown";
+}
+
+constexpr unsigned long long kKindNs = 200'000;
+
+void run_kind(benchmark::State& state, stream_kind kind) {
+  try {
+    const unsigned flags = kind == stream_kind::non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
+    cuda_stream a(flags), b(flags);
+    cuda_event e0, ea, eb;
+    device_buffer& d = buffer_cache::instance().device(3 * sizeof(unsigned), 0);
+    unsigned* marks = static_cast<unsigned*>(d.data());
+    // The legacy default stream is handle 0; the per-thread one has its own handle.
+    const cudaStream_t between = kind == stream_kind::per_thread_default ? cudaStreamPerThread : cudaStream_t{};
+    const bool has_between = kind != stream_kind::blocking;
+    const unsigned stamp = next_stamp();
+    auto once = [&] {
+      e0.record(a.get());
+      CUDA_CHECK(cudaStreamWaitEvent(b.get(), e0.get(), 0));
+      kernels::busy(1, 32, kKindNs, marks, stamp, a.get());
+      if (has_between) kernels::busy(1, 32, 1000, marks + 1, stamp, between);
+      kernels::busy(1, 32, kKindNs, marks + 2, stamp, b.get());
+      ea.record(a.get());
+      eb.record(b.get());
+      CUDA_CHECK(cudaDeviceSynchronize());
+      return std::max(elapsed_seconds(e0, ea), elapsed_seconds(e0, eb));
+    };
+    (void)once();
+    double total = 0;
+    long long n = 0;
+    for (auto _ : state) {
+      const double t = once();
+      state.SetIterationTime(t);
+      total += t;
+      ++n;
+    }
+    unsigned h[3] = {};
+    CUDA_CHECK(cudaMemcpy(h, marks, sizeof h, cudaMemcpyDeviceToHost));
+    if (h[0] != stamp || h[2] != stamp || (has_between && h[1] != stamp))
+      return fail_case(state, "data check failed: a kernel did not run");
+    const double mean = total / static_cast<double>(n);
+    const double one = kKindNs * 1e-9;
+    // 0: the two kernels ran side by side; 1: one waited for the other.
+    state.counters["serial_fraction"] = std::max(0.0, (mean - one) / one);
+    state.SetLabel("ungated");
+  } catch (const std::exception& e) {
+    fail_case(state, e.what());
+  }
+}
+
+const family_registration registration{{
+    "Streams",
+    "independent work over streams: which work overlaps, and which stream kinds serialise",
+    "  Streams/op:normalize/streams:{1,2,4,8,16}/arrays:10\n"
+    "    ten 10M-float arrays, each copied in, normalised (partial reduce, one-thread sum, divide) and\n"
+    "    copied out; arrays round-robin over the streams. counters: speedup (one-stream time / this),\n"
+    "    gbps (bytes in + out / GPU time), host_blocked_us.\n"
+    "  Streams/op:{small_kernels,large_kernels}/streams:{1,2,4,8,16}/kernels:32\n"
+    "    32 kernels busy for 100 us each: one block (small: they can run side by side) or enough blocks\n"
+    "    to fill every SM (large: they cannot). counter: speedup against one stream.\n"
+    "  Streams/kind:{legacy_default,per_thread_default,blocking,non_blocking}\n"
+    "    kernel X (200 us) on stream A, a 1 us kernel on a third stream, kernel Y (200 us) on stream B;\n"
+    "    legacy_default: A, B blocking streams, the middle one on the legacy default stream;\n"
+    "    per_thread_default: the middle one on the per-thread default stream; blocking: no middle kernel;\n"
+    "    non_blocking: A, B non-blocking, the middle one on the legacy default stream.\n"
+    "    counter: serial_fraction, 0 when X and Y overlap, 1 when one waited for the other.\n",
+    [] {
+      for (int s : {1, 2, 4, 8, 16}) {
+        case_name name("Streams");
+        name.add("op", "normalize").add("streams", s).add("arrays", kArrays);
+        register_case(name, [s](benchmark::State& st) { run_normalize(st, s); });
+      }
+      for (bool large : {false, true})
+        for (int s : {1, 2, 4, 8, 16}) {
+          case_name name("Streams");
+          name.add("op", large ? "large_kernels" : "small_kernels").add("streams", s).add("kernels", kBusyKernels);
+          register_case(name, [large, s](benchmark::State& st) { run_busy(st, large, s); });
+        }
+      for (stream_kind k : {stream_kind::legacy_default, stream_kind::per_thread_default, stream_kind::blocking,
+                            stream_kind::non_blocking}) {
+        case_name name("Streams");
+        name.add("kind", to_string(k));
+        register_case(name, [k](benchmark::State& st) { run_kind(st, k); });
+      }
+    },
+}};
+
+}  // namespace
+}  // namespace gpu_bench

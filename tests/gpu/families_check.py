@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""GPU test: the SyncPlacement, Streams, Events, Launch, SmallCopy and Alloc families run every case,
+verify it, and show the effect each exists to show.
+
+usage: families_check.py GPU_BENCH OUT.json
+"""
+import sys
+
+from gpu_common import Checker, iteration_runs, run_gpu_bench
+
+FILTER = "^(SyncPlacement|Streams|Events|Launch|SmallCopy/dir:h2d/mem:pinned|Alloc/.*/bytes:1048576/)"
+
+
+def main(exe, out):
+    rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}")
+    c = Checker()
+    c.check(rc == 0, f"gpu_bench exited {rc}")
+    runs = {b["name"].replace("/manual_time", ""): b for b in iteration_runs(doc)}
+    for name, b in runs.items():
+        c.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
+    ok = {n: b for n, b in runs.items() if not b.get("error_occurred")}
+
+    def get(name, counter):
+        b = ok.get(name)
+        c.check(b is not None, f"{name} missing or failed")
+        return None if b is None else b[counter]
+
+    # SyncPlacement: only syncing both before and after agrees with events.
+    both = get("SyncPlacement/op:copy/sync:both", "error_pct")
+    after = get("SyncPlacement/op:copy/sync:after", "error_pct")
+    before = get("SyncPlacement/op:copy/sync:before", "error_pct")
+    none = get("SyncPlacement/op:copy/sync:none", "error_pct")
+    if None not in (both, after, before, none):
+        c.check(abs(both) < 10, f"copy sync:both is {both:.1f}% off events")
+        c.check(after > 100, f"copy sync:after is only {after:.1f}% off: the queued work should show")
+        c.check(before < -50 and none < -50, f"copy before/none are {before:.1f}% / {none:.1f}%: launch time only")
+    add_both, add_after = get("SyncPlacement/op:add/sync:both", "error_pct"), get("SyncPlacement/op:add/sync:after", "error_pct")
+    if None not in (add_both, add_after):
+        c.check(add_after > add_both, f"add: sync:after ({add_after:.0f}%) should exceed sync:both ({add_both:.0f}%)")
+
+    # Streams: independent arrays and small kernels overlap, large kernels do not; the legacy default
+    # stream serialises blocking streams and nothing else does.
+    norm = get("Streams/op:normalize/streams:8/arrays:10", "speedup")
+    small = get("Streams/op:small_kernels/streams:8/kernels:32", "speedup")
+    large = get("Streams/op:large_kernels/streams:8/kernels:32", "speedup")
+    if None not in (norm, small, large):
+        c.check(norm > 1.2, f"normalize over 8 streams: speedup {norm:.2f}")
+        c.check(small > 4, f"small kernels over 8 streams: speedup {small:.2f}")
+        c.check(large < 1.3, f"large kernels over 8 streams: speedup {large:.2f} (they should not overlap)")
+    for kind, serial in (("legacy_default", True), ("per_thread_default", False), ("blocking", False),
+                         ("non_blocking", False)):
+        f = get(f"Streams/kind:{kind}", "serial_fraction")
+        if f is not None:
+            c.check((f > 0.7) if serial else (f < 0.3), f"Streams/kind:{kind}: serial_fraction {f:.2f}")
+
+    # Events and launches.
+    res = get("Events/op:elapsed_resolution/timing:on", "resolution_us")
+    if res is not None:
+        c.check(0 < res < 2, f"event resolution {res} us")
+    hand = get("Events/op:wait_cross_stream/timing:on", "handoff_us")
+    if hand is not None:
+        c.check(0 <= hand < 20, f"cross-stream hand-off {hand} us")
+    graph = get("Launch/op:graph_replay/kernels:100", "host_per_kernel_us")
+    stream = get("Launch/op:empty_kernel/kernels:100", "host_per_kernel_us")
+    if None not in (graph, stream):
+        c.check(graph < stream, f"graph replay {graph:.3f} us/kernel on the host is not below stream launches {stream:.3f}")
+
+    for name, b in ok.items():
+        if name.startswith("SmallCopy/"):
+            c.check(b["p99_us"] >= b["p50_us"] > 0, f"{name}: p50 {b['p50_us']} p99 {b['p99_us']}")
+    c.check(len([n for n in ok if n.startswith("Alloc/")]) == 6, "not every Alloc case at 1 MiB ran")
+    return c.finish(f"{len(ok)} cases of the latency, stream and event families verified and showed their effects")
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))
