@@ -142,9 +142,7 @@ const family_registration registration{{
     "    already touched; malloc_async allocates from the device's default pool on a stream and frees it\n"
     "    again each time. gbps: bytes / host time. Sizes 1 MiB, 64 MiB, 1 GiB unless --sizes is given.\n",
     [] {
-      const bool user_sizes = current_options().sizes_spec != "pow4";
-      const std::vector<std::uint64_t> sizes =
-          user_sizes ? current_options().sizes : std::vector<std::uint64_t>{1u << 20, 64u << 20, 1u << 30};
+      const std::vector<std::uint64_t> sizes = sizes_or({1u << 20, 64u << 20, 1u << 30});
       for (alloc_op op : {alloc_op::malloc_host, alloc_op::free_host, alloc_op::host_register,
                           alloc_op::host_unregister, alloc_op::malloc, alloc_op::malloc_async})
         for (std::uint64_t n : sizes) {

@@ -47,16 +47,8 @@ void run_host_blocking(benchmark::State& state, mem_kind mem, std::uint64_t byte
   using clock = std::chrono::steady_clock;
   try {
     auto& cache = buffer_cache::instance();
-    host_buffer* src = nullptr;
-    device_buffer* dst = nullptr;
-    try {
-      src = &cache.host(mem, bytes, 0);
-      dst = &cache.device(bytes, 0);
-    } catch (const allocation_error&) {
-      cache.clear();
-      src = &cache.host(mem, bytes, 0);
-      dst = &cache.device(bytes, 0);
-    }
+    const auto [src, dst] =
+        cache.acquire_with_retry([&] { return std::make_pair(&cache.host(mem, bytes, 0), &cache.device(bytes, 0)); });
     const region sr = region_of(*src, bytes), dr = region_of(*dst, bytes);
     cuda_stream s;
     cuda_event start, stop;
@@ -121,9 +113,7 @@ const family_registration registration{{
     "              Overlap shows as total_us near max(copy, cpu_work_us) rather than their sum.\n"
     "    sizes 64 KiB, 1 MiB, 16 MiB, 256 MiB by default; --sizes gives others.\n",
     [] {
-      const bool user_sizes = current_options().sizes_spec != "pow4";
-      const std::vector<std::uint64_t> sizes =
-          user_sizes ? current_options().sizes : std::vector<std::uint64_t>{64u << 10, 1u << 20, 16u << 20, 256u << 20};
+      const std::vector<std::uint64_t> sizes = sizes_or({64u << 10, 1u << 20, 16u << 20, 256u << 20});
       for (mem_kind mem : {mem_kind::pageable, mem_kind::pinned})
         for (std::uint64_t n : sizes)
           for (mode m : {mode::sync_copy, mode::async_copy, mode::async_then_cpu_work}) {

@@ -39,16 +39,10 @@ struct overlap_buffers {
 
 overlap_buffers acquire(mem_kind mem, std::size_t bytes) {
   auto& cache = buffer_cache::instance();
-  auto get = [&] {
+  return cache.acquire_with_retry([&] {
     return overlap_buffers{&cache.host(mem, bytes, 0), &cache.host(mem, bytes, 1), &cache.device(bytes, 0),
                            &cache.device(bytes, 1), bytes};
-  };
-  try {
-    return get();
-  } catch (const allocation_error&) {
-    cache.clear();
-    return get();
-  }
+  });
 }
 
 // Input values that are not all alike and not zero, small enough that adding `work` stays exact-ish.

@@ -121,13 +121,7 @@ std::string normalize_check(const normalize_buffers& b) {
 
 void run_normalize(benchmark::State& state, int streams_n) {
   try {
-    normalize_buffers b;
-    try {
-      b = normalize_acquire();
-    } catch (const allocation_error&) {
-      buffer_cache::instance().clear();
-      b = normalize_acquire();
-    }
+    const normalize_buffers b = buffer_cache::instance().acquire_with_retry(normalize_acquire);
     auto& base = one_stream_times()["normalize"];
     if (base == 0) base = mean_gpu_s(normalize_run(nullptr, b, 1));
     std::memset(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
