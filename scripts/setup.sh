@@ -53,12 +53,25 @@ if ! $py -c 'import numpy, scipy, matplotlib, pytest, hypothesis' >/dev/null 2>&
   fi
 fi
 if [ -f "$root/tools/pyproject.toml" ]; then
-  $py -m pip install -q --no-deps --no-build-isolation -e "$root/tools" >/dev/null 2>&1 ||
+  # Offline machines (no build isolation possible) use the setuptools already installed.
+  { $py -m pip install -q --no-deps -e "$root/tools" >/dev/null 2>&1 ||
+    $py -m pip install -q --no-deps --no-build-isolation -e "$root/tools" >/dev/null 2>&1; } ||
     say "warning: could not install the tools' console scripts; run them as '$py -m gpu_bench_tools.<tool>'"
 fi
 
+# NVML's header: the toolkit's when it has one, else NVIDIA's nvidia-nvml-dev package from PyPI (headers
+# only; the library itself is the driver's, loaded at run time).
+nvml_args=()
+cuda_inc=$(dirname "$(command -v nvcc)")/../include
+if [ ! -f "$cuda_inc/nvml.h" ] && ! ls "$cuda_inc"/../targets/*/include/nvml.h >/dev/null 2>&1; then
+  find_nvml() { $py -c 'import glob, nvidia; print(next(iter(sorted(p for d in nvidia.__path__ for p in glob.glob(d + "/*/include/nvml.h") + glob.glob(d + "/nvml/include/nvml.h"))), ""))' 2>/dev/null; }
+  nvml_h=$(find_nvml)
+  if [ -z "$nvml_h" ]; then $py -m pip install -q nvidia-nvml-dev >/dev/null 2>&1 || true; nvml_h=$(find_nvml); fi
+  if [ -n "$nvml_h" ]; then nvml_args=(-DGPU_BENCH_NVML_INCLUDE="$(dirname "$nvml_h")"); else say "warning: no nvml.h: NVML facts will read unavailable"; fi
+fi
+
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPU_BENCH_WERROR="${GPU_BENCH_WERROR:-OFF}" \
-  -DPython3_EXECUTABLE="$(command -v $py || echo $py)" ${CMAKE_ARGS:-} >"$build.configure.log" 2>&1 ||
+  -DPython3_EXECUTABLE="$(command -v $py || echo $py)" "${nvml_args[@]}" ${CMAKE_ARGS:-} >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }
 cmake --build "$build" -j "$(nproc)"
 echo "$py" >"$build/python"
