@@ -13,7 +13,9 @@
 #include "fixtures/cuda_check.hpp"
 #include "fixtures/failures.hpp"
 #include "fixtures/gpu_context.hpp"
+#include "fixtures/health.hpp"
 #include "fixtures/host_buffer.hpp"
+#include "fixtures/host_facts.hpp"
 #include "fixtures/options.hpp"
 #include "fixtures/output_file.hpp"
 #include "fixtures/registry.hpp"
@@ -32,6 +34,7 @@ void print_help() {
       "                        sweep, powers of 2), or a list such as 4,64K,1M,256M (multiples of 4 bytes)\n"
       "  --gate_timeout_ms=MS  how long the gate holds a stream before the case fails (default 2000)\n"
       "  --full                every combination of every family's axes, not the default subset\n"
+      "  --on-throttle=POLICY  warn (default), skip or fail a case run while power or heat held the clocks down\n"
       "  --timeline=FILE       write one iteration of each selected Overlap case, every copy and kernel on\n"
       "                        its stream, as Chrome trace JSON (chrome://tracing, Perfetto, gpu-bench-plot)\n"
       "  --help                this text\n\n"
@@ -153,8 +156,13 @@ int main(int argc, char** argv) {
     }
     if (!opts.list_only) {
       if (const int rc = check_gpu(opts.device)) return rc;
-      for (const auto& [key, value] : gpu_bench::collect_gpu_context(opts.device))
-        benchmark::AddCustomContext(key, value);
+      const auto facts = gpu_bench::collect_gpu_context(opts.device);
+      for (const auto& [key, value] : facts) benchmark::AddCustomContext(key, value);
+      gpu_bench::set_health_target(gpu_bench::health_target_from_context(facts));
+      for (const auto& [key, value] : facts)
+        if (key == "gpu.other_processes" && value != "0" && value != gpu_bench::kUnavailable)
+          std::fprintf(stderr, "gpu_bench: warning: %s other process(es) are using this GPU; figures may suffer\n",
+                       value.c_str());
     }
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     gpu_bench::buffer_cache::instance().clear();

@@ -35,3 +35,32 @@ TEST(HostFacts, Parsers) {
   EXPECT_EQ(mem_available_from_meminfo("MemTotal: 100 kB\nMemAvailable:    2048 kB\n").value(), 2048u * 1024u);
   EXPECT_FALSE(mem_available_from_meminfo("MemTotal: 100 kB\n").has_value());
 }
+
+#include "fixtures/peak.hpp"
+
+TEST(Peak, PcieAndMemory) {
+  EXPECT_NEAR(*pcie_peak_gbps(5, 16), 63.015, 0.01);
+  EXPECT_NEAR(*pcie_peak_gbps(4, 16), 31.51, 0.01);
+  EXPECT_NEAR(*pcie_peak_gbps(3, 8), 7.877, 0.01);
+  EXPECT_NEAR(*pcie_peak_gbps(1, 1), 0.25, 1e-9);
+  EXPECT_FALSE(pcie_peak_gbps(0, 16).has_value());
+  EXPECT_FALSE(pcie_peak_gbps(5, 0).has_value());
+  EXPECT_NEAR(*memory_peak_gbps(2619, 5120), 3352.3, 0.1);  // an H100 SXM's HBM3
+  EXPECT_FALSE(memory_peak_gbps(0, 5120).has_value());
+}
+
+TEST(Peak, ImpossibleRatesFailAndPossibleOnesPass) {
+  peaks p;
+  p.host_link_gbps = 63.0;
+  p.host_link_name = "PCIe gen5 x16";
+  p.memory_gbps = 3352.0;
+  p.l2_bytes = 50u << 20;
+  EXPECT_EQ(impossible_rate(p, "h2d", 1 << 28, 55.2), "");
+  EXPECT_NE(impossible_rate(p, "h2d", 1 << 28, 70.0).find("exceeds the PCIe gen5 x16 peak of 63.0"), std::string::npos);
+  EXPECT_EQ(impossible_rate(p, "bidir", 1 << 28, 100.0), "");
+  EXPECT_NE(impossible_rate(p, "bidir", 1 << 28, 130.0), "");
+  EXPECT_EQ(impossible_rate(p, "d2d", 1u << 30, 1500.0), "");
+  EXPECT_NE(impossible_rate(p, "d2d", 1u << 30, 1800.0).find("device memory peak"), std::string::npos);
+  EXPECT_EQ(impossible_rate(p, "d2d", 16u << 20, 1800.0), "");   // fits in L2: not judged
+  EXPECT_EQ(impossible_rate(peaks{}, "h2d", 1 << 28, 1e6), "");  // nothing known: nothing judged
+}

@@ -43,8 +43,8 @@ TEST(Options, Defaults) {
 }
 
 TEST(Options, BadValuesAreUsageErrors) {
-  for (const char* bad :
-       {"--device=-1", "--device=x", "--device=", "--device", "--sizes=5", "--sizes=-4", "--gate_timeout_ms=0"}) {
+  for (const char* bad : {"--device=-1", "--device=x", "--device=", "--device", "--sizes=5", "--sizes=-4",
+                          "--gate_timeout_ms=0", "--on-throttle=ignore", "--timeline="}) {
     argv_holder a({"gpu_bench", bad});
     EXPECT_THROW(parse_options(a.argc, a.ptrs.data()), usage_error) << bad;
   }
