@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # On a GPU machine: build, run every test, then the measurements an issue asks for, logs under OUTDIR.
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: tests matrix matrix5 parity overlap timeline families (default: all)
+#   steps: tests matrix matrix5 parity overlap timeline families sanitize (default: all)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
 shift
 mkdir -p "$out"
-steps=${*:-tests matrix matrix5 parity overlap timeline families}
+steps=${*:-tests matrix matrix5 parity overlap timeline families sanitize}
 build=${BUILD_DIR:-$root/build}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1 | tr ' ' '_')
 { nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE | head -60; } >"$out/nvidia-smi.txt" 2>&1
@@ -34,6 +34,7 @@ for step in $steps; do
     families) "$build/gpu_bench" --benchmark_filter='^(SyncPlacement|Streams|Events|Launch|SmallCopy|Alloc)/' \
               --benchmark_repetitions=5 --benchmark_out="$out/families_reps5_$gpu.json" --benchmark_out_format=json \
               >"$out/families.log" 2>&1; echo "families rc=$?"; grep -E "ERROR|failed" "$out/families.log" | head ;;
+    sanitize) "$root/scripts/sanitize.sh" "$out" ;;
     *) echo "unknown step $step" ;;
   esac
   echo "$step: $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# On a GPU machine: a quick run of every family under compute-sanitizer's memcheck, racecheck, initcheck
+# and synccheck. Logs go to OUTDIR/sanitize_<tool>.log; the last line of each says how many errors it
+# found. Exits non-zero if any tool found one.
+# usage: scripts/sanitize.sh OUTDIR [TOOL...]
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${1:?usage: sanitize.sh OUTDIR [TOOL...]}
+shift
+tools=${*:-memcheck racecheck initcheck synccheck}
+build=${BUILD_DIR:-$root/build}
+mkdir -p "$out"
+cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+[ -n "$cs" ] || { echo "sanitize: compute-sanitizer not found"; exit 1; }
+# Small sizes and one or two points per axis: every family and every code path, not every case.
+filter='^(Transfer/|HostBlocking/|Overlap/.*bytes:16777216/|SyncPlacement/|Streams/op:(normalize|small_kernels|large_kernels)/streams:2/|Streams/kind:|Events/|Launch/.*kernels:10/|SmallCopy/.*mem:(pinned|pageable)/|Alloc/)'
+status=0
+for tool in $tools; do
+  t0=$(date +%s)
+  "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+    "$build/gpu_bench" --benchmark_filter="$filter" --sizes=4,64K --benchmark_min_time=0.001 \
+    --gate_timeout_ms=600000 >"$out/sanitize_$tool.log" 2>&1
+  rc=$?
+  summary=$(grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY" "$out/sanitize_$tool.log" | tail -1)
+  echo "$tool: exit $rc, ${summary:-no summary line}, $(( $(date +%s) - t0 )) s"
+  [ "$rc" -eq 0 ] || status=1
+done
+exit $status
