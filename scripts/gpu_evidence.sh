@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# On a GPU machine: build, run every test, then the measurements an issue asks for, logs under OUTDIR.
+# On a GPU machine: build, run every test, then the measurements an issue asks for. JSON results land in
+# OUTDIR; every log goes into OUTDIR/logs.tgz (the device tool brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
 #   steps: tests matrix matrix5 parity overlap timeline families sanitize (default: all)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
 shift
-mkdir -p "$out"
+mkdir -p "$out/logs"
+results=$out
+out=$out/logs
+trap 'tar czf "$results/logs.tgz" -C "$results" logs && rm -rf "$results/logs"' EXIT
 steps=${*:-tests matrix matrix5 parity overlap timeline families sanitize}
 build=${BUILD_DIR:-$root/build}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1 | tr ' ' '_')
@@ -18,21 +22,21 @@ for step in $steps; do
   t0=$(date +%s)
   case $step in
     tests) (cd "$build" && ctest --output-on-failure) >"$out/ctest.log" 2>&1; echo "ctest rc=$?"; tail -15 "$out/ctest.log" ;;
-    matrix) "$build/gpu_bench" --benchmark_filter='^Transfer/' --benchmark_out="$out/transfer_$gpu.json" \
+    matrix) "$build/gpu_bench" --benchmark_filter='^Transfer/' --benchmark_out="$results/transfer_$gpu.json" \
               --benchmark_out_format=json >"$out/matrix.log" 2>&1; echo "matrix rc=$?"; grep -E "ERROR|failed" "$out/matrix.log" | head ;;
     matrix5) "$build/gpu_bench" --benchmark_filter='^Transfer/' --benchmark_repetitions=5 \
-              --benchmark_out="$out/transfer_reps5_$gpu.json" --benchmark_out_format=json >"$out/matrix5.log" 2>&1
+              --benchmark_out="$results/transfer_reps5_$gpu.json" --benchmark_out_format=json >"$out/matrix5.log" 2>&1
              echo "matrix5 rc=$?" ;;
-    parity) python3 "$root/tests/gpu/bare_parity.py" "$build/gpu_bench" "$build/tests/bare_memcpy" "$out/parity_$gpu.json" \
+    parity) python3 "$root/tests/gpu/bare_parity.py" "$build/gpu_bench" "$build/tests/bare_memcpy" "$results/parity_$gpu.json" \
               >"$out/parity.log" 2>&1; echo "parity rc=$?"; tail -8 "$out/parity.log" ;;
     overlap) "$build/gpu_bench" --benchmark_filter='^(Overlap|HostBlocking)/' --benchmark_repetitions=5 \
-              --benchmark_out="$out/overlap_reps5_$gpu.json" --benchmark_out_format=json >"$out/overlap.log" 2>&1
+              --benchmark_out="$results/overlap_reps5_$gpu.json" --benchmark_out_format=json >"$out/overlap.log" 2>&1
              echo "overlap rc=$?"; grep -E "ERROR|failed" "$out/overlap.log" | head ;;
-    timeline) "$build/gpu_bench" --timeline="$out/timeline_$gpu.json" \
+    timeline) "$build/gpu_bench" --timeline="$results/timeline_$gpu.json" \
               --benchmark_filter='^Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:1/sync:end/' \
               >"$out/timeline.log" 2>&1; echo "timeline rc=$?" ;;
     families) "$build/gpu_bench" --benchmark_filter='^(SyncPlacement|Streams|Events|Launch|SmallCopy|Alloc)/' \
-              --benchmark_repetitions=5 --benchmark_out="$out/families_reps5_$gpu.json" --benchmark_out_format=json \
+              --benchmark_repetitions=5 --benchmark_out="$results/families_reps5_$gpu.json" --benchmark_out_format=json \
               >"$out/families.log" 2>&1; echo "families rc=$?"; grep -E "ERROR|failed" "$out/families.log" | head ;;
     sanitize) "$root/scripts/sanitize.sh" "$out" ;;
     *) echo "unknown step $step" ;;
