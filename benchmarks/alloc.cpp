@@ -42,96 +42,92 @@ std::string_view to_string(alloc_op o) {
 
 void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes) {
   using clock = std::chrono::steady_clock;
-  try {
-    cuda_stream s;
-    // Ordinary memory, touched, for register/unregister: the cost of pinning, not of first touch.
-    host_buffer* plain = nullptr;
-    if (op == alloc_op::host_register || op == alloc_op::host_unregister)
-      plain = &buffer_cache::instance().host(mem_kind::pageable, bytes, 0);
-    auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
-    // One allocation-and-release; returns the host time of the measured call.
-    auto once = [&] {
-      void* p = nullptr;
-      double t = 0;
-      clock::time_point t0;
-      switch (op) {
-        case alloc_op::malloc_host:
-          t0 = clock::now();
-          CUDA_CHECK(cudaMallocHost(&p, bytes));
-          t = since(t0);
-          CUDA_CHECK(cudaFreeHost(p));
-          break;
-        case alloc_op::free_host:
-          CUDA_CHECK(cudaMallocHost(&p, bytes));
-          t0 = clock::now();
-          CUDA_CHECK(cudaFreeHost(p));
-          t = since(t0);
-          break;
-        case alloc_op::host_register:
-          t0 = clock::now();
-          CUDA_CHECK(cudaHostRegister(plain->data(), bytes, cudaHostRegisterDefault));
-          t = since(t0);
-          CUDA_CHECK(cudaHostUnregister(plain->data()));
-          break;
-        case alloc_op::host_unregister:
-          CUDA_CHECK(cudaHostRegister(plain->data(), bytes, cudaHostRegisterDefault));
-          t0 = clock::now();
-          CUDA_CHECK(cudaHostUnregister(plain->data()));
-          t = since(t0);
-          break;
-        case alloc_op::malloc:
-          t0 = clock::now();
-          CUDA_CHECK(cudaMalloc(&p, bytes));
-          t = since(t0);
-          CUDA_CHECK(cudaFree(p));
-          break;
-        case alloc_op::malloc_async:
-          t0 = clock::now();
-          CUDA_CHECK(cudaMallocAsync(&p, bytes, s.get()));
-          t = since(t0);
-          CUDA_CHECK(cudaFreeAsync(p, s.get()));
-          s.synchronize();
-          break;
-      }
-      return t;
-    };
-    (void)once();
-    double total = 0;
-    long long n = 0;
-    for (auto _ : state) {
-      const double t = once();
-      state.SetIterationTime(t);
-      total += t;
-      ++n;
+  cuda_stream s;
+  // Ordinary memory, touched, for register/unregister: the cost of pinning, not of first touch.
+  host_buffer* plain = nullptr;
+  if (op == alloc_op::host_register || op == alloc_op::host_unregister)
+    plain = &buffer_cache::instance().host(mem_kind::pageable, bytes, 0);
+  auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
+  // One allocation-and-release; returns the host time of the measured call.
+  auto once = [&] {
+    void* p = nullptr;
+    double t = 0;
+    clock::time_point t0;
+    switch (op) {
+      case alloc_op::malloc_host:
+        t0 = clock::now();
+        CUDA_CHECK(cudaMallocHost(&p, bytes));
+        t = since(t0);
+        CUDA_CHECK(cudaFreeHost(p));
+        break;
+      case alloc_op::free_host:
+        CUDA_CHECK(cudaMallocHost(&p, bytes));
+        t0 = clock::now();
+        CUDA_CHECK(cudaFreeHost(p));
+        t = since(t0);
+        break;
+      case alloc_op::host_register:
+        t0 = clock::now();
+        CUDA_CHECK(cudaHostRegister(plain->data(), bytes, cudaHostRegisterDefault));
+        t = since(t0);
+        CUDA_CHECK(cudaHostUnregister(plain->data()));
+        break;
+      case alloc_op::host_unregister:
+        CUDA_CHECK(cudaHostRegister(plain->data(), bytes, cudaHostRegisterDefault));
+        t0 = clock::now();
+        CUDA_CHECK(cudaHostUnregister(plain->data()));
+        t = since(t0);
+        break;
+      case alloc_op::malloc:
+        t0 = clock::now();
+        CUDA_CHECK(cudaMalloc(&p, bytes));
+        t = since(t0);
+        CUDA_CHECK(cudaFree(p));
+        break;
+      case alloc_op::malloc_async:
+        t0 = clock::now();
+        CUDA_CHECK(cudaMallocAsync(&p, bytes, s.get()));
+        t = since(t0);
+        CUDA_CHECK(cudaFreeAsync(p, s.get()));
+        s.synchronize();
+        break;
     }
-    // The memory these calls hand out must carry data: one more allocation, filled and checked by the GPU.
-    const std::uint32_t seed = next_seed();
-    std::string bad;
-    if (op == alloc_op::malloc || op == alloc_op::malloc_async) {
-      device_buffer d(bytes);
-      const region r = region_of(d, bytes);
-      fill_pattern(r, seed, side::gpu, s.get());
-      bad = verify_message(r, seed, side::gpu, s.get(), "the allocation");
-    } else if (plain) {
-      CUDA_CHECK(cudaHostRegister(plain->data(), bytes, cudaHostRegisterMapped));
-      void* dev = nullptr;
-      CUDA_CHECK(cudaHostGetDevicePointer(&dev, plain->data(), 0));
-      const region r{plain->data(), dev, bytes};
-      fill_pattern(r, seed, side::gpu, s.get());
-      bad = verify_message(r, seed, side::host, s.get(), "the registered memory");
-      CUDA_CHECK(cudaHostUnregister(plain->data()));
-    } else {
-      host_buffer h(mem_kind::pinned, bytes);
-      const region r = region_of(h, bytes);
-      fill_pattern(r, seed, side::gpu, s.get());
-      bad = verify_message(r, seed, side::host, s.get(), "the pinned allocation");
-    }
-    if (!bad.empty()) return fail_case(state, bad);
-    state.counters["gbps"] = static_cast<double>(bytes) * static_cast<double>(n) / total / 1e9;
-    state.SetLabel("host time");
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    return t;
+  };
+  (void)once();
+  double total = 0;
+  long long n = 0;
+  for (auto _ : state) {
+    const double t = once();
+    state.SetIterationTime(t);
+    total += t;
+    ++n;
   }
+  // The memory these calls hand out must carry data: one more allocation, filled and checked by the GPU.
+  const std::uint32_t seed = next_seed();
+  std::string bad;
+  if (op == alloc_op::malloc || op == alloc_op::malloc_async) {
+    device_buffer d(bytes);
+    const region r = region_of(d, bytes);
+    fill_pattern(r, seed, side::gpu, s.get());
+    bad = verify_message(r, seed, side::gpu, s.get(), "the allocation");
+  } else if (plain) {
+    CUDA_CHECK(cudaHostRegister(plain->data(), bytes, cudaHostRegisterMapped));
+    void* dev = nullptr;
+    CUDA_CHECK(cudaHostGetDevicePointer(&dev, plain->data(), 0));
+    const region r{plain->data(), dev, bytes};
+    fill_pattern(r, seed, side::gpu, s.get());
+    bad = verify_message(r, seed, side::host, s.get(), "the registered memory");
+    CUDA_CHECK(cudaHostUnregister(plain->data()));
+  } else {
+    host_buffer h(mem_kind::pinned, bytes);
+    const region r = region_of(h, bytes);
+    fill_pattern(r, seed, side::gpu, s.get());
+    bad = verify_message(r, seed, side::host, s.get(), "the pinned allocation");
+  }
+  if (!bad.empty()) return fail_case(state, bad);
+  state.counters["gbps"] = static_cast<double>(bytes) * static_cast<double>(n) / total / 1e9;
+  state.SetLabel("host time");
 }
 
 const family_registration registration{{

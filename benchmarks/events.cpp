@@ -39,108 +39,96 @@ std::string_view to_string(event_op o) {
 
 void run_host_cost(benchmark::State& state, event_op op, bool timing) {
   using clock = std::chrono::steady_clock;
-  try {
-    cuda_stream s;
-    cuda_event e(timing ? cudaEventDefault : cudaEventDisableTiming);
-    e.record(s.get());
-    s.synchronize();
-    auto once = [&] {
-      const auto t0 = clock::now();
-      switch (op) {
-        case event_op::record:
-          e.record(s.get());
-          break;
-        case event_op::query:
-          CUDA_CHECK(cudaEventQuery(e.get()));
-          break;
-        default:
-          CUDA_CHECK(cudaEventSynchronize(e.get()));
-          break;
-      }
-      const double t = std::chrono::duration<double>(clock::now() - t0).count();
-      if (op == event_op::record) s.synchronize();  // keep the queue empty: each call measured alike
-      return t;
-    };
-    for (int i = 0; i < 100; ++i) (void)once();
-    for (auto _ : state) state.SetIterationTime(once());
-    // A completed event must read as complete: the query above returned cudaSuccess each time.
-    state.SetLabel("host time");
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
-  }
+  cuda_stream s;
+  cuda_event e(timing ? cudaEventDefault : cudaEventDisableTiming);
+  e.record(s.get());
+  s.synchronize();
+  auto once = [&] {
+    const auto t0 = clock::now();
+    switch (op) {
+      case event_op::record:
+        e.record(s.get());
+        break;
+      case event_op::query:
+        CUDA_CHECK(cudaEventQuery(e.get()));
+        break;
+      default:
+        CUDA_CHECK(cudaEventSynchronize(e.get()));
+        break;
+    }
+    const double t = std::chrono::duration<double>(clock::now() - t0).count();
+    if (op == event_op::record) s.synchronize();  // keep the queue empty: each call measured alike
+    return t;
+  };
+  for (int i = 0; i < 100; ++i) (void)once();
+  for (auto _ : state) state.SetIterationTime(once());
+  // A completed event must read as complete: the query above returned cudaSuccess each time.
+  state.SetLabel("host time");
 }
 
 // The GPU's hand-off latency: stream A finishes a kernel and records event H; stream B waits on H. The
 // time from A's timestamp just after H to B's first timestamp after the wait.
 void run_wait_cross_stream(benchmark::State& state, bool timing) {
-  try {
-    stream_set ss(2);
-    cuda_event handoff(timing ? cudaEventDefault : cudaEventDisableTiming);
-    cuda_event after_a, after_b;
-    device_buffer& d = buffer_cache::instance().device(sizeof(unsigned), 0);
-    unsigned* mark = static_cast<unsigned*>(d.data());
-    auto enqueue = [&] {
-      kernels::busy(1, 32, 2'000, mark, 1, ss.origin());
-      handoff.record(ss.origin());
-      after_a.record(ss.origin());
-      CUDA_CHECK(cudaStreamWaitEvent(ss[1], handoff.get(), 0));
-      after_b.record(ss[1]);
-    };
-    auto once = [&] {
-      (void)ss.measure(&process_gate(), enqueue);
-      return elapsed_seconds(after_a, after_b);
-    };
-    (void)once();
-    double sum = 0, worst = 0;
-    long long n = 0;
-    for (auto _ : state) {
-      const double t = once();
-      state.SetIterationTime(std::max(t, 0.0));
-      sum += t;
-      worst = std::max(worst, t);
-      ++n;
-    }
-    if (!(worst < 1e-3))
-      return fail_case(state, "hand-off took " + std::to_string(worst * 1e6) + " us: B did not follow A");
-    state.counters["handoff_us"] = sum / static_cast<double>(n) * 1e6;
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
+  stream_set ss(2);
+  cuda_event handoff(timing ? cudaEventDefault : cudaEventDisableTiming);
+  cuda_event after_a, after_b;
+  device_buffer& d = buffer_cache::instance().device(sizeof(unsigned), 0);
+  unsigned* mark = static_cast<unsigned*>(d.data());
+  auto enqueue = [&] {
+    kernels::busy(1, 32, 2'000, mark, 1, ss.origin());
+    handoff.record(ss.origin());
+    after_a.record(ss.origin());
+    CUDA_CHECK(cudaStreamWaitEvent(ss[1], handoff.get(), 0));
+    after_b.record(ss[1]);
+  };
+  auto once = [&] {
+    (void)ss.measure(&process_gate(), enqueue);
+    return elapsed_seconds(after_a, after_b);
+  };
+  (void)once();
+  double sum = 0, worst = 0;
+  long long n = 0;
+  for (auto _ : state) {
+    const double t = once();
+    state.SetIterationTime(std::max(t, 0.0));
+    sum += t;
+    worst = std::max(worst, t);
+    ++n;
   }
+  if (!(worst < 1e-3))
+    return fail_case(state, "hand-off took " + std::to_string(worst * 1e6) + " us: B did not follow A");
+  state.counters["handoff_us"] = sum / static_cast<double>(n) * 1e6;
 }
 
 // Pairs of events recorded back to back: the smallest non-zero difference cudaEventElapsedTime reports.
 void run_resolution(benchmark::State& state) {
-  try {
-    cuda_stream s;
-    constexpr int kPairs = 1000;
-    std::vector<cuda_event> ev;
-    for (int i = 0; i < 2 * kPairs; ++i) ev.emplace_back();
-    double resolution = INFINITY, sum = 0;
-    long long n = 0;
-    for (auto _ : state) {
-      for (int i = 0; i < kPairs; ++i) {
-        ev[2 * i].record(s.get());
-        kernels::empty(s.get());
-        ev[2 * i + 1].record(s.get());
-      }
-      s.synchronize();
-      std::vector<double> t;
-      for (int i = 0; i < kPairs; ++i) t.push_back(elapsed_seconds(ev[2 * i], ev[2 * i + 1]));
-      std::sort(t.begin(), t.end());
-      for (std::size_t i = 1; i < t.size(); ++i)
-        if (t[i] > t[i - 1]) resolution = std::min(resolution, t[i] - t[i - 1]);
-      double total = 0;
-      for (double x : t) total += x;
-      state.SetIterationTime(total);  // one iteration is the whole batch of pairs
-      sum += total / kPairs;
-      ++n;
+  cuda_stream s;
+  constexpr int kPairs = 1000;
+  std::vector<cuda_event> ev;
+  for (int i = 0; i < 2 * kPairs; ++i) ev.emplace_back();
+  double resolution = INFINITY, sum = 0;
+  long long n = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < kPairs; ++i) {
+      ev[2 * i].record(s.get());
+      kernels::empty(s.get());
+      ev[2 * i + 1].record(s.get());
     }
-    if (!std::isfinite(resolution)) return fail_case(state, "every elapsed time was the same: no resolution seen");
-    state.counters["resolution_us"] = resolution * 1e6;
-    state.counters["empty_kernel_us"] = sum / static_cast<double>(n) * 1e6;
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    s.synchronize();
+    std::vector<double> t;
+    for (int i = 0; i < kPairs; ++i) t.push_back(elapsed_seconds(ev[2 * i], ev[2 * i + 1]));
+    std::sort(t.begin(), t.end());
+    for (std::size_t i = 1; i < t.size(); ++i)
+      if (t[i] > t[i - 1]) resolution = std::min(resolution, t[i] - t[i - 1]);
+    double total = 0;
+    for (double x : t) total += x;
+    state.SetIterationTime(total);  // one iteration is the whole batch of pairs
+    sum += total / kPairs;
+    ++n;
   }
+  if (!std::isfinite(resolution)) return fail_case(state, "every elapsed time was the same: no resolution seen");
+  state.counters["resolution_us"] = resolution * 1e6;
+  state.counters["empty_kernel_us"] = sum / static_cast<double>(n) * 1e6;
 }
 
 const family_registration registration{{

@@ -45,60 +45,56 @@ std::uint64_t cpu_work() {
 
 void run_host_blocking(benchmark::State& state, mem_kind mem, std::uint64_t bytes, mode m) {
   using clock = std::chrono::steady_clock;
-  try {
-    auto& cache = buffer_cache::instance();
-    const auto [src, dst] =
-        cache.acquire_with_retry([&] { return std::make_pair(&cache.host(mem, bytes, 0), &cache.device(bytes, 0)); });
-    const region sr = region_of(*src, bytes), dr = region_of(*dst, bytes);
-    cuda_stream s;
-    cuda_event start, stop;
-    const std::uint32_t seed = next_seed();
-    fill_pattern(sr, seed, natural_side(mem), s.get());
-    fill_poison(dr, seed, side::gpu, s.get());
-    s.synchronize();
-    // sync_copy uses cudaMemcpy, which runs on the legacy default stream: time it there.
-    const cudaStream_t timed = m == mode::sync_copy ? cudaStream_t{nullptr} : s.get();
-    double blocked_s = 0, total_s = 0, cpu_s = 0;
-    std::uint64_t sink = 0;
-    auto once = [&] {
-      CUDA_CHECK(cudaEventRecord(start.get(), timed));
-      const auto t0 = clock::now();
-      if (m == mode::sync_copy) {
-        CUDA_CHECK(cudaMemcpy(dr.dev, sr.host, bytes, cudaMemcpyHostToDevice));
-      } else {
-        CUDA_CHECK(cudaMemcpyAsync(dr.dev, sr.host, bytes, cudaMemcpyHostToDevice, timed));
-      }
-      const auto t1 = clock::now();
-      CUDA_CHECK(cudaEventRecord(stop.get(), timed));
-      if (m == mode::async_then_cpu_work) sink += cpu_work();
-      const auto t2 = clock::now();
-      CUDA_CHECK(cudaEventSynchronize(stop.get()));
-      const auto t3 = clock::now();
-      return std::make_tuple(std::chrono::duration<double>(t1 - t0).count(),
-                             std::chrono::duration<double>(t3 - t0).count(),
-                             std::chrono::duration<double>(t2 - t1).count());
-    };
-    (void)once();  // warm-up
-    long long n = 0;
-    for (auto _ : state) {
-      const auto [blocked, total, cpu] = once();
-      state.SetIterationTime(elapsed_seconds(start, stop));
-      blocked_s += blocked;
-      total_s += total;
-      cpu_s += cpu;
-      ++n;
+  auto& cache = buffer_cache::instance();
+  const auto [src, dst] =
+      cache.acquire_with_retry([&] { return std::make_pair(&cache.host(mem, bytes, 0), &cache.device(bytes, 0)); });
+  const region sr = region_of(*src, bytes), dr = region_of(*dst, bytes);
+  cuda_stream s;
+  cuda_event start, stop;
+  const std::uint32_t seed = next_seed();
+  fill_pattern(sr, seed, natural_side(mem), s.get());
+  fill_poison(dr, seed, side::gpu, s.get());
+  s.synchronize();
+  // sync_copy uses cudaMemcpy, which runs on the legacy default stream: time it there.
+  const cudaStream_t timed = m == mode::sync_copy ? cudaStream_t{nullptr} : s.get();
+  double blocked_s = 0, total_s = 0, cpu_s = 0;
+  std::uint64_t sink = 0;
+  auto once = [&] {
+    CUDA_CHECK(cudaEventRecord(start.get(), timed));
+    const auto t0 = clock::now();
+    if (m == mode::sync_copy) {
+      CUDA_CHECK(cudaMemcpy(dr.dev, sr.host, bytes, cudaMemcpyHostToDevice));
+    } else {
+      CUDA_CHECK(cudaMemcpyAsync(dr.dev, sr.host, bytes, cudaMemcpyHostToDevice, timed));
     }
-    benchmark::DoNotOptimize(sink);
-    const std::string bad = verify_message(dr, seed, side::gpu, s.get(), "h2d destination");
-    if (!bad.empty()) return fail_case(state, bad);
-    state.counters["host_blocked_us"] = blocked_s / static_cast<double>(n) * 1e6;
-    state.counters["total_us"] = total_s / static_cast<double>(n) * 1e6;
-    state.counters["cpu_work_us"] = cpu_s / static_cast<double>(n) * 1e6;
-    state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * n);
-    state.SetLabel("ungated");
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    const auto t1 = clock::now();
+    CUDA_CHECK(cudaEventRecord(stop.get(), timed));
+    if (m == mode::async_then_cpu_work) sink += cpu_work();
+    const auto t2 = clock::now();
+    CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    const auto t3 = clock::now();
+    return std::make_tuple(std::chrono::duration<double>(t1 - t0).count(),
+                           std::chrono::duration<double>(t3 - t0).count(),
+                           std::chrono::duration<double>(t2 - t1).count());
+  };
+  (void)once();  // warm-up
+  long long n = 0;
+  for (auto _ : state) {
+    const auto [blocked, total, cpu] = once();
+    state.SetIterationTime(elapsed_seconds(start, stop));
+    blocked_s += blocked;
+    total_s += total;
+    cpu_s += cpu;
+    ++n;
   }
+  benchmark::DoNotOptimize(sink);
+  const std::string bad = verify_message(dr, seed, side::gpu, s.get(), "h2d destination");
+  if (!bad.empty()) return fail_case(state, bad);
+  state.counters["host_blocked_us"] = blocked_s / static_cast<double>(n) * 1e6;
+  state.counters["total_us"] = total_s / static_cast<double>(n) * 1e6;
+  state.counters["cpu_work_us"] = cpu_s / static_cast<double>(n) * 1e6;
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * n);
+  state.SetLabel("ungated");
 }
 
 const family_registration registration{{

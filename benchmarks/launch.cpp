@@ -43,32 +43,28 @@ class empty_graph {
 };
 
 void run_launch(benchmark::State& state, bool graph, int kernels_n) {
-  try {
-    stream_set ss(1);
-    std::unique_ptr<empty_graph> g;
-    if (graph) {
-      g = std::make_unique<empty_graph>(kernels_n);
-      if (g->nodes() != static_cast<std::size_t>(kernels_n))
-        return fail_case(state, "the captured graph holds " + std::to_string(g->nodes()) + " nodes, not " +
-                                    std::to_string(kernels_n));
-      g->launch(ss.origin());  // the first launch uploads the graph: not what is measured
-      ss.synchronize();
-    }
-    auto enqueue = [&] {
-      if (graph) {
-        g->launch(ss.origin());
-      } else {
-        for (int k = 0; k < kernels_n; ++k) kernels::empty(ss.origin());
-      }
-    };
-    const sample_totals t = run_timed_loop(state, [&] { return ss.measure(&process_gate(), enqueue); });
-    const double per = static_cast<double>(t.n) * kernels_n;
-    state.counters["per_kernel_us"] = t.gpu_s / per * 1e6;
-    state.counters["host_per_kernel_us"] = t.host_s / per * 1e6;
-    state.counters["host_blocked_us"] = t.mean_host_us();
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
+  stream_set ss(1);
+  std::unique_ptr<empty_graph> g;
+  if (graph) {
+    g = std::make_unique<empty_graph>(kernels_n);
+    if (g->nodes() != static_cast<std::size_t>(kernels_n))
+      return fail_case(
+          state, "the captured graph holds " + std::to_string(g->nodes()) + " nodes, not " + std::to_string(kernels_n));
+    g->launch(ss.origin());  // the first launch uploads the graph: not what is measured
+    ss.synchronize();
   }
+  auto enqueue = [&] {
+    if (graph) {
+      g->launch(ss.origin());
+    } else {
+      for (int k = 0; k < kernels_n; ++k) kernels::empty(ss.origin());
+    }
+  };
+  const sample_totals t = run_timed_loop(state, [&] { return ss.measure(&process_gate(), enqueue); });
+  const double per = static_cast<double>(t.n) * kernels_n;
+  state.counters["per_kernel_us"] = t.gpu_s / per * 1e6;
+  state.counters["host_per_kernel_us"] = t.host_s / per * 1e6;
+  state.counters["host_blocked_us"] = t.mean_host_us();
 }
 
 const family_registration registration{{

@@ -259,35 +259,31 @@ const calibration& calibrate(const overlap_case& c, const overlap_buffers& b) {
 }
 
 void run_overlap(benchmark::State& state, const overlap_case& c, const std::string& name) {
-  try {
-    const overlap_buffers b = acquire(c.mem, c.bytes);
-    fill_input(b);
-    const calibration& cal = calibrate(c, b);
-    std::memset(b.out->data(), 0xff, b.bytes);  // the calibration wrote outputs too: poison again
-    if (!overlap_gated(c)) state.SetLabel("ungated");
-    const sample_totals t = run_pipeline(&state, c, b, 0, timeline::instance().enabled(), name);
-    const double err = max_error(b, c.work, cudaStreamPerThread);
-    const double tolerance = 1e-4 + 1e-6 * c.work;
-    if (!(err <= tolerance))
-      return fail_case(state, "data check failed: max error " + std::to_string(err) + " of out = in + " +
-                                  std::to_string(c.work) + " exceeds " + std::to_string(tolerance));
-    const double mean_s = t.gpu_s / static_cast<double>(t.n);
-    const int chunks = c.sched == schedule::serial ? 1 : c.streams;
-    const double ideal_s = overlap_ideal_s(cal.stages, chunks);
-    state.counters["gbps"] = t.gbps(2.0 * static_cast<double>(c.bytes));
-    state.counters["host_blocked_us"] = t.mean_host_us();
-    state.counters["speedup"] = cal.serial_s / mean_s;
-    state.counters["ideal_ms"] = ideal_s * 1e3;
-    state.counters["efficiency"] = ideal_s / mean_s;
-    state.counters["max_error"] = err;
-    state.counters["in_ms"] = cal.stages.in_s * 1e3;
-    state.counters["out_ms"] = cal.stages.out_s * 1e3;
-    state.counters["both_ms"] = cal.stages.both_s * 1e3;
-    state.counters["kernel_ms"] = cal.stages.kernel_s * 1e3;
-    state.SetBytesProcessed(static_cast<std::int64_t>(2.0 * static_cast<double>(c.bytes) * static_cast<double>(t.n)));
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
-  }
+  const overlap_buffers b = acquire(c.mem, c.bytes);
+  fill_input(b);
+  const calibration& cal = calibrate(c, b);
+  std::memset(b.out->data(), 0xff, b.bytes);  // the calibration wrote outputs too: poison again
+  if (!overlap_gated(c)) state.SetLabel("ungated");
+  const sample_totals t = run_pipeline(&state, c, b, 0, timeline::instance().enabled(), name);
+  const double err = max_error(b, c.work, cudaStreamPerThread);
+  const double tolerance = 1e-4 + 1e-6 * c.work;
+  if (!(err <= tolerance))
+    return fail_case(state, "data check failed: max error " + std::to_string(err) + " of out = in + " +
+                                std::to_string(c.work) + " exceeds " + std::to_string(tolerance));
+  const double mean_s = t.gpu_s / static_cast<double>(t.n);
+  const int chunks = c.sched == schedule::serial ? 1 : c.streams;
+  const double ideal_s = overlap_ideal_s(cal.stages, chunks);
+  state.counters["gbps"] = t.gbps(2.0 * static_cast<double>(c.bytes));
+  state.counters["host_blocked_us"] = t.mean_host_us();
+  state.counters["speedup"] = cal.serial_s / mean_s;
+  state.counters["ideal_ms"] = ideal_s * 1e3;
+  state.counters["efficiency"] = ideal_s / mean_s;
+  state.counters["max_error"] = err;
+  state.counters["in_ms"] = cal.stages.in_s * 1e3;
+  state.counters["out_ms"] = cal.stages.out_s * 1e3;
+  state.counters["both_ms"] = cal.stages.both_s * 1e3;
+  state.counters["kernel_ms"] = cal.stages.kernel_s * 1e3;
+  state.SetBytesProcessed(static_cast<std::int64_t>(2.0 * static_cast<double>(c.bytes) * static_cast<double>(t.n)));
 }
 
 const family_registration registration{{

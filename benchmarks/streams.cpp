@@ -120,19 +120,15 @@ std::string normalize_check(const normalize_buffers& b) {
 }
 
 void run_normalize(benchmark::State& state, int streams_n) {
-  try {
-    const normalize_buffers b = buffer_cache::instance().acquire_with_retry(normalize_acquire);
-    auto& base = one_stream_times()["normalize"];
-    if (base == 0) base = mean_gpu_s(normalize_run(nullptr, b, 1));
-    std::memset(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
-    const sample_totals t = normalize_run(&state, b, streams_n);
-    if (const std::string bad = normalize_check(b); !bad.empty()) return fail_case(state, bad);
-    state.counters["speedup"] = base / mean_gpu_s(t);
-    state.counters["host_blocked_us"] = t.mean_host_us();
-    state.counters["gbps"] = t.gbps(2.0 * kArrays * kArrayElements * sizeof(float));
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
-  }
+  const normalize_buffers b = buffer_cache::instance().acquire_with_retry(normalize_acquire);
+  auto& base = one_stream_times()["normalize"];
+  if (base == 0) base = mean_gpu_s(normalize_run(nullptr, b, 1));
+  std::memset(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
+  const sample_totals t = normalize_run(&state, b, streams_n);
+  if (const std::string bad = normalize_check(b); !bad.empty()) return fail_case(state, bad);
+  state.counters["speedup"] = base / mean_gpu_s(t);
+  state.counters["host_blocked_us"] = t.mean_host_us();
+  state.counters["gbps"] = t.gbps(2.0 * kArrays * kArrayElements * sizeof(float));
 }
 
 // ---- small and large kernels ----
@@ -153,26 +149,22 @@ sample_totals busy_run(benchmark::State* state, bool large, int streams_n, unsig
 }
 
 void run_busy(benchmark::State& state, bool large, int streams_n) {
-  try {
-    const int blocks = large ? sm_count() * 8 : 1;
-    const std::size_t count = static_cast<std::size_t>(kBusyKernels) * blocks;
-    device_buffer& d = buffer_cache::instance().device(count * sizeof(unsigned), 0);
-    unsigned* marks = static_cast<unsigned*>(d.data());
-    auto& base = one_stream_times()[large ? "large_kernels" : "small_kernels"];
-    if (base == 0) base = mean_gpu_s(busy_run(nullptr, large, 1, marks, 1));
-    const unsigned stamp = next_stamp();
-    CUDA_CHECK(cudaMemset(marks, 0, count * sizeof(unsigned)));
-    const sample_totals t = busy_run(&state, large, streams_n, marks, stamp);
-    std::vector<unsigned> h(count);
-    CUDA_CHECK(cudaMemcpy(h.data(), marks, count * sizeof(unsigned), cudaMemcpyDeviceToHost));
-    for (std::size_t i = 0; i < count; ++i)
-      if (h[i] != stamp) return fail_case(state, "data check failed: block " + std::to_string(i) + " did not run");
-    state.counters["speedup"] = base / mean_gpu_s(t);
-    state.counters["host_blocked_us"] = t.mean_host_us();
-    state.counters["kernel_us"] = kBusyNs / 1e3;
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
-  }
+  const int blocks = large ? sm_count() * 8 : 1;
+  const std::size_t count = static_cast<std::size_t>(kBusyKernels) * blocks;
+  device_buffer& d = buffer_cache::instance().device(count * sizeof(unsigned), 0);
+  unsigned* marks = static_cast<unsigned*>(d.data());
+  auto& base = one_stream_times()[large ? "large_kernels" : "small_kernels"];
+  if (base == 0) base = mean_gpu_s(busy_run(nullptr, large, 1, marks, 1));
+  const unsigned stamp = next_stamp();
+  CUDA_CHECK(cudaMemset(marks, 0, count * sizeof(unsigned)));
+  const sample_totals t = busy_run(&state, large, streams_n, marks, stamp);
+  std::vector<unsigned> h(count);
+  CUDA_CHECK(cudaMemcpy(h.data(), marks, count * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < count; ++i)
+    if (h[i] != stamp) return fail_case(state, "data check failed: block " + std::to_string(i) + " did not run");
+  state.counters["speedup"] = base / mean_gpu_s(t);
+  state.counters["host_blocked_us"] = t.mean_host_us();
+  state.counters["kernel_us"] = kBusyNs / 1e3;
 }
 
 // ---- stream kinds around a default-stream operation ----
@@ -196,48 +188,44 @@ std::string_view to_string(stream_kind k) {
 constexpr unsigned long long kKindNs = 200'000;
 
 void run_kind(benchmark::State& state, stream_kind kind) {
-  try {
-    const unsigned flags = kind == stream_kind::non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
-    cuda_stream a(flags), b(flags);
-    cuda_event e0, ea, eb;
-    device_buffer& d = buffer_cache::instance().device(3 * sizeof(unsigned), 0);
-    unsigned* marks = static_cast<unsigned*>(d.data());
-    // The legacy default stream is handle 0; the per-thread one has its own handle.
-    const cudaStream_t between = kind == stream_kind::per_thread_default ? cudaStreamPerThread : cudaStream_t{};
-    const bool has_between = kind != stream_kind::blocking;
-    const unsigned stamp = next_stamp();
-    auto once = [&] {
-      e0.record(a.get());
-      CUDA_CHECK(cudaStreamWaitEvent(b.get(), e0.get(), 0));
-      kernels::busy(1, 32, kKindNs, marks, stamp, a.get());
-      if (has_between) kernels::busy(1, 32, 1000, marks + 1, stamp, between);
-      kernels::busy(1, 32, kKindNs, marks + 2, stamp, b.get());
-      ea.record(a.get());
-      eb.record(b.get());
-      CUDA_CHECK(cudaDeviceSynchronize());
-      return std::max(elapsed_seconds(e0, ea), elapsed_seconds(e0, eb));
-    };
-    (void)once();
-    double total = 0;
-    long long n = 0;
-    for (auto _ : state) {
-      const double t = once();
-      state.SetIterationTime(t);
-      total += t;
-      ++n;
-    }
-    unsigned h[3] = {};
-    CUDA_CHECK(cudaMemcpy(h, marks, sizeof h, cudaMemcpyDeviceToHost));
-    if (h[0] != stamp || h[2] != stamp || (has_between && h[1] != stamp))
-      return fail_case(state, "data check failed: a kernel did not run");
-    const double mean = total / static_cast<double>(n);
-    const double one = kKindNs * 1e-9;
-    // 0: the two kernels ran side by side; 1: one waited for the other.
-    state.counters["serial_fraction"] = std::max(0.0, (mean - one) / one);
-    state.SetLabel("ungated");
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
+  const unsigned flags = kind == stream_kind::non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
+  cuda_stream a(flags), b(flags);
+  cuda_event e0, ea, eb;
+  device_buffer& d = buffer_cache::instance().device(3 * sizeof(unsigned), 0);
+  unsigned* marks = static_cast<unsigned*>(d.data());
+  // The legacy default stream is handle 0; the per-thread one has its own handle.
+  const cudaStream_t between = kind == stream_kind::per_thread_default ? cudaStreamPerThread : cudaStream_t{};
+  const bool has_between = kind != stream_kind::blocking;
+  const unsigned stamp = next_stamp();
+  auto once = [&] {
+    e0.record(a.get());
+    CUDA_CHECK(cudaStreamWaitEvent(b.get(), e0.get(), 0));
+    kernels::busy(1, 32, kKindNs, marks, stamp, a.get());
+    if (has_between) kernels::busy(1, 32, 1000, marks + 1, stamp, between);
+    kernels::busy(1, 32, kKindNs, marks + 2, stamp, b.get());
+    ea.record(a.get());
+    eb.record(b.get());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return std::max(elapsed_seconds(e0, ea), elapsed_seconds(e0, eb));
+  };
+  (void)once();
+  double total = 0;
+  long long n = 0;
+  for (auto _ : state) {
+    const double t = once();
+    state.SetIterationTime(t);
+    total += t;
+    ++n;
   }
+  unsigned h[3] = {};
+  CUDA_CHECK(cudaMemcpy(h, marks, sizeof h, cudaMemcpyDeviceToHost));
+  if (h[0] != stamp || h[2] != stamp || (has_between && h[1] != stamp))
+    return fail_case(state, "data check failed: a kernel did not run");
+  const double mean = total / static_cast<double>(n);
+  const double one = kKindNs * 1e-9;
+  // 0: the two kernels ran side by side; 1: one waited for the other.
+  state.counters["serial_fraction"] = std::max(0.0, (mean - one) / one);
+  state.SetLabel("ungated");
 }
 
 const family_registration registration{{

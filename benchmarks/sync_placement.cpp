@@ -48,90 +48,86 @@ std::string_view to_string(placement p) {
 
 void run_sync_placement(benchmark::State& state, op_kind op, placement where) {
   using clock = std::chrono::steady_clock;
-  try {
-    auto& cache = buffer_cache::instance();
-    cuda_stream s;
-    cuda_event e0, e1;
-    std::function<void()> work;
-    std::function<std::string()> verify;
-    const std::uint32_t seed = next_seed();
-    if (op == op_kind::add) {
-      device_buffer& d = cache.device(3 * kAddElements * sizeof(float), 0);
-      float* a = static_cast<float*>(d.data());
-      float* b = a + kAddElements;
-      float* c = b + kAddElements;
-      std::vector<float> ha(kAddElements), hb(kAddElements);
-      for (std::size_t i = 0; i < kAddElements; ++i) {
-        ha[i] = static_cast<float>(pattern_word(i, seed) % 1000) * 0.5f;
-        hb[i] = static_cast<float>(pattern_word(i, seed + 1) % 1000) * 0.25f;
-      }
-      CUDA_CHECK(cudaMemcpy(a, ha.data(), kAddElements * sizeof(float), cudaMemcpyHostToDevice));
-      CUDA_CHECK(cudaMemcpy(b, hb.data(), kAddElements * sizeof(float), cudaMemcpyHostToDevice));
-      CUDA_CHECK(cudaMemset(c, 0xff, kAddElements * sizeof(float)));
-      work = [=, &s] { kernels::add(c, a, b, kAddElements, s.get()); };
-      verify = [=, ha = std::move(ha), hb = std::move(hb)] {
-        std::vector<float> hc(kAddElements);
-        CUDA_CHECK(cudaMemcpy(hc.data(), c, kAddElements * sizeof(float), cudaMemcpyDeviceToHost));
-        for (std::size_t i = 0; i < kAddElements; ++i)
-          if (hc[i] != ha[i] + hb[i]) return "data check failed: c[" + std::to_string(i) + "] != a + b";
-        return std::string();
-      };
-    } else {
-      host_buffer& h = cache.host(mem_kind::pinned, kCopyBytes, 0);
-      device_buffer& d = cache.device(kCopyBytes, 0);
-      const region hr = region_of(h, kCopyBytes), dr = region_of(d, kCopyBytes);
-      fill_pattern(hr, seed, side::gpu, s.get());
-      fill_poison(dr, seed, side::gpu, s.get());
-      work = [=, &s] { CUDA_CHECK(cudaMemcpyAsync(dr.dev, hr.host, kCopyBytes, cudaMemcpyHostToDevice, s.get())); };
-      verify = [=, &s] { return verify_message(dr, seed, side::gpu, s.get(), "h2d destination"); };
+  auto& cache = buffer_cache::instance();
+  cuda_stream s;
+  cuda_event e0, e1;
+  std::function<void()> work;
+  std::function<std::string()> verify;
+  const std::uint32_t seed = next_seed();
+  if (op == op_kind::add) {
+    device_buffer& d = cache.device(3 * kAddElements * sizeof(float), 0);
+    float* a = static_cast<float*>(d.data());
+    float* b = a + kAddElements;
+    float* c = b + kAddElements;
+    std::vector<float> ha(kAddElements), hb(kAddElements);
+    for (std::size_t i = 0; i < kAddElements; ++i) {
+      ha[i] = static_cast<float>(pattern_word(i, seed) % 1000) * 0.5f;
+      hb[i] = static_cast<float>(pattern_word(i, seed + 1) % 1000) * 0.25f;
     }
-    s.synchronize();
-
-    double host_s = 0, event_s = 0;
-    long long n = 0;
-    auto once = [&] {
-      for (int i = 0; i < kPending; ++i) work();
-      double host = 0;
-      if (where == placement::events) {
-        e0.record(s.get());
-        work();
-        e1.record(s.get());
-      } else {
-        if (where == placement::both || where == placement::before) s.synchronize();
-        e0.record(s.get());
-        const auto t0 = clock::now();
-        work();
-        if (where == placement::both || where == placement::after) {
-          e1.record(s.get());  // inside the host-timed region only where the host waits for the work
-          s.synchronize();
-          host = std::chrono::duration<double>(clock::now() - t0).count();
-        } else {
-          host = std::chrono::duration<double>(clock::now() - t0).count();
-          e1.record(s.get());
-        }
-      }
-      s.synchronize();  // untimed: drain before the next iteration
-      const double ev = elapsed_seconds(e0, e1);
-      return std::make_pair(where == placement::events ? ev : host, ev);
+    CUDA_CHECK(cudaMemcpy(a, ha.data(), kAddElements * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b, hb.data(), kAddElements * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(c, 0xff, kAddElements * sizeof(float)));
+    work = [=, &s] { kernels::add(c, a, b, kAddElements, s.get()); };
+    verify = [=, ha = std::move(ha), hb = std::move(hb)] {
+      std::vector<float> hc(kAddElements);
+      CUDA_CHECK(cudaMemcpy(hc.data(), c, kAddElements * sizeof(float), cudaMemcpyDeviceToHost));
+      for (std::size_t i = 0; i < kAddElements; ++i)
+        if (hc[i] != ha[i] + hb[i]) return "data check failed: c[" + std::to_string(i) + "] != a + b";
+      return std::string();
     };
-    (void)once();
-    for (auto _ : state) {
-      const auto [host, ev] = once();
-      state.SetIterationTime(ev);
-      host_s += host;
-      event_s += ev;
-      ++n;
-    }
-    if (const std::string bad = verify(); !bad.empty()) return fail_case(state, bad);
-    const double host_us = host_s / static_cast<double>(n) * 1e6;
-    const double event_us = event_s / static_cast<double>(n) * 1e6;
-    state.counters["host_measured_us"] = host_us;
-    state.counters["event_us"] = event_us;
-    state.counters["error_pct"] = (host_us - event_us) / event_us * 100.0;
-    state.SetLabel("ungated");
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
+  } else {
+    host_buffer& h = cache.host(mem_kind::pinned, kCopyBytes, 0);
+    device_buffer& d = cache.device(kCopyBytes, 0);
+    const region hr = region_of(h, kCopyBytes), dr = region_of(d, kCopyBytes);
+    fill_pattern(hr, seed, side::gpu, s.get());
+    fill_poison(dr, seed, side::gpu, s.get());
+    work = [=, &s] { CUDA_CHECK(cudaMemcpyAsync(dr.dev, hr.host, kCopyBytes, cudaMemcpyHostToDevice, s.get())); };
+    verify = [=, &s] { return verify_message(dr, seed, side::gpu, s.get(), "h2d destination"); };
   }
+  s.synchronize();
+
+  double host_s = 0, event_s = 0;
+  long long n = 0;
+  auto once = [&] {
+    for (int i = 0; i < kPending; ++i) work();
+    double host = 0;
+    if (where == placement::events) {
+      e0.record(s.get());
+      work();
+      e1.record(s.get());
+    } else {
+      if (where == placement::both || where == placement::before) s.synchronize();
+      e0.record(s.get());
+      const auto t0 = clock::now();
+      work();
+      if (where == placement::both || where == placement::after) {
+        e1.record(s.get());  // inside the host-timed region only where the host waits for the work
+        s.synchronize();
+        host = std::chrono::duration<double>(clock::now() - t0).count();
+      } else {
+        host = std::chrono::duration<double>(clock::now() - t0).count();
+        e1.record(s.get());
+      }
+    }
+    s.synchronize();  // untimed: drain before the next iteration
+    const double ev = elapsed_seconds(e0, e1);
+    return std::make_pair(where == placement::events ? ev : host, ev);
+  };
+  (void)once();
+  for (auto _ : state) {
+    const auto [host, ev] = once();
+    state.SetIterationTime(ev);
+    host_s += host;
+    event_s += ev;
+    ++n;
+  }
+  if (const std::string bad = verify(); !bad.empty()) return fail_case(state, bad);
+  const double host_us = host_s / static_cast<double>(n) * 1e6;
+  const double event_us = event_s / static_cast<double>(n) * 1e6;
+  state.counters["host_measured_us"] = host_us;
+  state.counters["event_us"] = event_us;
+  state.counters["error_pct"] = (host_us - event_us) / event_us * 100.0;
+  state.SetLabel("ungated");
 }
 
 const family_registration registration{{
