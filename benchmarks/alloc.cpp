@@ -94,15 +94,8 @@ void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes) {
     }
     return t;
   };
-  (void)once();
-  double total = 0;
-  long long n = 0;
-  for (auto _ : state) {
-    const double t = once();
-    state.SetIterationTime(t);
-    total += t;
-    ++n;
-  }
+  // The measured time stands in as the iteration's manual time.
+  const sample_totals t = run_timed_loop(state, [&] { return sample{once(), 0.0}; });
   // The memory these calls hand out must carry data: one more allocation, filled and checked by the GPU.
   const std::uint32_t seed = next_seed();
   std::string bad;
@@ -126,7 +119,7 @@ void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes) {
     bad = verify_message(r, seed, side::host, s.get(), "the pinned allocation");
   }
   if (!bad.empty()) return fail_case(state, bad);
-  state.counters["gbps"] = static_cast<double>(bytes) * static_cast<double>(n) / total / 1e9;
+  state.counters["gbps"] = static_cast<double>(bytes) * static_cast<double>(t.n) / t.gpu_s / 1e9;
   state.SetLabel("host time");
 }
 

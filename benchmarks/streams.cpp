@@ -208,20 +208,13 @@ void run_kind(benchmark::State& state, stream_kind kind) {
     CUDA_CHECK(cudaDeviceSynchronize());
     return std::max(elapsed_seconds(e0, ea), elapsed_seconds(e0, eb));
   };
-  (void)once();
-  double total = 0;
-  long long n = 0;
-  for (auto _ : state) {
-    const double t = once();
-    state.SetIterationTime(t);
-    total += t;
-    ++n;
-  }
+  // The measured time stands in as the iteration's manual time.
+  const sample_totals t = run_timed_loop(state, [&] { return sample{once(), 0.0}; });
   unsigned h[3] = {};
   CUDA_CHECK(cudaMemcpy(h, marks, sizeof h, cudaMemcpyDeviceToHost));
   if (h[0] != stamp || h[2] != stamp || (has_between && h[1] != stamp))
     return fail_case(state, "data check failed: a kernel did not run");
-  const double mean = total / static_cast<double>(n);
+  const double mean = t.gpu_s / static_cast<double>(t.n);
   const double one = kKindNs * 1e-9;
   // 0: the two kernels ran side by side; 1: one waited for the other.
   state.counters["serial_fraction"] = std::max(0.0, (mean - one) / one);
