@@ -2,7 +2,7 @@
 # On a GPU machine: build, run every test, then the measurements an issue asks for. JSON results land in
 # OUTDIR; every log goes into OUTDIR/logs.tgz (the device tool brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: tests matrix matrix5 parity overlap timeline families sanitize (default: all)
+#   steps: tests matrix matrix5 parity overlap timeline families cv sanitize (default: all)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
@@ -11,7 +11,7 @@ mkdir -p "$out/logs"
 results=$out
 out=$out/logs
 trap 'tar czf "$results/logs.tgz" -C "$results" logs && rm -rf "$results/logs"' EXIT
-steps=${*:-tests matrix matrix5 parity overlap timeline families sanitize}
+steps=${*:-tests matrix matrix5 parity overlap timeline families cv sanitize}
 build=${BUILD_DIR:-$root/build}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1 | tr ' ' '_')
 { nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE | head -60; } >"$out/nvidia-smi.txt" 2>&1
@@ -29,8 +29,8 @@ for step in $steps; do
              echo "matrix5 rc=$?" ;;
     parity) python3 "$root/tests/gpu/bare_parity.py" "$build/gpu_bench" "$build/tests/bare_memcpy" "$results/parity_$gpu.json" \
               >"$out/parity.log" 2>&1; echo "parity rc=$?"; tail -8 "$out/parity.log" ;;
-    overlap) "$build/gpu_bench" --benchmark_filter='^(Overlap|HostBlocking)/' --benchmark_repetitions=5 \
-              --benchmark_out="$results/overlap_reps5_$gpu.json" --benchmark_out_format=json >"$out/overlap.log" 2>&1
+    overlap) "$build/gpu_bench" --benchmark_filter='^(Overlap|HostBlocking)/' --benchmark_repetitions=3 \
+              --benchmark_out="$results/overlap_reps3_$gpu.json" --benchmark_out_format=json >"$out/overlap.log" 2>&1
              echo "overlap rc=$?"; grep -E "ERROR|failed" "$out/overlap.log" | head ;;
     timeline) "$build/gpu_bench" --timeline="$results/timeline_$gpu.json" \
               --benchmark_filter='^Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:1/sync:end/' \
@@ -38,6 +38,9 @@ for step in $steps; do
     families) "$build/gpu_bench" --benchmark_filter='^(SyncPlacement|Streams|Events|Launch|SmallCopy|Alloc)/' \
               --benchmark_repetitions=5 --benchmark_out="$results/families_reps5_$gpu.json" --benchmark_out_format=json \
               >"$out/families.log" 2>&1; echo "families rc=$?"; grep -E "ERROR|failed" "$out/families.log" | head ;;
+    cv) "$build/gpu_bench" --benchmark_filter='^Transfer/' --sizes=1M,4M,16M,64M,256M,1G --benchmark_repetitions=5 \
+              --benchmark_out="$results/transfer_cv_$gpu.json" --benchmark_out_format=json >"$out/cv.log" 2>&1
+        echo "cv rc=$?" ;;
     sanitize) "$root/scripts/sanitize.sh" "$out" ;;
     *) echo "unknown step $step" ;;
   esac
