@@ -37,14 +37,14 @@ __global__ void max_add_error_kernel(const float* in, const float* out, std::siz
 
 void seed_work(float* a, std::size_t offset, std::size_t n, int work, cudaStream_t stream) {
   if (n == 0) return;
-  seed_work_kernel<<<grid_for(n), kThreads, 0, stream>>>(a, offset, n, work);
+  seed_work_kernel<<<grid_for(seed_work_kernel, n), kThreads, 0, stream>>>(a, offset, n, work);
   CUDA_CHECK_LAUNCH();
 }
 
 void max_add_error(const float* in, const float* out, std::size_t n, float expected_add, unsigned* max_bits,
                    cudaStream_t stream) {
   if (n == 0) return;
-  max_add_error_kernel<<<grid_for(n), kThreads, 0, stream>>>(in, out, n, expected_add, max_bits);
+  max_add_error_kernel<<<grid_for(max_add_error_kernel, n), kThreads, 0, stream>>>(in, out, n, expected_add, max_bits);
   CUDA_CHECK_LAUNCH();
 }
 

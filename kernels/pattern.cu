@@ -28,14 +28,15 @@ __global__ void mismatch_kernel(const std::uint32_t* src, std::size_t n, std::ui
 void fill_pattern(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream) {
   const std::size_t n = bytes / 4;
   if (n == 0) return;
-  fill_kernel<false><<<grid_for(n), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(dst), n, seed);
+  fill_kernel<false>
+      <<<grid_for(fill_kernel<false>, n), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(dst), n, seed);
   CUDA_CHECK_LAUNCH();
 }
 
 void fill_poison(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream) {
   const std::size_t n = bytes / 4;
   if (n == 0) return;
-  fill_kernel<true><<<grid_for(n), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(dst), n, seed);
+  fill_kernel<true><<<grid_for(fill_kernel<true>, n), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(dst), n, seed);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -43,7 +44,8 @@ void count_mismatches(const void* src, std::size_t bytes, std::uint32_t seed, un
                       cudaStream_t stream) {
   const std::size_t n = bytes / 4;
   if (n == 0) return;
-  mismatch_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const std::uint32_t*>(src), n, seed, count);
+  mismatch_kernel<<<grid_for(mismatch_kernel, n), kThreads, 0, stream>>>(static_cast<const std::uint32_t*>(src), n,
+                                                                         seed, count);
   CUDA_CHECK_LAUNCH();
 }
 

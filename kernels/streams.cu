@@ -15,8 +15,7 @@ __global__ void partial_reduce_kernel(const float* a, std::size_t n, float* part
   __shared__ float s[kReduceThreads];
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   float acc = 0.0f;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
-    acc += a[i];
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride) acc += a[i];
   s[threadIdx.x] = acc;
   __syncthreads();
   for (int half = kReduceThreads / 2; half > 0; half /= 2) {

@@ -57,9 +57,10 @@ def main(exe, out):
     res = get("Events/op:elapsed_resolution/timing:on", "resolution_us")
     if res is not None:
         c.check(0 < res < 2, f"event resolution {res} us")
-    hand = get("Events/op:wait_cross_stream/timing:on", "handoff_us")
-    if hand is not None:
-        c.check(0 <= hand < 20, f"cross-stream hand-off {hand} us")
+    for timing in ("on", "off"):
+        hand = get(f"Events/op:wait_cross_stream/timing:{timing}", "handoff_us")
+        if hand is not None:
+            c.check(0 <= hand < 20, f"cross-stream hand-off (timing:{timing}) {hand} us")
     graph = get("Launch/op:graph_replay/kernels:100", "host_per_kernel_us")
     stream = get("Launch/op:empty_kernel/kernels:100", "host_per_kernel_us")
     if None not in (graph, stream):
