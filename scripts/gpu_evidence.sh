@@ -29,8 +29,8 @@ for step in $steps; do
              echo "matrix5 rc=$?" ;;
     parity) python3 "$root/tests/gpu/bare_parity.py" "$build/gpu_bench" "$build/tests/bare_memcpy" "$results/parity_$gpu.json" \
               >"$out/parity.log" 2>&1; echo "parity rc=$?"; tail -8 "$out/parity.log" ;;
-    overlap) "$build/gpu_bench" --benchmark_filter='^(Overlap|HostBlocking)/' --benchmark_repetitions=3 \
-              --benchmark_out="$results/overlap_reps3_$gpu.json" --benchmark_out_format=json >"$out/overlap.log" 2>&1
+    overlap) "$build/gpu_bench" --benchmark_filter='^(Overlap|HostBlocking)/' --benchmark_repetitions=${OVERLAP_REPS:-3} \
+              --benchmark_out="$results/overlap_reps${OVERLAP_REPS:-3}_$gpu.json" --benchmark_out_format=json >"$out/overlap.log" 2>&1
              echo "overlap rc=$?"; grep -E "ERROR|failed" "$out/overlap.log" | head ;;
     timeline) "$build/gpu_bench" --timeline="$results/timeline_$gpu.json" \
               --benchmark_filter='^Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:1/sync:end/' \
