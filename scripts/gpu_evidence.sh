@@ -33,7 +33,7 @@ for step in $steps; do
               --benchmark_out="$results/overlap_reps${OVERLAP_REPS:-3}_$gpu.json" --benchmark_out_format=json >"$out/overlap.log" 2>&1
              echo "overlap rc=$?"; grep -E "ERROR|failed" "$out/overlap.log" | head ;;
     timeline) "$build/gpu_bench" --timeline="$results/timeline_$gpu.json" \
-              --benchmark_filter='^Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:1/sync:end/' \
+              --benchmark_filter='^Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:(1|64)/sync:end/' \
               >"$out/timeline.log" 2>&1; echo "timeline rc=$?" ;;
     families) "$build/gpu_bench" --benchmark_filter='^(SyncPlacement|Streams|Events|Launch|SmallCopy|Alloc)/' \
               --benchmark_repetitions=5 --benchmark_out="$results/families_reps5_$gpu.json" --benchmark_out_format=json \
