@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <map>
+#include <mutex>
 
 #include "fixtures/cuda_check.hpp"
 
@@ -12,13 +14,23 @@ namespace gpu_bench::kernels {
 
 constexpr int kThreads = 256;
 
+// Eight blocks per SM of the current device, read once per device: cases switch GPUs, and the GPUs of
+// one machine need not have the same SM count.
+inline int max_blocks_on_current_device() {
+  static std::mutex m;
+  static std::map<int, int> blocks;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(m);
+  auto it = blocks.find(dev);
+  if (it != blocks.end()) return it->second;
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return blocks[dev] = sms * 8;
+}
+
 inline int grid_for(std::size_t items) {
-  static const int max_blocks = [] {
-    int dev = 0, sms = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    return sms * 8;
-  }();
+  const int max_blocks = max_blocks_on_current_device();
   const std::size_t needed = (items + kThreads - 1) / kThreads;
   return static_cast<int>(
       std::max<std::size_t>(1, std::min<std::size_t>(needed, static_cast<std::size_t>(max_blocks))));
