@@ -32,10 +32,11 @@ void print_help() {
       "gpu_bench flags:\n"
       "  --device=N            the GPU to measure (default 0)\n"
       "  --device=all          every single-GPU case once on each visible GPU in turn, its name ending in\n"
-      "                        /device:N (all of GPU 0's cases, then GPU 1's, ...); listing them needs a GPU\n"
-      "  --sizes=SPEC          sizes for Transfer, HostBlocking and Alloc: pow4 (default; 4 B to 1 GiB in\n"
-      "                        powers of 4 for Transfer, each other family its own sweep), pow2 (the dense\n"
-      "                        sweep), or a list such as 4,64K,1M,256M (multiples of 4 bytes)\n"
+      "                        /device:N (all of GPU 0's cases, then GPU 1's, ...); listing them needs a GPU.\n"
+      "                        Peer, PeerLatency and AllHost use every visible GPU whichever --device is given.\n"
+      "  --sizes=SPEC          sizes for Transfer, HostBlocking, Alloc, Peer and AllHost: pow4 (default; 4 B\n"
+      "                        to 1 GiB in powers of 4 for Transfer, each other family its own sweep), pow2\n"
+      "                        (the dense sweep), or a list such as 4,64K,1M,256M (multiples of 4 bytes)\n"
       "  --gate_timeout_ms=MS  how long the gate holds a stream before the case fails (default 2000)\n"
       "  --full                every combination of every family's axes, not the default subset\n"
       "  --on-throttle=POLICY  warn (default), skip or fail a case run while power or heat held the clocks down\n"
@@ -148,8 +149,8 @@ int main(int argc, char** argv) {
   gpu_bench::install_interrupt_handler(out.temp_path());
 
   try {
-    // --device=all registers a copy of every case per GPU, so registration needs the count; asking for it
-    // makes no context.
+    // Multi-GPU families register a case per GPU pair, and --device=all a copy of every case per GPU, so
+    // registration needs the count; asking for it makes no context.
     const int visible = gpu_bench::visible_gpu_count();
     if (opts.all_devices && visible == 0) {
       if (opts.list_only) {
@@ -169,7 +170,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "gpu_bench: no case matches the filter: '%s' is not a memory kind (see --help)\n",
                      unknown.front().c_str());
       else
-        std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests)\n");
+        std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests%s)\n",
+                     visible == 0 ? "; the multi-GPU families have cases only where a GPU is visible" : "");
       return 1;
     }
     if (!opts.list_only) {

@@ -27,7 +27,9 @@ class Help(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         for needle in ("Transfer/dir:{h2d,d2h,bidir,d2d}", "--device=N", "--sizes=SPEC", "counted once", "GB = 1e9",
                        "Overlap/schedule:", "ideal = max((in + out) / S", "HostBlocking/mem:", "--timeline=FILE",
-                       "--device=all"):
+                       "--device=all", "Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}",
+                       "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4", "AllHost/dir:{h2d,d2h}/bytes:{N}",
+                       "gbps_gpu{i}", "latency_us"):
             self.assertIn(needle, r.stdout)
 
 
@@ -177,6 +179,13 @@ class DeviceAll(unittest.TestCase):
         self.assertEqual(one.stdout, default.stdout)
         names = one.stdout.split()
         self.assertFalse([n for n in names if "/device:" in n])
+        # The multi-GPU families need the GPU count to register, so without a GPU they have no cases.
+        self.assertFalse([n for n in names if n.startswith(("Peer/", "PeerLatency/", "AllHost/"))])
+
+    def test_multi_gpu_filter_without_a_gpu_says_why_nothing_matches(self):
+        r = run("--benchmark_list_tests", "--benchmark_filter=^Peer/", env=self.NO_GPU)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("only where a GPU is visible", r.stderr)
 
 
 if __name__ == "__main__":

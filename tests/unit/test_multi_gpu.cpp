@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
+#include <set>
 
-#include "fixtures/case_name.hpp"
+#include "fixtures/multi_gpu_model.hpp"
 #include "fixtures/topology.hpp"
 
 using namespace gpu_bench;
@@ -67,6 +69,46 @@ TEST(Topology, PairKeysPassTheContextCheck) {
   EXPECT_EQ(gpu_key(7, "name"), "gpu.7.name");
   EXPECT_NO_THROW(check_context({{pair_key(3, 2, "perf_rank"), "1"}}));
   EXPECT_THROW(check_context({{"topology.0-1.Link", "x"}}), std::logic_error);
+}
+
+TEST(PeerModel, EveryOrderedPairOnceBidirForOneOrderOnly) {
+  const std::vector<std::uint64_t> sizes = {1u << 20, 16u << 20, 256u << 20};
+  EXPECT_TRUE(peer_grid(0, sizes).empty());
+  EXPECT_TRUE(peer_grid(1, sizes).empty());
+  // 4 GPUs: 12 ordered pairs x on/off x 3 sizes oneway, 6 pairs x on/off x 3 sizes bidir.
+  const auto grid = peer_grid(4, sizes);
+  EXPECT_EQ(grid.size(), 12u * 2 * 3 + 6u * 2 * 3);
+  std::set<std::string> names;
+  const std::regex form(R"(^Peer/src:\d+/dst:\d+/peer_access:(on|off)/dir:(oneway|bidir)/bytes:\d+$)");
+  for (const peer_case& c : grid) {
+    const std::string n = peer_name(c).str();
+    EXPECT_TRUE(std::regex_match(n, form)) << n;
+    EXPECT_TRUE(names.insert(n).second) << n;
+    EXPECT_NE(c.src, c.dst);
+    if (c.dir == peer_dir::bidir) {
+      EXPECT_LT(c.src, c.dst) << n;
+    }
+  }
+  EXPECT_TRUE(names.count("Peer/src:0/dst:1/peer_access:on/dir:oneway/bytes:1048576"));
+  EXPECT_TRUE(names.count("Peer/src:3/dst:2/peer_access:off/dir:oneway/bytes:268435456"));
+  EXPECT_TRUE(names.count("Peer/src:1/dst:3/peer_access:on/dir:bidir/bytes:16777216"));
+  EXPECT_FALSE(names.count("Peer/src:3/dst:1/peer_access:on/dir:bidir/bytes:16777216"));
+  // Grouped by pair and access: a pair's access changes twice per run.
+  EXPECT_EQ(grid.front().src, 0);
+  EXPECT_EQ(grid.front().dst, 1);
+  EXPECT_TRUE(grid.front().peer_access);
+  EXPECT_DOUBLE_EQ(peer_bytes_moved({0, 1, true, peer_dir::oneway, 1000}), 1000.0);
+  EXPECT_DOUBLE_EQ(peer_bytes_moved({0, 1, true, peer_dir::bidir, 1000}), 2000.0);
+}
+
+TEST(PeerModel, LatencyAndAllHostNames) {
+  const auto lat = peer_latency_grid(3);
+  EXPECT_EQ(lat.size(), 6u * 2);
+  EXPECT_EQ(peer_latency_name(lat.front()).str(), "PeerLatency/src:0/dst:1/peer_access:on/bytes:4");
+  EXPECT_EQ(peer_latency_name(lat.back()).str(), "PeerLatency/src:2/dst:1/peer_access:off/bytes:4");
+  EXPECT_TRUE(peer_latency_grid(1).empty());
+  EXPECT_EQ(all_host_name(direction::h2d, 268435456).str(), "AllHost/dir:h2d/bytes:268435456");
+  EXPECT_EQ(all_host_name(direction::d2h, 4).str(), "AllHost/dir:d2h/bytes:4");
 }
 
 TEST(CaseName, DeviceKeyGoesLast) {
