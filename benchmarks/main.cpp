@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fixtures/cuda_check.hpp"
+#include "fixtures/device.hpp"
 #include "fixtures/failures.hpp"
 #include "fixtures/gpu_context.hpp"
 #include "fixtures/health.hpp"
@@ -27,12 +28,15 @@ void print_help() {
   std::printf(
       "gpu_bench %s: how data moves between host and GPU memory, and how streams, events and\n"
       "synchronisation shape it. Every iteration is timed with CUDA events (manual time).\n\n"
-      "usage: gpu_bench [--device=N] [--sizes=SPEC] [--full] [--timeline=FILE] [Google Benchmark flags]\n\n"
+      "usage: gpu_bench [--device=N|all] [--sizes=SPEC] [--full] [--timeline=FILE] [Google Benchmark flags]\n\n"
       "gpu_bench flags:\n"
       "  --device=N            the GPU to measure (default 0)\n"
-      "  --sizes=SPEC          sizes for Transfer, HostBlocking and Alloc: pow4 (default; 4 B to 1 GiB in\n"
-      "                        powers of 4 for Transfer, each other family its own sweep), pow2 (the dense\n"
-      "                        sweep), or a list such as 4,64K,1M,256M (multiples of 4 bytes)\n"
+      "  --device=all          every single-GPU case once on each visible GPU in turn, its name ending in\n"
+      "                        /device:N (all of GPU 0's cases, then GPU 1's, ...); listing them needs a GPU.\n"
+      "                        Peer, PeerLatency and AllHost use every visible GPU whichever --device is given.\n"
+      "  --sizes=SPEC          sizes for Transfer, HostBlocking, Alloc, Peer and AllHost: pow4 (default; 4 B\n"
+      "                        to 1 GiB in powers of 4 for Transfer, each other family its own sweep), pow2\n"
+      "                        (the dense sweep), or a list such as 4,64K,1M,256M (multiples of 4 bytes)\n"
       "  --gate_timeout_ms=MS  how long the gate holds a stream before the case fails (default 2000)\n"
       "  --full                every combination of every family's axes, not the default subset\n"
       "  --on-throttle=POLICY  warn (default), skip or fail a case run while power or heat held the clocks down\n"
@@ -41,7 +45,7 @@ void print_help() {
       "  --help                this text\n\n"
       "Google Benchmark flags that matter most:\n"
       "  --benchmark_filter=REGEX      run the cases whose names match, e.g. 'Transfer/dir:h2d/mem:pinned'\n"
-      "  --benchmark_list_tests        list the case names (no GPU needed)\n"
+      "  --benchmark_list_tests        list the case names (no GPU needed, except with --device=all)\n"
       "  --benchmark_repetitions=N     repeat each case N times and report mean, median, stddev, cv\n"
       "  --benchmark_out=FILE --benchmark_out_format=json   write the results with the GPU context\n"
       "  --benchmark_min_time=SECONDS  minimum GPU time per case (default %s s here; a plain number)\n\n"
@@ -54,7 +58,8 @@ void print_help() {
     std::printf("%s: %s\n%s\n", f.name.c_str(), f.summary.c_str(), f.help.c_str());
   std::printf(
       "Exit status: 0 when every selected case ran and verified its data; 1 when a case failed, no case\n"
-      "matched, or no GPU is visible; 2 for a bad flag; 130 after Ctrl-C.\n");
+      "matched, or no GPU is visible (--device=all needs one even to list); 2 for a bad flag or a --device that\n"
+      "does not exist; 130 after Ctrl-C.\n");
 }
 
 // One line on stderr and no output file: the GPU is missing, or unusable by this build.
@@ -144,26 +149,49 @@ int main(int argc, char** argv) {
   gpu_bench::install_interrupt_handler(out.temp_path());
 
   try {
-    gpu_bench::register_all_families();
-    // Judge the filter before touching the GPU, so a filter that selects nothing gets one line.
+    // Multi-GPU families register a case per GPU pair, and --device=all a copy of every case per GPU, so
+    // registration needs the count; asking for it makes no context.
+    const int visible = gpu_bench::visible_gpu_count();
+    if (opts.all_devices && visible == 0) {
+      if (opts.list_only) {
+        std::fprintf(stderr,
+                     "gpu_bench: --device=all lists every case once per visible GPU, and no CUDA GPU is visible; "
+                     "list without it, or with --device=N\n");
+        return 1;
+      }
+      return check_gpu(0);  // says why no GPU is visible
+    }
+    gpu_bench::register_all_families(
+        opts.all_devices ? gpu_bench::device_range(visible) : std::vector<int>{opts.device}, opts.all_devices);
+    // Judge the filter before making a context, so a filter that selects nothing gets one line.
     if (gpu_bench::count_filter_matches(filter, gpu_bench::registered_names()) == 0) {
       const auto unknown = gpu_bench::unknown_mem_kinds_in_filter(filter);
       if (!unknown.empty())
         std::fprintf(stderr, "gpu_bench: no case matches the filter: '%s' is not a memory kind (see --help)\n",
                      unknown.front().c_str());
       else
-        std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests)\n");
+        std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests%s)\n",
+                     visible == 0 ? "; the multi-GPU families have cases only where a GPU is visible" : "");
       return 1;
     }
     if (!opts.list_only) {
       if (const int rc = check_gpu(opts.device)) return rc;
-      const auto facts = gpu_bench::collect_gpu_context(opts.device);
-      for (const auto& [key, value] : facts) benchmark::AddCustomContext(key, value);
-      gpu_bench::set_health_target(gpu_bench::health_target_from_context(facts));
-      for (const auto& [key, value] : facts)
-        if (key == "gpu.other_processes" && value != "0" && value != gpu_bench::kUnavailable)
-          std::fprintf(stderr, "gpu_bench: warning: %s other process(es) are using this GPU; figures may suffer\n",
-                       value.c_str());
+      // Every visible GPU's facts: each case samples the health of, and is held to the peaks of, the GPUs
+      // it runs on. The context shows the first selected GPU's in full.
+      gpu_bench::context_list selected;
+      for (int d = 0; d < visible; ++d) {
+        const auto facts = gpu_bench::collect_device_facts(d);
+        gpu_bench::set_health_target(d, gpu_bench::health_target_from_context(facts));
+        if (d == opts.device) selected = facts;
+        for (const auto& [key, value] : facts)
+          if ((opts.all_devices || d == opts.device) && key == "gpu.other_processes" && value != "0" &&
+              value != gpu_bench::kUnavailable)
+            std::fprintf(stderr, "gpu_bench: warning: %s other process(es) are using GPU %d; figures may suffer\n",
+                         value.c_str(), d);
+      }
+      const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
+      for (const auto& [key, value] : gpu_bench::collect_gpu_context(device_flag, selected))
+        benchmark::AddCustomContext(key, value);
     }
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     gpu_bench::buffer_cache::instance().clear();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fixtures/cuda_check.hpp"
+#include "fixtures/device.hpp"
 #include "fixtures/failures.hpp"
 #include "fixtures/host_buffer.hpp"
 #include "fixtures/options.hpp"
@@ -62,20 +63,14 @@ double max_error(const overlap_buffers& b, int work, cudaStream_t s) {
   const std::size_t n = b.bytes / sizeof(float);
   CUDA_CHECK(cudaStreamSynchronize(s));
   if (b.in->device_ptr() && b.out->device_ptr()) {
-    static unsigned* bits = [] {
-      void* p = nullptr;
-      CUDA_CHECK(cudaHostAlloc(&p, sizeof(unsigned), cudaHostAllocMapped));
-      return static_cast<unsigned*>(p);
-    }();
-    *bits = 0;
-    void* dbits = nullptr;
-    CUDA_CHECK(cudaHostGetDevicePointer(&dbits, bits, 0));
+    const scratch_word bits = device_scratch_word();
+    *static_cast<volatile unsigned*>(bits.host) = 0;
     kernels::max_add_error(static_cast<const float*>(b.in->device_ptr()),
                            static_cast<const float*>(b.out->device_ptr()), n, static_cast<float>(work),
-                           static_cast<unsigned*>(dbits), s);
+                           static_cast<unsigned*>(bits.dev), s);
     CUDA_CHECK(cudaStreamSynchronize(s));
     float worst = 0;
-    const unsigned v = *static_cast<volatile unsigned*>(bits);
+    const unsigned v = *static_cast<volatile unsigned*>(bits.host);
     std::memcpy(&worst, &v, sizeof worst);
     return worst;
   }
@@ -207,8 +202,9 @@ double time_op(mem_kind mem, int streams_needed, const std::function<void(stream
 }
 
 const calibration& calibrate(const overlap_case& c, const overlap_buffers& b) {
-  static std::map<std::tuple<mem_kind, std::uint64_t, int>, calibration> cache;
-  const auto key = std::make_tuple(c.mem, c.bytes, c.work);
+  // Per GPU too: under --device=all each GPU's cases are held to that GPU's own stages.
+  static std::map<std::tuple<int, mem_kind, std::uint64_t, int>, calibration> cache;
+  const auto key = std::make_tuple(current_device(), c.mem, c.bytes, c.work);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   const std::size_t n = b.bytes;
   const std::size_t small = std::min<std::size_t>(n, 64 << 10);
@@ -271,13 +267,13 @@ const calibration& calibrate(const overlap_case& c, const overlap_buffers& b) {
   return cache.emplace(key, cal).first->second;
 }
 
-void run_overlap(benchmark::State& state, const overlap_case& c, const std::string& name) {
+void run_overlap(benchmark::State& state, const overlap_case& c) {
   const overlap_buffers b = acquire(c.mem, c.bytes);
   fill_input(b);
   const calibration& cal = calibrate(c, b);
   std::memset(b.out->data(), 0xff, b.bytes);  // the calibration wrote outputs too: poison again
   if (!overlap_gated(c)) state.SetLabel("ungated");
-  const sample_totals t = run_pipeline(&state, c, b, 0, timeline::instance().enabled(), name);
+  const sample_totals t = run_pipeline(&state, c, b, 0, timeline::instance().enabled(), current_case_name());
   const double err = max_error(b, c.work, cudaStreamPerThread);
   const double tolerance = 1e-4 + 1e-6 * c.work;
   if (!(err <= tolerance))
@@ -324,10 +320,8 @@ const family_registration registration{{
     "    The default runs 43 cases around pinned 512 MiB with the seed's work; --full runs every\n"
     "    combination (2352).\n",
     [] {
-      for (const overlap_case& c : overlap_grid(current_options().full)) {
-        const std::string name = overlap_name(c).str();
-        register_case(overlap_name(c), [c, name](benchmark::State& st) { run_overlap(st, c, name); });
-      }
+      for (const overlap_case& c : overlap_grid(current_options().full))
+        register_case(overlap_name(c), [c](benchmark::State& st) { run_overlap(st, c); });
     },
 }};
 

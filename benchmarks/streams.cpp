@@ -8,9 +8,11 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fixtures/cuda_check.hpp"
+#include "fixtures/device.hpp"
 #include "fixtures/failures.hpp"
 #include "fixtures/host_buffer.hpp"
 #include "fixtures/pattern.hpp"
@@ -27,16 +29,15 @@ constexpr int kBusyKernels = 32;
 constexpr unsigned long long kBusyNs = 100'000;
 
 int sm_count() {
-  int dev = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, current_device()));
   return sms;
 }
 
-// The one-stream time of each workload, measured once per run, for the speedup counter.
-std::map<std::string, double>& one_stream_times() {
-  static std::map<std::string, double> t;
-  return t;
+// The one-stream time of each workload on the current GPU, measured once per run, for the speedup counter.
+double& one_stream_time(const std::string& workload) {
+  static std::map<std::pair<int, std::string>, double> t;
+  return t[{current_device(), workload}];
 }
 
 unsigned next_stamp() {
@@ -121,7 +122,7 @@ std::string normalize_check(const normalize_buffers& b) {
 
 void run_normalize(benchmark::State& state, int streams_n) {
   const normalize_buffers b = buffer_cache::instance().acquire_with_retry(normalize_acquire);
-  auto& base = one_stream_times()["normalize"];
+  double& base = one_stream_time("normalize");
   if (base == 0) base = mean_gpu_s(normalize_run(nullptr, b, 1));
   std::memset(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
   const sample_totals t = normalize_run(&state, b, streams_n);
@@ -153,7 +154,7 @@ void run_busy(benchmark::State& state, bool large, int streams_n) {
   const std::size_t count = static_cast<std::size_t>(kBusyKernels) * blocks;
   device_buffer& d = buffer_cache::instance().device(count * sizeof(unsigned), 0);
   unsigned* marks = static_cast<unsigned*>(d.data());
-  auto& base = one_stream_times()[large ? "large_kernels" : "small_kernels"];
+  double& base = one_stream_time(large ? "large_kernels" : "small_kernels");
   if (base == 0) base = mean_gpu_s(busy_run(nullptr, large, 1, marks, 1));
   const unsigned stamp = next_stamp();
   CUDA_CHECK(cudaMemset(marks, 0, count * sizeof(unsigned)));

@@ -15,10 +15,9 @@ namespace gpu_bench::kernels {
 
 constexpr int kThreads = 256;
 
-// As many blocks as the current device's SMs hold at once for this kernel. A grid of several waves, all
-// blocks doing the same amount of work, leaves the last wave's SMs partly idle: a compute-bound kernel
-// over a whole buffer was 17% slower than the same work in chunks on several streams, whose blocks fill
-// each other's gaps, and an Overlap bound built from it came out above the measured time.
+// As many blocks as the current device's SMs hold at once for this kernel (read once per kernel and
+// device: cases switch GPUs, and one machine's GPUs need not be alike). One full wave and a grid-stride
+// loop give every block the same share of the work.
 template <typename Kernel>
 int grid_for(Kernel* kernel, std::size_t items) {
   static std::mutex lock;

@@ -13,7 +13,7 @@ mkdir -p "$out"
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 [ -n "$cs" ] || { echo "sanitize: compute-sanitizer not found"; exit 1; }
 # Small sizes and one or two points per axis: every family and every code path, not every case.
-filter='^(Transfer/|HostBlocking/|Overlap/.*bytes:16777216/|SyncPlacement/|Streams/op:(normalize|small_kernels|large_kernels)/streams:2/|Streams/kind:|Events/|Launch/.*kernels:10/|SmallCopy/.*mem:(pinned|pageable)/|Alloc/)'
+filter='^(Transfer/|HostBlocking/|Overlap/.*bytes:16777216/|SyncPlacement/|Streams/op:(normalize|small_kernels|large_kernels)/streams:2/|Streams/kind:|Events/|Launch/.*kernels:10/|SmallCopy/.*mem:(pinned|pageable)/|Alloc/|Peer/src:0/dst:1/|PeerLatency/src:0/dst:1/|AllHost/)'
 status=0
 for tool in $tools; do
   t0=$(date +%s)

@@ -26,7 +26,10 @@ class Help(unittest.TestCase):
         r = run("--help")
         self.assertEqual(r.returncode, 0, r.stderr)
         for needle in ("Transfer/dir:{h2d,d2h,bidir,d2d}", "--device=N", "--sizes=SPEC", "counted once", "GB = 1e9",
-                       "Overlap/schedule:", "ideal = max((in + out) / S", "HostBlocking/mem:", "--timeline=FILE"):
+                       "Overlap/schedule:", "ideal = max((in + out) / S", "HostBlocking/mem:", "--timeline=FILE",
+                       "--device=all", "Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}",
+                       "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4", "AllHost/dir:{h2d,d2h}/bytes:{N}",
+                       "gbps_gpu{i}", "latency_us"):
             self.assertIn(needle, r.stdout)
 
 
@@ -126,6 +129,63 @@ class BadInput(unittest.TestCase):
     def test_bad_device(self):
         self.check_one_line("--device=-1", mention="--device")
         self.check_one_line("--device=abc", mention="--device")
+        self.check_one_line("--device=foo", mention="or all, not 'foo'")
+        self.check_one_line("--device=ALL", mention="--device")
+        self.check_one_line("--device", mention="--device=all")
+
+    def test_device_that_does_not_exist(self):
+        # Without a GPU the missing GPU is what is said (1); with one, that GPU 99 does not exist (2).
+        r = run("--device=99", "--benchmark_filter=Transfer/dir:h2d/mem:pinned/bytes:4/")
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        if "no CUDA GPU is visible" in lines[0]:
+            self.assertEqual(r.returncode, 1)
+        else:
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--device=99 does not exist", lines[0])
+
+
+class DeviceAll(unittest.TestCase):
+    NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
+
+    def test_listing_needs_a_gpu(self):
+        r = run("--benchmark_list_tests", "--device=all", env=self.NO_GPU)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertTrue(lines[0].startswith("gpu_bench: --device=all"), lines[0])
+        self.assertIn("no CUDA GPU is visible", lines[0])
+        self.assertEqual(r.stdout, "")
+
+    def test_help_works_without_a_gpu(self):
+        r = run("--help", "--device=all", env=self.NO_GPU)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--device=all", r.stdout)
+
+    def test_run_without_a_gpu_is_one_line_and_no_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            r = run("--device=all", f"--benchmark_out={out}", env=self.NO_GPU)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertIn("no CUDA GPU is visible", lines[0])
+            self.assertEqual(os.listdir(d), [])
+
+    def test_a_numbered_device_keeps_todays_names(self):
+        default = run("--benchmark_list_tests", env=self.NO_GPU)
+        one = run("--benchmark_list_tests", "--device=1", env=self.NO_GPU)
+        self.assertEqual(one.returncode, 0, one.stderr)
+        self.assertEqual(one.stdout, default.stdout)
+        names = one.stdout.split()
+        self.assertFalse([n for n in names if "/device:" in n])
+        # The multi-GPU families need the GPU count to register, so without a GPU they have no cases.
+        self.assertFalse([n for n in names if n.startswith(("Peer/", "PeerLatency/", "AllHost/"))])
+
+    def test_multi_gpu_filter_without_a_gpu_says_why_nothing_matches(self):
+        r = run("--benchmark_list_tests", "--benchmark_filter=^Peer/", env=self.NO_GPU)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("only where a GPU is visible", r.stderr)
 
 
 if __name__ == "__main__":

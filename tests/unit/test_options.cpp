@@ -42,9 +42,29 @@ TEST(Options, Defaults) {
   EXPECT_FALSE(o.user_min_time);
 }
 
+TEST(Options, DeviceAll) {
+  argv_holder a({"gpu_bench", "--device=all", "--benchmark_list_tests"});
+  const options o = parse_options(a.argc, a.ptrs.data());
+  EXPECT_TRUE(o.all_devices);
+  EXPECT_EQ(o.device, 0);  // the first GPU heads the context
+  ASSERT_EQ(a.argc, 2);
+  argv_holder b({"gpu_bench", "--device=3"});
+  const options p = parse_options(b.argc, b.ptrs.data());
+  EXPECT_FALSE(p.all_devices);
+  EXPECT_EQ(p.device, 3);
+}
+
 TEST(Options, BadValuesAreUsageErrors) {
-  for (const char* bad : {"--device=-1", "--device=x", "--device=", "--device", "--sizes=5", "--sizes=-4",
-                          "--gate_timeout_ms=0", "--on-throttle=ignore", "--timeline="}) {
+  try {
+    argv_holder a({"gpu_bench", "--device=foo"});
+    (void)parse_options(a.argc, a.ptrs.data());
+    ADD_FAILURE() << "--device=foo was accepted";
+  } catch (const usage_error& e) {
+    EXPECT_STREQ(e.what(), "--device takes a GPU number from 0 to 1023 or all, not 'foo'");
+  }
+  for (const char* bad :
+       {"--device=-1", "--device=x", "--device=", "--device", "--device=ALL", "--device=all,1", "--device=1024",
+        "--sizes=5", "--sizes=-4", "--gate_timeout_ms=0", "--on-throttle=ignore", "--timeline="}) {
     argv_holder a({"gpu_bench", bad});
     EXPECT_THROW(parse_options(a.argc, a.ptrs.data()), usage_error) << bad;
   }

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""GPU test (two GPUs or more): Peer, PeerLatency and AllHost between GPUs 0 and 1 under --device=all,
+with a single-GPU Transfer case, against a bare cudaMemcpyPeerAsync loop run in the same test:
+  - every case ran and verified its data;
+  - Peer with peer access on, 256 MiB, oneway and bidir, reach at least 99% of the bare loop's rate;
+  - with peer access off the rate is far lower: under half of on where the pair shares an NVLink, lower
+    where the copy could only ever cross PCIe;
+  - single-GPU case names end in /device:N, once for every visible GPU; the multi-GPU ones carry no device;
+  - the context has gpu.count, every GPU's identity and every ordered pair's topology;
+  - AllHost reports every GPU's own rate, and its aggregate is no more than their sum.
+Skips (77) with fewer than two GPUs, or where GPUs 0 and 1 cannot access each other's memory. Writes the figures to OUT.json.
+
+usage: peer_check.py GPU_BENCH BARE_PEER OUT.json
+"""
+import json
+import subprocess
+import sys
+
+from gpu_common import SKIP, Checker, iteration_runs, run_gpu_bench
+
+BIG = 256 << 20
+FILTER = ("^(Transfer/dir:h2d/mem:pinned/bytes:1048576/|Peer/src:0/dst:1/|PeerLatency/src:0/dst:1/"
+          "|AllHost/dir:h2d/)")
+
+
+def bare(exe):
+    r = subprocess.run([exe, "0", "1", str(BIG), "20"], capture_output=True, text=True, timeout=300)
+    if r.returncode == SKIP:
+        print("fewer than two CUDA GPUs are visible: skipping")
+        sys.exit(SKIP)
+    if r.returncode == 3:
+        print(f"{r.stderr.strip()}: nothing to compare peer access with; skipping")
+        sys.exit(SKIP)
+    if r.returncode != 0:
+        raise SystemExit(f"bare_peer failed ({r.returncode}): {r.stderr}")
+    return json.loads(r.stdout)
+
+
+def main(gpu_bench, bare_exe, out):
+    ref = bare(bare_exe)
+    rc, doc = run_gpu_bench(gpu_bench, out + ".gpu_bench.json", "--device=all", f"--benchmark_filter={FILTER}",
+                            "--sizes=1M,256M", "--benchmark_repetitions=3")
+    c = Checker()
+    c.check(rc == 0, f"gpu_bench exited {rc}")
+    ctx = doc["context"]
+    count = int(ctx.get("gpu.count", "0"))
+    c.check(count >= 2, f"gpu.count is {ctx.get('gpu.count')}")
+    c.check(ctx.get("gpu_bench.device") == "all", "gpu_bench.device is not 'all'")
+    for i in range(count):
+        for field in ("name", "uuid", "pci_bus_id", "numa_node"):
+            c.check(ctx.get(f"gpu.{i}.{field}"), f"context lacks gpu.{i}.{field}")
+        for j in range(count):
+            if i != j:
+                for field in ("peer_access", "perf_rank", "native_atomics", "link"):
+                    c.check(ctx.get(f"topology.{i}-{j}.{field}"), f"context lacks topology.{i}-{j}.{field}")
+
+    runs = {}
+    for b in iteration_runs(doc):
+        runs.setdefault(b["name"].replace("/manual_time", ""), []).append(b)
+    for name, bs in runs.items():
+        for b in bs:
+            c.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
+    transfer = sorted(n for n in runs if n.startswith("Transfer/"))
+    c.check(transfer == sorted(f"Transfer/dir:h2d/mem:pinned/bytes:1048576/device:{d}" for d in range(count)),
+            f"single-GPU names under --device=all: {transfer}")
+    c.check(all("/device:" not in n for n in runs if not n.startswith("Transfer/")),
+            "a multi-GPU case carries a device key")
+
+    def median(name, counter):
+        vals = sorted(b[counter] for b in runs.get(name, []) if not b.get("error_occurred") and counter in b)
+        c.check(bool(vals), f"{name}: no {counter}")
+        return vals[len(vals) // 2] if vals else None
+
+    report = {"bare": ref, "context": {k: v for k, v in ctx.items() if k.startswith(("gpu", "topology"))}, "cases": {}}
+    nvlink = ctx.get("topology.0-1.link") == "nvlink"
+    for d in ("oneway", "bidir"):
+        on = median(f"Peer/src:0/dst:1/peer_access:on/dir:{d}/bytes:{BIG}", "gbps")
+        off = median(f"Peer/src:0/dst:1/peer_access:off/dir:{d}/bytes:{BIG}", "gbps")
+        best_bare = max(ref[f"{d}_per_copy_gbps"], ref[f"{d}_batched_gbps"])
+        report["cases"][d] = {"on_gbps": on, "off_gbps": off, "bare_best_gbps": best_bare}
+        print(json.dumps({d: report["cases"][d]}))
+        if on is not None:
+            c.check(on >= 0.99 * best_bare, f"{d}: peer_access:on {on:.2f} GB/s is under 99% of the bare loop's "
+                                            f"{best_bare:.2f}")
+        if on is not None and off is not None:
+            limit = 0.5 * on if nvlink else on
+            c.check(off < limit, f"{d}: peer_access:off {off:.2f} GB/s is not far below on ({on:.2f} GB/s, "
+                                 f"link {ctx.get('topology.0-1.link')})")
+    for access in ("on", "off"):
+        lat = median(f"PeerLatency/src:0/dst:1/peer_access:{access}/bytes:4", "latency_us")
+        if lat is not None:
+            c.check(0 < lat < 1000, f"PeerLatency peer_access:{access}: {lat:.2f} us")
+    for name, bs in runs.items():
+        if not name.startswith("AllHost/"):
+            continue
+        for b in bs:
+            if b.get("error_occurred"):
+                continue
+            per_gpu = [b.get(f"gbps_gpu{i}") for i in range(count)]
+            c.check(None not in per_gpu and b.get("gpus") == count, f"{name}: per-GPU rates or gpus missing")
+            if None not in per_gpu:
+                c.check(b["gbps"] <= 1.02 * sum(per_gpu), f"{name}: aggregate {b['gbps']:.2f} GB/s exceeds the sum "
+                                                          f"of the GPUs' own rates {sum(per_gpu):.2f}")
+        report["cases"][name] = {k: v for k, v in bs[0].items() if k.startswith("gbps")}
+    with open(out, "w") as f:
+        json.dump(report, f, indent=1)
+    return c.finish("Peer, PeerLatency and AllHost verified; peer copies match the bare loop; names and context "
+                    "cover every GPU")
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:4]))

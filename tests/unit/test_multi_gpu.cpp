@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <set>
+
+#include "fixtures/multi_gpu_model.hpp"
+#include "fixtures/topology.hpp"
+
+using namespace gpu_bench;
+
+namespace {
+std::map<std::string, std::string> as_map(const context_list& c) {
+  std::map<std::string, std::string> m;
+  for (const auto& [k, v] : c) EXPECT_TRUE(m.emplace(k, v).second) << "repeated key " << k;
+  return m;
+}
+}  // namespace
+
+TEST(Topology, PcieLevelsAndLinks) {
+  EXPECT_EQ(pcie_level_name(0), "board");
+  EXPECT_EQ(pcie_level_name(10), "pcie_switch");
+  EXPECT_EQ(pcie_level_name(20), "pcie_switches");
+  EXPECT_EQ(pcie_level_name(30), "pcie_host_bridge");
+  EXPECT_EQ(pcie_level_name(40), "numa_node");
+  EXPECT_EQ(pcie_level_name(50), "system");
+  EXPECT_EQ(pcie_level_name(35), "unavailable");
+  EXPECT_EQ(pcie_level_name(std::nullopt), "unavailable");
+  EXPECT_EQ(link_name({true, 50}), "nvlink");
+  EXPECT_EQ(link_name({true, std::nullopt}), "nvlink");
+  EXPECT_EQ(link_name({false, 10}), "pcie_switch");
+  EXPECT_EQ(link_name({false, std::nullopt}), "unavailable");
+  // Without an answer on NVLink a PCIe level would be a guess at the path the bytes take.
+  EXPECT_EQ(link_name({std::nullopt, 30}), "unavailable");
+}
+
+TEST(Topology, KeysForEveryGpuAndEveryOrderedPair) {
+  std::vector<gpu_identity> gpus = {{"NVIDIA H100 80GB HBM3", "GPU-0", "00000000:18:00.0", "0"},
+                                    {"NVIDIA H100 80GB HBM3", "GPU-1", "00000000:2A:00.0", "none"},
+                                    {"NVIDIA H100 80GB HBM3", "", "00000000:3A:00.0", ""}};
+  std::vector<gpu_pair> pairs;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      if (i != j) pairs.push_back({i, j, true, 0, true, {true, 50}});
+  pairs[1] = {0, 2, false, std::nullopt, std::nullopt, {false, 30}};
+  const context_list c = format_topology(gpus, pairs);
+  EXPECT_NO_THROW(check_context(c));
+  const auto m = as_map(c);
+  EXPECT_EQ(m.size(), 1u + 3 * 4 + 6 * 4);
+  EXPECT_EQ(m.at("gpu.count"), "3");
+  EXPECT_EQ(m.at("gpu.1.pci_bus_id"), "00000000:2A:00.0");
+  EXPECT_EQ(m.at("gpu.1.numa_node"), "none");
+  EXPECT_EQ(m.at("gpu.2.uuid"), "unavailable");
+  EXPECT_EQ(m.at("gpu.2.numa_node"), "unavailable");
+  EXPECT_EQ(m.at("topology.0-1.peer_access"), "yes");
+  EXPECT_EQ(m.at("topology.0-1.perf_rank"), "0");
+  EXPECT_EQ(m.at("topology.0-1.native_atomics"), "yes");
+  EXPECT_EQ(m.at("topology.0-1.link"), "nvlink");
+  EXPECT_EQ(m.at("topology.0-2.peer_access"), "no");
+  EXPECT_EQ(m.at("topology.0-2.perf_rank"), "unavailable");
+  EXPECT_EQ(m.at("topology.0-2.native_atomics"), "unavailable");
+  EXPECT_EQ(m.at("topology.0-2.link"), "pcie_host_bridge");
+  EXPECT_EQ(m.at("topology.2-1.link"), "nvlink");
+  EXPECT_EQ(as_map(format_topology({}, {})).at("gpu.count"), "0");
+}
+
+TEST(Topology, PairKeysPassTheContextCheck) {
+  EXPECT_EQ(pair_key(0, 11, "link"), "topology.0-11.link");
+  EXPECT_EQ(gpu_key(7, "name"), "gpu.7.name");
+  EXPECT_NO_THROW(check_context({{pair_key(3, 2, "perf_rank"), "1"}}));
+  EXPECT_THROW(check_context({{"topology.0-1.Link", "x"}}), std::logic_error);
+}
+
+TEST(PeerModel, EveryOrderedPairOnceBidirForOneOrderOnly) {
+  const std::vector<std::uint64_t> sizes = {1u << 20, 16u << 20, 256u << 20};
+  EXPECT_TRUE(peer_grid(0, sizes).empty());
+  EXPECT_TRUE(peer_grid(1, sizes).empty());
+  // 4 GPUs: 12 ordered pairs x on/off x 3 sizes oneway, 6 pairs x on/off x 3 sizes bidir.
+  const auto grid = peer_grid(4, sizes);
+  EXPECT_EQ(grid.size(), 12u * 2 * 3 + 6u * 2 * 3);
+  std::set<std::string> names;
+  const std::regex form(R"(^Peer/src:\d+/dst:\d+/peer_access:(on|off)/dir:(oneway|bidir)/bytes:\d+$)");
+  for (const peer_case& c : grid) {
+    const std::string n = peer_name(c).str();
+    EXPECT_TRUE(std::regex_match(n, form)) << n;
+    EXPECT_TRUE(names.insert(n).second) << n;
+    EXPECT_NE(c.src, c.dst);
+    if (c.dir == peer_dir::bidir) {
+      EXPECT_LT(c.src, c.dst) << n;
+    }
+  }
+  EXPECT_TRUE(names.count("Peer/src:0/dst:1/peer_access:on/dir:oneway/bytes:1048576"));
+  EXPECT_TRUE(names.count("Peer/src:3/dst:2/peer_access:off/dir:oneway/bytes:268435456"));
+  EXPECT_TRUE(names.count("Peer/src:1/dst:3/peer_access:on/dir:bidir/bytes:16777216"));
+  EXPECT_FALSE(names.count("Peer/src:3/dst:1/peer_access:on/dir:bidir/bytes:16777216"));
+  // Grouped by pair and access: a pair's access changes twice per run.
+  EXPECT_EQ(grid.front().src, 0);
+  EXPECT_EQ(grid.front().dst, 1);
+  EXPECT_TRUE(grid.front().peer_access);
+  EXPECT_DOUBLE_EQ(peer_bytes_moved({0, 1, true, peer_dir::oneway, 1000}), 1000.0);
+  EXPECT_DOUBLE_EQ(peer_bytes_moved({0, 1, true, peer_dir::bidir, 1000}), 2000.0);
+}
+
+TEST(PeerModel, LatencyAndAllHostNames) {
+  const auto lat = peer_latency_grid(3);
+  EXPECT_EQ(lat.size(), 6u * 2);
+  EXPECT_EQ(peer_latency_name(lat.front()).str(), "PeerLatency/src:0/dst:1/peer_access:on/bytes:4");
+  EXPECT_EQ(peer_latency_name(lat.back()).str(), "PeerLatency/src:2/dst:1/peer_access:off/bytes:4");
+  EXPECT_TRUE(peer_latency_grid(1).empty());
+  EXPECT_EQ(all_host_name(direction::h2d, 268435456).str(), "AllHost/dir:h2d/bytes:268435456");
+  EXPECT_EQ(all_host_name(direction::d2h, 4).str(), "AllHost/dir:d2h/bytes:4");
+}
+
+TEST(CaseName, DeviceKeyGoesLast) {
+  case_name n("Transfer");
+  n.add("dir", "h2d").add("mem", "pinned").add("bytes", std::uint64_t{1048576}).add("device", 1);
+  EXPECT_EQ(n.str(), "Transfer/dir:h2d/mem:pinned/bytes:1048576/device:1");
+  EXPECT_THROW(n.add("device", 2), std::invalid_argument);
+}
