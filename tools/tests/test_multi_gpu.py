@@ -3,6 +3,7 @@
 import json
 import re
 import sqlite3
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,24 @@ from hypothesis import strategies as st
 
 import synth
 from conftest import run_cli
-from gpu_bench_tools import cli_compare, cli_history, history, load
+from gpu_bench_tools import cli_compare, cli_history, cli_plot, history, load, plot
 from gpu_bench_tools.compare import compare, render_table
 from gpu_bench_tools.load import benchmark_file_from_doc, load_file, metric_for, parse_name
+
+
+def svg_text(path):
+    return " ".join(ET.parse(path).getroot().itertext())
+
+
+def png_is_a_picture(path):
+    from matplotlib.image import imread
+
+    img = imread(path)
+    assert img.ndim == 3 and img.shape[0] > 200 and img.shape[1] > 300
+    rgb = img[..., :3]
+    ink = (rgb.mean(axis=2) < 0.9).mean()
+    assert 0.01 < ink < 0.8, ink
+    assert rgb.std() > 0.05
 
 
 def verdicts(result, i=1):
@@ -143,6 +159,95 @@ def test_a_file_without_device_axis_against_one_with_it_gets_a_note(data):
 def test_two_nights_of_a_multi_gpu_machine_are_the_same(data):
     res = compare([load_file(data["multi4"]), load_file(data["multi4_night2"])])
     assert set(verdicts(res).values()) == {"same"} and not res.context_diff
+
+
+# ---------------------------------------------------------------------------------------------
+# plot
+
+
+MULTI_KINDS = ("transfer", "peer_matrix", "peer_latency", "all_host")
+
+
+@pytest.fixture(scope="module")
+def multi_plots(data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("multi_plots")
+    files = [load_file(data["multi4"]), load_file(data["multi4_slow_link"])]
+    return plot.make_plots(files, out, kinds=MULTI_KINDS, dpi=70), out
+
+
+def test_multi_gpu_kinds_are_drawn_as_png_and_svg(multi_plots):
+    made, out = multi_plots
+    assert [p.kind for p in made] == ["transfer", "transfer", "peer_matrix", "peer_matrix", "peer_latency",
+                                      "peer_latency", "all_host"]
+    assert [p.stem for p in made] == ["transfer_dir-h2d", "transfer_dir-d2h", "peer_matrix_multi4",
+                                      "peer_matrix_multi4_slow_link", "peer_latency_multi4",
+                                      "peer_latency_multi4_slow_link", "all_host"]
+    for p in made:
+        assert [Path(x).suffix for x in p.paths] == [".png", ".svg"]
+        assert Path(p.paths[0]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.points > 0
+        png_is_a_picture(p.paths[0])
+
+
+def test_peer_matrix_is_annotated_per_pair_with_the_diagonal_blank(multi_plots):
+    made, out = multi_plots
+    p = next(p for p in made if p.stem == "peer_matrix_multi4_slow_link")
+    assert p.points == 4 * 12  # four panels (peer access on/off x one way/both ways), 12 ordered pairs each
+    assert p.title.startswith("Peer copy bandwidth (GB/s): 4 x H100 80GB HBM3")
+    text = svg_text(p.paths[1])
+    for s in ("Peer copy bandwidth (GB/s): 4 x H100 80GB HBM3", "multi4_slow_link.json, driver 580.159.04",
+              "peer access on, one way, 256 MiB", "peer access off, both ways at once (sum), 256 MiB",
+              "destination", "source", "GPU 3", "bandwidth (GB/s, 1 GB = 1e9 B), higher is better"):
+        assert s in text, s
+    # The pairs on the PCIe switch are labelled as such in the peer-access-on panels only.
+    assert text.count("pcie_switch") == 4 and text.count("nvlink") == 2 * 10
+    lat = svg_text(out / "peer_latency_multi4.svg")
+    assert "Peer copy latency (us): 4 x H100 80GB HBM3" in lat and "peer access on, 4 B" in lat
+    assert "latency (us), lower is better" in lat
+
+
+def test_peer_matrix_shows_failed_pairs(tmp_path):
+    doc = synth.make_multi_run(gpus=3, links={(1, 2): "system"}, reps=1, families=("Peer", "PeerLatency"),
+                               peer_sizes=(1 << 20,))
+    made = plot.make_plots([benchmark_file_from_doc("sys.json", doc)], tmp_path, formats=("svg",),
+                           kinds=("peer_matrix", "peer_latency"))
+    assert [p.kind for p in made] == ["peer_matrix", "peer_latency"]
+    assert made[0].points == 4 * 6 - 2 * 2  # GPU 1 <-> GPU 2 fail with peer access on, one way and both ways
+    assert made[1].points == 2 * 6 - 2
+    text = svg_text(made[0].paths[0])
+    assert text.count("failed") == 4 and "system" not in text  # a failed pair has no figure to label
+    assert "3 x H100 80GB HBM3" in text and "1 MiB" in text
+
+
+def test_transfer_has_a_line_per_device_and_file(multi_plots):
+    _, out = multi_plots
+    text = svg_text(out / "transfer_dir-h2d.svg")
+    for dev in range(4):
+        assert f"4 x H100 80GB HBM3, driver 580.159.04 (multi4), GPU {dev}" in text
+        assert f"4 x H100 80GB HBM3, driver 580.159.04 (multi4_slow_link), GPU {dev}" in text
+    assert "mem: pinned" in text and "mem: pageable" in text and "ideal: PCIe gen5 x16 63.0 GB/s" in text
+
+
+def test_all_host_bars_show_the_aggregate_and_each_gpu(multi_plots):
+    made, out = multi_plots
+    text = svg_text(out / "all_host.svg")
+    for s in ("All GPUs copying to or from the host at once", "all at once", "GPU 0", "GPU 3", "host to device",
+              "device to host", "4 GPUs, bytes: 256 MiB", "bandwidth (GB/s, 1 GB = 1e9 B)"):
+        assert s in text, s
+    assert next(p for p in made if p.kind == "all_host").points == 2 * 2 * 5  # 2 dirs x 2 files x (all + 4 GPUs)
+
+
+def test_one_per_kind_names_the_multi_gpu_kinds(data, tmp_path, capsys):
+    code, out, err = run_cli(cli_plot.main, [data["multi2"], data["multi2_pcie"], "--out", str(tmp_path),
+                                             "--one-per-kind", "--dpi", "60", "--kind", "peer_matrix", "--kind", "peer",
+                                             "--kind", "peer_latency", "--kind", "all_host", "--kind", "transfer"],
+                             capsys)
+    assert code == 0, err
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(f"{k}.{x}" for k in ("transfer", "peer_matrix", "peer", "peer_latency", "all_host")
+                           for x in ("png", "svg"))
+    assert re.search(r"^peer_matrix\s+\S+peer_matrix\.png, \S+peer_matrix\.svg$", out, re.M)
+    peer = svg_text(tmp_path / "peer.svg")
+    assert "Peer copy bandwidth vs. size (peer access off, one way)" in peer and "src: 0, dst: 1" in peer
 
 
 # ---------------------------------------------------------------------------------------------
