@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 import synth
 from conftest import run_cli
-from gpu_bench_tools import cli_compare, cli_history, cli_plot, history, load, plot
+from gpu_bench_tools import cli_compare, cli_history, cli_plot, cli_report, history, load, plot
 from gpu_bench_tools.compare import compare, render_table
 from gpu_bench_tools.load import benchmark_file_from_doc, load_file, metric_for, parse_name
+from gpu_bench_tools.report import build_report, headlines
 
 
 def svg_text(path):
@@ -248,6 +249,55 @@ def test_one_per_kind_names_the_multi_gpu_kinds(data, tmp_path, capsys):
     assert re.search(r"^peer_matrix\s+\S+peer_matrix\.png, \S+peer_matrix\.svg$", out, re.M)
     peer = svg_text(tmp_path / "peer.svg")
     assert "Peer copy bandwidth vs. size (peer access off, one way)" in peer and "src: 0, dst: 1" in peer
+
+
+# ---------------------------------------------------------------------------------------------
+# report
+
+
+@pytest.fixture(scope="module")
+def multi_report(data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("multi_report") / "report.html"
+    code = cli_report.main([data["multi2"], data["multi2_pcie"], "--out", str(out)])
+    assert code == 0
+    return out.read_text()
+
+
+def test_report_shows_the_topology_and_the_heat_maps(multi_report):
+    page = multi_report
+    for section in ("GPUs and links", "Peer bandwidth between GPUs", "Peer copy latency",
+                    "All GPUs and the host at once", "Peer copies by size", "Transfer bandwidth"):
+        assert f">{section}</h2>" in page, section
+    assert "gpu_bench report: 2 x H100 80GB HBM3, driver 580.159.04" in page
+    topo = page.split(">GPUs and links</h2>")[1].split("<h2")[0]
+    assert topo.count("<table>") == 4  # GPUs and links for each file
+    assert '<td class="link">nvlink<br><small>p2p yes, rank 0, atomics yes</small></td>' in topo
+    assert '<td class="link differs">pcie_switch<br><small>p2p yes, rank 1, atomics no</small></td>' in topo
+    assert "0000:3b:00.0" in topo and "GPU-6f1e2d3c-81aa-4000-8000-000000000101" in topo
+    assert re.search(r'<tr class="differs"><td>GPUs</td>', page) is None  # both have 2
+    assert re.search(r"<tr><td>GPUs</td><td>2</td><td>2</td></tr>", page)
+    assert '<img alt="Peer copy bandwidth (GB/s): 2 x H100 80GB HBM3' in page
+    assert '<img alt="All GPUs copying to or from the host at once' in page
+
+
+def test_single_gpu_report_has_no_topology_section(data):
+    page = build_report([load_file(data["base"])], with_plots=False)
+    assert "GPUs and links" not in page and "<td>GPUs</td>" not in page
+
+
+def test_multi_gpu_headlines(data):
+    h = {x.family: x for x in headlines([load_file(data["multi4"]), load_file(data["multi4_slow_link"])])}
+    assert set(h) == {"Transfer", "Peer", "PeerLatency", "AllHost"}
+    transfer = dict(h["Transfer"].rows)
+    assert "h2d pinned, GPU 3" in transfer and transfer["h2d pinned, GPU 3"][0].endswith("GB/s at 256 MiB")
+    peer = dict(h["Peer"].rows)
+    a, b = (float(x.split()[0]) for x in peer["GPU 0 -> GPU 1, peer access on, oneway"])
+    assert b < a / 5
+    assert list(peer)[0] == "GPU 0 -> GPU 1, peer access on, oneway"
+    lat = dict(h["PeerLatency"].rows)["GPU 1 -> GPU 0, peer access on"]
+    assert lat[0].endswith("us at 4 B") and float(lat[1].split()[0]) > float(lat[0].split()[0])
+    allhost = dict(h["AllHost"].rows)
+    assert allhost["h2d"][0].endswith("GB/s with 4 GPUs at 256 MiB")
 
 
 # ---------------------------------------------------------------------------------------------
