@@ -15,8 +15,8 @@ PROG = "gpu-bench-plot"
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog=PROG,
-        description="Draw bandwidth, overlap, sync-placement, small-copy and timeline figures; "
-        "one line or bar per input file, labelled by GPU and driver.",
+        description="Draw bandwidth, peer-matrix, overlap, sync-placement, small-copy and timeline figures; "
+        "one line or bar per input file (and GPU, for --device=all runs), labelled by GPU and driver.",
     )
     p.add_argument("files", nargs="*", metavar="FILE.json",
                    help="gpu_bench JSON results; --timeline traces are recognised by their content")

@@ -230,6 +230,10 @@ def compare(
         notes.append(f"{no_metric} case(s) have no '{metric}' counter and are left out")
     if keys and not rows:
         notes.append("no case is present in the first file and another one")
+    with_device = [any(c.axis("device") is not None for c in f.cases.values()) for f in files]
+    if any(with_device) and not all(with_device):
+        notes.append("some files have a /device:N axis (gpu_bench --device=all) and some do not, so their "
+                     "single-GPU cases do not match; run every machine with the same --device")
 
     return Comparison(
         paths=[f.path for f in files],

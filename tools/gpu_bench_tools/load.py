@@ -57,6 +57,12 @@ FACTS = (
     ("benchmark.version", "Google Benchmark"),
     ("library_build_type", "library build"),
 )
+# Facts of each GPU of a multi-GPU run (gpu.{i}.KEY) and of each ordered pair (topology.{i}-{j}.KEY).
+GPU_FACTS = (("name", ""), ("pci_bus_id", " PCI bus"), ("numa_node", " NUMA node"))
+TOPOLOGY_FACTS = ("link", "peer_access", "perf_rank", "native_atomics")
+_GPU_KEY = re.compile(r"^gpu\.(\d+)\.[a-z_]+$")
+_TOPOLOGY_KEY = re.compile(r"^topology\.(\d+)-(\d+)\.([a-z_]+)$")
+MAX_GPUS = 64  # a larger index or count in a context is taken for a mistake, not a machine
 
 
 class InputError(Exception):
@@ -354,6 +360,8 @@ def short_gpu_name(name: str) -> str:
 
 def machine_label(f: BenchmarkFile) -> str:
     gpu = f.fact("gpu.name")
+    if (gpu_count(f) or 1) > 1:
+        gpu = gpu_summary(f) or gpu
     driver = f.fact("driver.version")
     if gpu and driver:
         return f"{short_gpu_name(gpu)}, driver {driver}"
@@ -392,14 +400,97 @@ def display_fact(f: BenchmarkFile, key: str) -> str | None:
     return v
 
 
-def context_rows(files: list[BenchmarkFile]) -> list[tuple[str, list[str]]]:
-    """Every known fact as (label, value per file); a missing fact reads 'unavailable'."""
+def gpu_count(f: BenchmarkFile) -> int | None:
+    """How many GPUs the run saw: gpu.count, else the per-GPU facts, else 1 where the first GPU is known."""
+    try:
+        n = int(f.fact("gpu.count") or "")
+    except ValueError:
+        n = 0
+    if 0 < n <= MAX_GPUS:
+        return n
+    idx = [int(m.group(1)) for k in f.context if (m := _GPU_KEY.match(str(k))) and int(m.group(1)) < MAX_GPUS]
+    if idx:
+        return max(idx) + 1
+    return 1 if f.fact("gpu.name") else None
+
+
+def gpu_fact(f: BenchmarkFile, index: int, key: str) -> str | None:
+    """A fact of GPU `index`; GPU 0 falls back on the first device's gpu.KEY."""
+    v = f.fact(f"gpu.{index}.{key}")
+    if v is None and index == 0:
+        v = f.fact(f"gpu.{key}")
+    return v
+
+
+def gpu_summary(f: BenchmarkFile) -> str | None:
+    """'4 x H100 80GB HBM3' (or '2 x H100, 2 x A100' in a mixed machine); None where no GPU name is known."""
+    n = gpu_count(f) or 1
+    names: dict[str, int] = {}
+    for i in range(n):
+        name = gpu_fact(f, i, "name")
+        name = short_gpu_name(name) if name else "GPU (name unavailable)"
+        names[name] = names.get(name, 0) + 1
+    if list(names) == ["GPU (name unavailable)"]:
+        return None
+    return ", ".join(f"{k} x {name}" for name, k in names.items())
+
+
+def topology(f: BenchmarkFile) -> dict[tuple[int, int], dict[str, str]]:
+    """(src, dst) -> {link, peer_access, perf_rank, native_atomics}, as written ('unavailable' kept)."""
+    out: dict[tuple[int, int], dict[str, str]] = {}
+    for k, v in f.context.items():
+        m = _TOPOLOGY_KEY.match(str(k))
+        if not m or m.group(3) not in TOPOLOGY_FACTS:
+            continue
+        i, j = int(m.group(1)), int(m.group(2))
+        if i < MAX_GPUS and j < MAX_GPUS:
+            out.setdefault((i, j), {})[m.group(3)] = f.fact(k) or UNAVAILABLE
+    return out
+
+
+def link_text(facts: dict[str, str] | None) -> str:
+    """One pair's facts in one short phrase: 'nvlink, p2p yes, rank 0, atomics yes'."""
+    if not facts:
+        return UNAVAILABLE
+    link, p2p, rank, atomics = (facts.get(k, UNAVAILABLE) for k in TOPOLOGY_FACTS)
+    return f"{link}, p2p {p2p}, rank {rank}, atomics {atomics}"
+
+
+def multi_gpu_rows(files: list[BenchmarkFile], per_gpu: bool = True) -> list[tuple[str, list[str]]]:
+    """The GPU count and (per_gpu) each GPU's facts and each ordered pair's link, where any file has 2+ GPUs."""
+    counts = [gpu_count(f) for f in files]
+    if not any(c and c > 1 for c in counts) and not any(f.fact("gpu.count") for f in files):
+        return []
+    rows = [("GPUs", [str(f.fact("gpu.count") or (UNAVAILABLE if f.is_gpu_bench else "-")) for f in files])]
+    n = max((c or 0) for c in counts)
+    if n < 2 or not per_gpu:
+        return rows
+    for i in range(n):
+        for key, suffix in GPU_FACTS:
+            rows.append((f"GPU {i}{suffix}", [(gpu_fact(f, i, key) or UNAVAILABLE) if i < (c or 0) else "-"
+                                              for f, c in zip(files, counts)]))
+    topo = [topology(f) for f in files]
+    pairs = sorted({p for t in topo for p in t if p[0] != p[1] and max(p) < n})
+    for i, j in pairs:
+        rows.append((f"GPU {i} -> {j}", [link_text(t.get((i, j))) if max(i, j) < (c or 0) else "-"
+                                         for t, c in zip(topo, counts)]))
+    return rows
+
+
+def context_rows(files: list[BenchmarkFile], per_gpu: bool = True) -> list[tuple[str, list[str]]]:
+    """Every known fact as (label, value per file); a missing fact reads 'unavailable'.
+
+    Multi-GPU runs add, after the first GPU's name, the GPU count and (per_gpu) each GPU's name, PCI bus
+    and NUMA node and each ordered pair's link.
+    """
     rows = []
     for key, label in FACTS:
         vals = [display_fact(f, key) or (UNAVAILABLE if f.is_gpu_bench or "." not in key else "-") for f in files]
         if key == "benchmark.version":
             vals = [f.fact(key) or f.fact("library_version") or "-" for f in files]
         rows.append((label, vals))
+        if key == "gpu.name":
+            rows += multi_gpu_rows(files, per_gpu)
     return rows
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .load import (
+    MAX_GPUS,
     TIME_UNIT_NS,
     BenchmarkFile,
     Case,
@@ -30,7 +31,8 @@ DIR_TITLE = {"h2d": "host to device", "d2h": "device to host", "bidir": "both di
 SCHEDULE_STYLE = {"serial": ("o", ":"), "depth_first": ("s", "--"), "breadth_first": ("^", "-")}
 # Usable bytes per second per lane after line coding (gen6 counts FLIT overhead).
 PCIE_LANE_GBPS = {1: 0.25, 2: 0.5, 3: 0.9846, 4: 1.9692, 5: 3.9385, 6: 7.5625}
-KIND_ORDER = ("transfer", "peer", "overlap", "sync_placement", "small_copy", "host_blocking", "other", "timeline")
+KIND_ORDER = ("transfer", "peer_matrix", "peer", "peer_latency", "all_host", "overlap", "sync_placement",
+              "small_copy", "host_blocking", "other", "timeline")
 SPAN_COLOURS = {"h2d": "#1f77b4", "d2h": "#ff7f0e", "kernel": "#2ca02c", "d2d": "#9467bd", "other": "#7f7f7f"}
 
 
@@ -214,19 +216,36 @@ def _size_family(
     value_scale: Callable[[Case, float], float] | None = None,
     bound: Callable[[BenchmarkFile, dict], tuple[float, str] | None] | None = None,
     upper_aggregate: str | None = None, preferred: dict[str, tuple[str, ...]] | None = None,
+    series_axis: str | None = "device",
 ) -> list[tuple[Plot, _Canvas]]:
-    """Metric against bytes: a figure per value of figure_axes, a panel per value of panel_axes."""
-    used = ("bytes",) + figure_axes + panel_axes
+    """Metric against bytes: a figure per value of figure_axes, a panel per value of panel_axes.
+
+    A line per file, or, where cases carry series_axis (gpu_bench --device=all), a line per file and device.
+    """
+    used = ("bytes",) + figure_axes + panel_axes + ((series_axis,) if series_axis else ())
     preferred = preferred or {}
-    groups: dict[tuple, dict[tuple, dict[int, list[Case]]]] = {}
+    groups: dict[tuple, dict[tuple, dict[tuple[int, str | None], list[Case]]]] = {}
     for i, f in enumerate(files):
         for c in f.ok_cases():
             if c.family != family or c.axis_int("bytes") is None:
                 continue
             fk = tuple(c.axis(a, "-") for a in figure_axes) + (_rest(c, used),)
             pk = tuple(c.axis(a, "-") for a in panel_axes)
-            groups.setdefault(fk, {}).setdefault(pk, {}).setdefault(i, []).append(c)
-    colours = _colours(len(files))
+            sk = (i, c.axis(series_axis) if series_axis else None)
+            groups.setdefault(fk, {}).setdefault(pk, {}).setdefault(sk, []).append(c)
+    # Colours follow the file, or the file and device where there are devices, the same in every figure.
+    series = sorted({sk for panels in groups.values() for per in panels.values() for sk in per},
+                    key=lambda sk: (sk[0], -1 if sk[1] is None else int(sk[1]) if sk[1].isdigit() else 0, sk[1] or ""))
+    if all(d is None for _, d in series):
+        colours = _colours(len(files))
+        colour_of = {sk: colours[sk[0]] for sk in series}
+    else:
+        colours = _colours(len(series))
+        colour_of = {sk: colours[n] for n, sk in enumerate(series)}
+
+    def series_label(sk: tuple[int, str | None]) -> str:
+        return labels[sk[0]] if sk[1] is None else f"{labels[sk[0]]}, GPU {sk[1]}"
+
     out = []
 
     def pref(names: tuple[str, ...], values: tuple) -> tuple:
@@ -247,7 +266,8 @@ def _size_family(
         for n, pk in enumerate(pkeys):
             ax = canvas.axes[n // ncols][n % ncols]
             xs_all: list[float] = []
-            for i, cases in sorted(panels[pk].items()):
+            for sk, cases in sorted(panels[pk].items(), key=lambda kv: series.index(kv[0])):
+                i = sk[0]
                 pts = []
                 upper = []
                 for c in cases:
@@ -264,14 +284,14 @@ def _size_family(
                     continue
                 npoints += len(pts)
                 xs_all += [p.x for p in pts]
-                _draw_line(ax, pts, colours[i], labels[i], marker=FILE_MARKERS[i % len(FILE_MARKERS)],
+                _draw_line(ax, pts, colour_of[sk], series_label(sk), marker=FILE_MARKERS[i % len(FILE_MARKERS)],
                            band=not upper, order=i)
                 if upper:
-                    _draw_line(ax, upper, colours[i], f"{labels[i]} ({upper_aggregate})", marker="", ls="--",
-                               band=False, order=i)
+                    _draw_line(ax, upper, colour_of[sk], f"{series_label(sk)} ({upper_aggregate})", marker="",
+                               ls="--", band=False, order=i)
             if bound:
                 seen = set()
-                for i in sorted(panels[pk]):
+                for i in sorted({sk[0] for sk in panels[pk]}):
                     b = bound(files[i], dict(zip(panel_axes, pk)) | fixed)
                     if b and b not in seen:
                         seen.add(b)
@@ -291,7 +311,8 @@ def _size_family(
         t = title(fixed)
         sub = _rest_text(fk[-1])
         _title(canvas, t, sub)
-        stem = _slug("_".join([kind] + [f"{a}-{v}" for a, v in fixed.items()] + [f"{k}-{v}" for k, v in fk[-1]]))
+        stem = _slug("_".join([kind] + [f"{a}-{v}" for a, v in fixed.items() if v != "-"]
+                              + [f"{k}-{v}" for k, v in fk[-1]]))
         out.append((Plot(kind, stem, t + (f" ({sub})" if sub else ""), points=npoints), canvas))
     return out
 
@@ -316,10 +337,18 @@ def transfer_plots(files, labels):
     )
 
 
+PEER_DIR_TITLE = {"oneway": "one way", "bidir": "both ways at once (sum)"}
+
+
 def peer_plots(files, labels):
+    def title(fx):
+        d = fx.get("dir", "-")
+        return (f"Peer copy bandwidth vs. size (peer access {fx.get('peer_access')}"
+                + (f", {PEER_DIR_TITLE.get(d, d)})" if d != "-" else ")"))
+
     return _size_family(
-        files, labels, "Peer", ("peer_access",), ("src", "dst"), "gbps", "bandwidth (GB/s, 1 GB = 1e9 B)",
-        lambda fx: f"Peer copy bandwidth vs. size (peer access {fx.get('peer_access')})", "peer",
+        files, labels, "Peer", ("peer_access", "dir"), ("src", "dst"), "gbps", "bandwidth (GB/s, 1 GB = 1e9 B)",
+        title, "peer", preferred={"dir": ("oneway", "bidir")},
     )
 
 
@@ -488,7 +517,208 @@ def sync_placement_plots(files, labels):
     return out
 
 
-HANDLED = {"Transfer", "Peer", "SmallCopy", "HostBlocking", "Overlap", "SyncPlacement"}
+def _file_slugs(files: list[BenchmarkFile]) -> list[str]:
+    """A short unique name part per file, from its file name."""
+    slugs = [_slug(f.stem) for f in files]
+    return [f"{s}-{i + 1}" if slugs.count(s) > 1 else s for i, s in enumerate(slugs)]
+
+
+def _pair_grid(f: BenchmarkFile, family: str, pick_bytes: Callable[[list[int]], int]):
+    """Cases of a src/dst family as {(peer_access, dir): (bytes, {(src, dst): case})}, one size per panel."""
+    by_panel: dict[tuple[str, str], dict[int, dict[tuple[int, int], Case]]] = {}
+    for c in f.cases.values():
+        src, dst, b = c.axis_int("src"), c.axis_int("dst"), c.axis_int("bytes")
+        if c.family != family or src is None or dst is None or b is None or max(src, dst) >= MAX_GPUS:
+            continue
+        by_panel.setdefault((c.axis("peer_access", "-"), c.axis("dir", "-")), {}).setdefault(b, {})[(src, dst)] = c
+    out = {}
+    for pk, sizes in by_panel.items():
+        with_figures = [b for b, cases in sizes.items() if any(c.ok for c in cases.values())]
+        b = pick_bytes(with_figures or list(sizes))
+        out[pk] = (b, sizes[b])
+    return out
+
+
+def _heatmaps(files: list[BenchmarkFile], family: str, kind: str, what: str,
+              value: Callable[[Case], float | None], pick_bytes: Callable[[list[int]], int], cbar: str,
+              cmap_name: str):
+    """One figure per file: a src x dst matrix per peer_access (rows) and dir (columns), cells annotated.
+
+    Source GPUs are rows, destinations columns; the diagonal stays blank. A pair whose case failed reads
+    'failed', a pair the run does not have stays empty. The colour scale is shared by the panels.
+    """
+    import numpy as np
+    from matplotlib import colormaps
+    from matplotlib.patches import Rectangle
+
+    from .load import gpu_summary, topology
+
+    out = []
+    for i, (f, slug) in enumerate(zip(files, _file_slugs(files))):
+        grid = _pair_grid(f, family, pick_bytes)
+        if not grid:
+            continue
+        n = max(max(s, d) + 1 for _, cases in grid.values() for s, d in cases)
+        accesses = _order({a for a, _ in grid}, ("on", "off"))
+        dirs = _order({d for _, d in grid}, ("oneway", "bidir"))
+        topo = topology(f)
+        side = max(3.0, 0.62 * n + 1.4)
+        canvas = _Canvas(len(accesses), len(dirs), w=side + 0.6, h=side)
+        cmap = colormaps[cmap_name].with_extremes(bad="white")
+        values = {pk: np.full((n, n), np.nan) for pk in grid}
+        for pk, (_, cases) in grid.items():
+            for (s, d), c in cases.items():
+                v = value(c) if c.ok and s != d else None
+                if v is not None and math.isfinite(v):
+                    values[pk][s, d] = v
+        finite = [v for m in values.values() for v in m.ravel() if math.isfinite(v)]
+        vmax = max(finite) if finite else 1.0
+        npoints = 0
+        image = None
+        small = 7 if n <= 4 else 6 if n <= 8 else 5
+        for r, access in enumerate(accesses):
+            for col, d in enumerate(dirs):
+                ax = canvas.axes[r][col]
+                if (access, d) not in grid:
+                    ax.set_visible(False)
+                    continue
+                b, cases = grid[(access, d)]
+                m = values[(access, d)]
+                image = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=0.0, vmax=vmax, aspect="equal")
+                for s in range(n):
+                    for t in range(n):
+                        if s == t:
+                            continue
+                        c = cases.get((s, t))
+                        v = m[s, t]
+                        if math.isfinite(v):
+                            npoints += 1
+                            rgb = cmap(v / vmax if vmax else 0.0)[:3]
+                            ink = "black" if 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 0.5 else "white"
+                            # The link matters only where the copy goes over it (not staged through the host).
+                            link = topo.get((s, t), {}).get("link") if access != "off" else None
+                            ax.text(t, s - (0.13 if link and n <= 8 else 0.0), _cell_text(v), ha="center",
+                                    va="center", color=ink, fontsize=small + 1, fontweight="bold")
+                            if link and n <= 8:
+                                ax.text(t, s + 0.22, link, ha="center", va="center", color=ink, fontsize=small - 1)
+                        elif c is not None:
+                            ax.add_patch(Rectangle((t - 0.5, s - 0.5), 1.0, 1.0, color="0.9", lw=0))
+                            ax.text(t, s, "failed" if c.errors else "skipped" if c.skips else "-", ha="center",
+                                    va="center", color="0.35", fontsize=small)
+                ax.set_xticks(range(n), [f"GPU {t}" for t in range(n)], fontsize=8)
+                ax.set_yticks(range(n), [f"GPU {s}" for s in range(n)], fontsize=8)
+                ax.set_xlabel("destination")
+                ax.set_ylabel("source")
+                ax.tick_params(length=0)
+                head = [f"peer access {access}"] if access != "-" else []
+                if d != "-":
+                    head.append(PEER_DIR_TITLE.get(d, d))
+                ax.set_title(", ".join(head + [human_bytes(b)]), fontsize=10)
+        if image is not None:
+            canvas.fig.colorbar(image, ax=[a for row in canvas.axes for a in row if a.get_visible()],
+                                label=cbar, shrink=0.85)
+        gpus = gpu_summary(f) or f"{n} GPUs"
+        t = f"{what}: {gpus}"
+        driver = f.fact("driver.version")
+        sub = ", ".join(x for x in (Path(f.path).name, f"driver {driver}" if driver else "") if x)
+        sub = textwrap.fill(f"{sub}; source GPU on the rows, destination on the columns",
+                            int(canvas.fig.get_figwidth() * 11))
+        _title(canvas, t, sub)
+        out.append((Plot(kind, _slug(f"{kind}_{slug}"), f"{t} ({Path(f.path).name})", points=npoints), canvas))
+    return out
+
+
+def _cell_text(v: float) -> str:
+    return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+
+
+def peer_matrix_plots(files, labels):
+    """Peer bandwidth between every ordered pair of GPUs at the largest size, one figure per file."""
+    return _heatmaps(files, "Peer", "peer_matrix", "Peer copy bandwidth (GB/s)",
+                     lambda c: c.center("gbps") if c.has_metric("gbps") else None, max,
+                     "bandwidth (GB/s, 1 GB = 1e9 B), higher is better", "viridis")
+
+
+def _latency_us(c: Case) -> float | None:
+    if c.has_metric("latency_us"):
+        return c.center("latency_us")
+    t = c.center("time")
+    return _to_us(c, t) if t is not None else None
+
+
+def peer_latency_plots(files, labels):
+    """GPU time of one small (4-byte) peer copy between every ordered pair of GPUs, one figure per file."""
+    return _heatmaps(files, "PeerLatency", "peer_latency", "Peer copy latency (us)", _latency_us,
+                     lambda sizes: 4 if 4 in sizes else min(sizes), "latency (us), lower is better", "viridis_r")
+
+
+def all_host_plots(files, labels):
+    """Every GPU copying to or from the host at once: the aggregate and each GPU's own rate, a panel per dir."""
+    import numpy as np
+
+    per_dir: dict[str, dict[int, Case]] = {}
+    for i, f in enumerate(files):
+        best: dict[str, Case] = {}
+        for c in f.ok_cases():
+            if c.family != "AllHost" or not c.has_metric("gbps"):
+                continue
+            d = c.axis("dir", "-")
+            if d not in best or (c.axis_int("bytes") or 0) > (best[d].axis_int("bytes") or 0):
+                best[d] = c
+        for d, c in best.items():
+            per_dir.setdefault(d, {})[i] = c
+    if not per_dir:
+        return []
+
+    def gpus_of(c: Case) -> int:
+        k = 0
+        while c.has_metric(f"gbps_gpu{k}"):
+            k += 1
+        return k
+
+    dirs = _order(per_dir, DIR_ORDER)
+    colours = _colours(len(files))
+    ngpu = max(gpus_of(c) for cs in per_dir.values() for c in cs.values())
+    canvas = _Canvas(1, len(dirs), w=max(4.5, 0.7 * (ngpu + 1) * max(1, len(files)) ** 0.5 + 1.5), h=4.0,
+                     sharey=True)
+    npoints = 0
+    for col, d in enumerate(dirs):
+        ax = canvas.axes[0][col]
+        cats = ["all at once"] + [f"GPU {k}" for k in range(ngpu)]
+        x = np.arange(len(cats))
+        nf = len(per_dir[d])
+        width = 0.8 / nf
+        for j, (i, c) in enumerate(sorted(per_dir[d].items())):
+            metrics = ["gbps"] + [f"gbps_gpu{k}" for k in range(ngpu)]
+            ys, lo, hi = [], [], []
+            for m in metrics:
+                v = c.center(m) if c.has_metric(m) else None
+                vals = c.values(m)
+                ys.append(v if v is not None else float("nan"))
+                lo.append(v - min(vals) if v is not None and len(vals) >= 2 else 0.0)
+                hi.append(max(vals) - v if v is not None and len(vals) >= 2 else 0.0)
+            g = c.center("gpus") if c.has_metric("gpus") else None
+            n = int(g) if g else gpus_of(c)
+            pos = x - 0.4 + width * (j + 0.5)
+            bars = ax.bar(pos, ys, width, yerr=[lo, hi], color=colours[i], capsize=2,
+                          label=f"{labels[i]}: {n} GPUs, bytes: {human_bytes(c.axis_int('bytes') or 0)}")
+            for bar in list(bars)[1:]:
+                bar.set_alpha(0.55)
+            ax.bar_label(bars, labels=[f"{v:.0f}" if math.isfinite(v) else "" for v in ys], fontsize=7, padding=2)
+            npoints += sum(1 for v in ys if math.isfinite(v))
+        ax.set_xticks(x, cats)
+        ax.set_title(DIR_TITLE.get(d, d), fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.set_ylim(bottom=0)
+    canvas.axes[0][0].set_ylabel("bandwidth (GB/s, 1 GB = 1e9 B)")
+    canvas.legend(*_merged_handles(canvas), ncols=2)
+    t = "All GPUs copying to or from the host at once"
+    sub = "aggregate (solid) and each GPU's own rate (light); whiskers from the slowest to the fastest repetition"
+    _title(canvas, t, sub)
+    return [(Plot("all_host", "all_host", t, points=npoints), canvas)]
+
+
+HANDLED = {"Transfer", "Peer", "PeerLatency", "AllHost", "SmallCopy", "HostBlocking", "Overlap", "SyncPlacement"}
 
 
 def other_plots(files, labels, max_cases: int = 40):
@@ -599,7 +829,10 @@ def make_plots(
     wanted = set(kinds) if kinds else set(KIND_ORDER)
     makers = [
         ("transfer", lambda: transfer_plots(files, labels)),
+        ("peer_matrix", lambda: peer_matrix_plots(files, labels)),
         ("peer", lambda: peer_plots(files, labels)),
+        ("peer_latency", lambda: peer_latency_plots(files, labels)),
+        ("all_host", lambda: all_host_plots(files, labels)),
         ("overlap", lambda: overlap_plots(files, labels)),
         ("sync_placement", lambda: sync_placement_plots(files, labels)),
         ("small_copy", lambda: small_copy_plots(files, labels)),

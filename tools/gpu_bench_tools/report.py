@@ -16,12 +16,27 @@ from typing import Callable
 
 from . import __version__
 from .compare import Comparison, compare, fmt_cell, fmt_num, fmt_ratio, fmt_verdict
-from .load import BenchmarkFile, Case, Timeline, context_rows, file_labels, short_gpu_name
+from .load import (
+    TOPOLOGY_FACTS,
+    BenchmarkFile,
+    Case,
+    Timeline,
+    context_rows,
+    file_labels,
+    gpu_count,
+    gpu_fact,
+    gpu_summary,
+    short_gpu_name,
+    topology,
+)
 from .plot import DIR_ORDER, MEM_ORDER, human_bytes, make_plots
 
 KIND_TITLES = {
     "transfer": "Transfer bandwidth",
-    "peer": "Peer copies",
+    "peer_matrix": "Peer bandwidth between GPUs",
+    "peer": "Peer copies by size",
+    "peer_latency": "Peer copy latency",
+    "all_host": "All GPUs and the host at once",
     "overlap": "Copy/compute overlap",
     "sync_placement": "Sync placement",
     "small_copy": "Small-copy latency",
@@ -41,7 +56,8 @@ table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.88em; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr.differs td { background: #fff8c5; }
+tr.differs td, td.differs { background: #fff8c5; }
+td.link small { color: #57606a; }
 td.faster { color: #1a7f37; font-weight: 600; }
 td.slower { color: #cf222e; font-weight: 600; }
 td.noisy { color: #9a6700; }
@@ -80,20 +96,35 @@ def _best(cases: list[Case], metric: str, pick: Callable = max) -> tuple[float, 
 
 
 def _group(files: list[BenchmarkFile], family: str, axes: tuple[str, ...]) -> dict[tuple, list[list[Case]]]:
+    """Cases per value of axes and the device ('-' where a case has none), one list per file."""
     groups: dict[tuple, list[list[Case]]] = {}
     for i, f in enumerate(files):
         for c in f.cases.values():
             if c.family == family:
-                key = tuple(c.axis(a, "-") for a in axes)
+                key = tuple(c.axis(a, "-") for a in axes + ("device",))
                 groups.setdefault(key, [[] for _ in files])[i].append(c)
     return groups
 
 
 def _sorted_keys(keys, orders: tuple[tuple[str, ...], ...]):
     def k(key):
-        return tuple((o.index(v) if v in o else 99, v) for v, o in zip(key, orders + ((),) * len(key)))
+        return tuple((o.index(v) if v in o else 99, int(v) if v.isdigit() else -1, v)
+                     for v, o in zip(key, orders + ((),) * len(key)))
 
     return sorted(keys, key=k)
+
+
+def _row_label(family: str, key: tuple[str, ...], axes: tuple[str, ...]) -> str:
+    """'h2d pinned', 'h2d pinned, GPU 1', 'GPU 0 -> GPU 1, peer access on, oneway'."""
+    d = {a: v for a, v in zip(axes, key) if v != "-"}
+    if "src" in d or "dst" in d:
+        parts = [f"GPU {d.pop('src', '?')} -> GPU {d.pop('dst', '?')}"]
+        if "peer_access" in d:
+            parts.append(f"peer access {d.pop('peer_access')}")
+        parts += [v for a, v in d.items() if a != "device"]
+        return ", ".join(parts)
+    text = " ".join(v for a, v in d.items() if a != "device")
+    return f"{text}, GPU {d['device']}" if "device" in d else text
 
 
 def headlines(files: list[BenchmarkFile]) -> list[Headline]:
@@ -110,16 +141,48 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
 
     for fam in fams:
         if fam in ("Transfer", "Peer"):
-            axes = ("dir", "mem") if fam == "Transfer" else ("src", "dst", "peer_access")
+            axes = ("dir", "mem") if fam == "Transfer" else ("src", "dst", "peer_access", "dir")
+            orders = (DIR_ORDER, MEM_ORDER) if fam == "Transfer" else ((), (), ("on", "off"), ("oneway", "bidir"))
             rows = []
             g = _group(files, fam, axes)
-            for key in _sorted_keys(g, (DIR_ORDER, MEM_ORDER)):
+            for key in _sorted_keys(g, orders):
                 cells = []
                 for cases in g[key]:
                     b = _best(cases, "gbps")
                     cells.append(f"{fmt_num(b[0])} GB/s{size_of(b[1])}" if b else "-")
-                rows.append((" ".join(key), cells))
+                rows.append((_row_label(fam, key, axes + ("device",)), cells))
             out.append(Headline(fam, "peak bandwidth (median of repetitions, best size)", rows))
+        elif fam == "PeerLatency":
+            axes = ("src", "dst", "peer_access")
+            g = _group(files, fam, axes)
+            rows = []
+            for key in _sorted_keys(g, ((), (), ("on", "off"))):
+                cells = []
+                for cases in g[key]:
+                    ok = sorted((c for c in cases if c.ok), key=lambda c: c.axis_int("bytes") or 0)
+                    if ok:
+                        c = ok[0]
+                        us = c.center("latency_us") if c.has_metric("latency_us") else c.center("time") * _US[c.time_unit]
+                        cells.append(f"{fmt_num(us)} us{size_of(c)}")
+                    else:
+                        cells.append("-")
+                rows.append((_row_label(fam, key, axes + ("device",)), cells))
+            out.append(Headline(fam, "GPU time of the smallest peer copy", rows))
+        elif fam == "AllHost":
+            g = _group(files, fam, ("dir",))
+            rows = []
+            for key in _sorted_keys(g, (DIR_ORDER,)):
+                cells = []
+                for cases in g[key]:
+                    b = _best(cases, "gbps")
+                    if b:
+                        n = b[1].center("gpus")
+                        gpus = f" with {n:.0f} GPUs" if n is not None else ""
+                        cells.append(f"{fmt_num(b[0])} GB/s{gpus}{size_of(b[1])}")
+                    else:
+                        cells.append("-")
+                rows.append((_row_label(fam, key, ("dir", "device")), cells))
+            out.append(Headline(fam, "aggregate bandwidth of every GPU at once (best size)", rows))
         elif fam == "Overlap":
             g = _group(files, fam, ("schedule", "mem"))
             rows = []
@@ -133,7 +196,7 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
                         cells.append(f"{b[0]:.2f}x with {b[1].axis('streams', '?')} streams{extra}")
                     else:
                         cells.append("-")
-                rows.append((" ".join(key), cells))
+                rows.append((_row_label(fam, key, ("schedule", "mem", "device")), cells))
             out.append(Headline(fam, "best speedup over serial", rows))
         elif fam == "SyncPlacement":
             g = _group(files, fam, ("op", "sync"))
@@ -143,7 +206,7 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
                 for cases in g[key]:
                     b = _best(cases, "error_pct", min)
                     cells.append(f"{b[0]:.1f}%" if b else "-")
-                rows.append((" ".join(key), cells))
+                rows.append((_row_label(fam, key, ("op", "sync", "device")), cells))
             out.append(Headline(fam, "host-clock error against CUDA events", rows))
         elif fam == "SmallCopy":
             g = _group(files, fam, ("dir", "mem"))
@@ -161,7 +224,7 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
                         cells.append(f"{fmt_num(us)} us{size_of(c)}{tail}")
                     else:
                         cells.append("-")
-                rows.append((" ".join(key), cells))
+                rows.append((_row_label(fam, key, ("dir", "mem", "device")), cells))
             out.append(Headline(fam, "latency of the smallest copy (p50)", rows))
         elif fam == "HostBlocking":
             g = _group(files, fam, ("mem", "mode"))
@@ -172,7 +235,7 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
                     ok = sorted((c for c in cases if c.ok and c.has_metric("host_blocked_us")),
                                 key=lambda c: c.axis_int("bytes") or 0)
                     cells.append(f"{fmt_num(ok[-1].center('host_blocked_us'))} us{size_of(ok[-1])}" if ok else "-")
-                rows.append((" ".join(key), cells))
+                rows.append((_row_label(fam, key, ("mem", "mode", "device")), cells))
             out.append(Headline(fam, "host thread held, largest size", rows))
         else:
             cells_n, cells_t = [], []
@@ -263,6 +326,52 @@ def _comparison_html(cmp: Comparison) -> str:
     return "\n".join(parts)
 
 
+def topology_html(files: list[BenchmarkFile], labels: list[str]) -> str:
+    """Per multi-GPU file: its GPUs, and the link of every ordered pair as a src x dst table.
+
+    A cell that differs from the same pair in the first file is highlighted.
+    """
+    parts = []
+    first = topology(files[0]) if files else {}
+    for i, (f, lab) in enumerate(zip(files, labels)):
+        n = gpu_count(f) or 1
+        if n < 2:
+            continue
+        parts.append(f"<h3>[{i + 1}] {_e(lab)}</h3>")
+        rows = [[f"GPU {k}", gpu_fact(f, k, "name") or "unavailable", gpu_fact(f, k, "pci_bus_id") or "unavailable",
+                 gpu_fact(f, k, "numa_node") or "unavailable", gpu_fact(f, k, "uuid") or "unavailable"]
+                for k in range(n)]
+        parts.append(_table(["GPU", "name", "PCI bus", "NUMA node", "UUID"], rows))
+        topo = topology(f)
+        if not topo:
+            parts.append("<p class='note'>The file has no topology facts.</p>")
+            continue
+        body, classes = [], []
+        for s in range(n):
+            cells, cls = [f"GPU {s}"], [""]
+            for d in range(n):
+                if s == d:
+                    cells.append("-")
+                    cls.append("")
+                    continue
+                facts = topo.get((s, d), {})
+                link, p2p, rank, atomics = (_e(facts.get(k, "unavailable")) for k in TOPOLOGY_FACTS)
+                cells.append(f"{link}<br><small>p2p {p2p}, rank {rank}, atomics {atomics}</small>")
+                differs = i > 0 and first and (gpu_count(files[0]) or 1) > 1 and first.get((s, d)) != facts
+                cls.append("link differs" if differs else "link")
+            body.append(cells)
+            classes.append(cls)
+        parts.append(_table(["source \\ destination"] + [f"GPU {d}" for d in range(n)], body, classes, raw=True))
+    if parts:
+        note = ("Links: nvlink, or the PCIe level the path crosses (pcie_switch, pcie_host_bridge, system); "
+                "p2p: whether peer access can be enabled; rank: CUDA's relative performance rank of the link; "
+                "atomics: whether native atomics work over it.")
+        if len(files) > 1:
+            note += " Highlighted links differ from the same pair in [1]."
+        parts.insert(0, f"<p class='note'>{note}</p>")
+    return "\n".join(parts)
+
+
 def default_title(files: list[BenchmarkFile]) -> str:
     def unique(values):
         out = []
@@ -271,7 +380,8 @@ def default_title(files: list[BenchmarkFile]) -> str:
                 out.append(v)
         return out
 
-    gpus = unique(short_gpu_name(f.fact("gpu.name") or "") for f in files)
+    gpus = unique((gpu_summary(f) if (gpu_count(f) or 1) > 1 else short_gpu_name(f.fact("gpu.name") or ""))
+                  for f in files)
     drivers = unique(f.fact("driver.version") for f in files)
     title = "gpu_bench report"
     if gpus:
@@ -293,7 +403,7 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
     sections: list[tuple[str, str, str]] = []
 
     if files:
-        ctx = context_rows(files)
+        ctx = context_rows(files, per_gpu=False)  # each GPU and link is in the topology section
         head = ["fact"] + [f"[{i + 1}] {lab}" for i, lab in enumerate(labels)]
         rows = [["file"] + [Path(f.path).name for f in files], ["run date"] + [str(f.context.get("date", "-"))
                                                                             for f in files]]
@@ -303,6 +413,9 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
                 for r in rows]
         note = "<p class='note'>Highlighted rows differ between the machines.</p>" if len(files) > 1 else ""
         sections.append(("machines", "Machines", note + _table(head, rows, row_classes=diff)))
+        topo = topology_html(files, labels)
+        if topo:
+            sections.append(("topology", "GPUs and links", topo))
 
         parts = []
         for h in headlines(files):

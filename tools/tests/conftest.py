@@ -26,6 +26,8 @@ _hypothesis_configuration.set_hypothesis_home_dir(str(TOOLS / ".hypothesis"))
 # Cases the slowed run makes slower: pinned host-to-device copies lose 10% of their bandwidth,
 # device-to-host small copies take 1.4x as long.
 SLOW = {"Transfer/dir:h2d/mem:pinned": 0.9, "SmallCopy/dir:d2h": 1 / 1.4}
+# The multi-GPU machine whose GPU 0 and GPU 1 talk over a PCIe switch instead of NVLink.
+SLOW_LINK = {(0, 1): "pcie_switch"}
 
 
 @pytest.fixture(scope="session")
@@ -47,6 +49,13 @@ def data(tmp_path_factory):
     put("gb171", synth.make_run(seed=6, gb_version="1.7.1"))
     put("plain", synth.make_run(seed=7, schema=None))
     put("timeline", synth.make_timeline())
+    # Multi-GPU runs (gpu_bench --device=all): two nights of one 4-GPU machine, the same machine with the
+    # link between GPU 0 and GPU 1 on a PCIe switch instead of NVLink, and a 2-GPU machine in two shapes.
+    put("multi4", synth.make_multi_run(gpus=4, seed=11))
+    put("multi4_night2", synth.make_multi_run(gpus=4, seed=12))
+    put("multi4_slow_link", synth.make_multi_run(gpus=4, seed=13, links=SLOW_LINK))
+    put("multi2", synth.make_multi_run(gpus=2, seed=14, host="node-p"))
+    put("multi2_pcie", synth.make_multi_run(gpus=2, seed=15, link="pcie_switch", host="node-q"))
     fewer = copy.deepcopy(base)
     fewer["benchmarks"] = [e for e in fewer["benchmarks"] if "bytes:1024/" not in e["name"]]
     put("fewer", fewer)

@@ -259,3 +259,106 @@ def doc_from_values(cases, gpu="H100", driver="580.159.04", counter="gbps", time
                                 iterations=100, real_time=1000.0 / v, cpu_time=1000.0 / v, time_unit=time_unit,
                                 **{counter: float(v)}))
     return {"context": context(gpu, driver, **ctx), "benchmarks": entries}
+
+
+# ---------------------------------------------------------------------------------------------
+# multi-GPU runs: --device=all Transfer cases, Peer, PeerLatency and AllHost, topology in the context
+
+# The model's one-way peer rates (GB/s) and 4-byte copy latencies (s) per link kind. Peer access off
+# stages the copy through host memory, so its rate and latency do not depend on the link.
+LINK_GBPS = {"nvlink": 370.0, "pcie_switch": 52.0, "pcie_host_bridge": 40.0, "system": 22.0}
+LINK_LATENCY = {"nvlink": 2.2e-6, "pcie_switch": 4.0e-6, "pcie_host_bridge": 4.8e-6, "system": 6.0e-6}
+LINK_RANK = {"nvlink": 0, "pcie_switch": 1, "pcie_host_bridge": 2, "system": 3}
+STAGED_GBPS, STAGED_LATENCY = 19.0, 9.0e-6
+HOST_LIMIT_GBPS = 150.0  # what the host side of every GPU copying at once can take, per direction
+BUS_IDS = ("0000:19:00.0", "0000:3b:00.0", "0000:4c:00.0", "0000:5d:00.0", "0000:9b:00.0", "0000:bb:00.0",
+           "0000:cb:00.0", "0000:db:00.0")
+
+
+def multi_links(gpus, link="nvlink", links=None):
+    """Link kind per ordered pair: `link` everywhere, with `links` {(i, j): kind} set both ways."""
+    out = {(i, j): link for i in range(gpus) for j in range(gpus) if i != j}
+    for (i, j), kind in (links or {}).items():
+        out[(i, j)] = out[(j, i)] = kind
+    return out
+
+
+def multi_context(gpu="H100", gpus=4, links=None, **kw):
+    ctx = context(gpu, **kw)
+    g = GPUS[gpu]
+    ctx["gpu.count"] = str(gpus)
+    for i in range(gpus):
+        ctx[f"gpu.{i}.name"] = g["name"]
+        ctx[f"gpu.{i}.uuid"] = g["uuid"][:-3] + f"{int(g['uuid'][-3:]) + i:03d}"
+        ctx[f"gpu.{i}.pci_bus_id"] = BUS_IDS[i % len(BUS_IDS)]
+        ctx[f"gpu.{i}.numa_node"] = str(i * 2 // gpus)
+    for (i, j), kind in sorted((links or multi_links(gpus)).items()):
+        p2p = kind != "system"
+        ctx[f"topology.{i}-{j}.peer_access"] = "yes" if p2p else "no"
+        ctx[f"topology.{i}-{j}.perf_rank"] = str(LINK_RANK[kind])
+        ctx[f"topology.{i}-{j}.native_atomics"] = "yes" if kind == "nvlink" else "no"
+        ctx[f"topology.{i}-{j}.link"] = kind
+    return ctx
+
+
+def make_multi_run(gpu="H100", gpus=4, link="nvlink", links=None, reps=5, seed=1, noise=0.004, slow=None,
+                   families=("Transfer", "Peer", "PeerLatency", "AllHost"), sizes=None, peer_sizes=None,
+                   driver="580.159.04", cuda="13.0", host="node-m", date="2025-01-07T02:00:00+00:00",
+                   aggregates=True):
+    """A gpu_bench --device=all run on a machine with `gpus` GPUs joined by `link` (`links` overrides pairs).
+
+    A pair without peer access (link 'system') has its peer_access:on cases fail with an error message.
+    """
+    kinds = multi_links(gpus, link, links)
+    w = _Writer(reps, seed, noise, slow, aggregates)
+    if "Transfer" in families:
+        for d in ("h2d", "d2h"):
+            for mem in ("pinned", "pageable"):
+                for b in sizes or (1 << 12, 1 << 18, 1 << 24, 1 << 28):
+                    for dev in range(gpus):
+                        t = 4e-6 + b / (MEM_PEAK[mem] * DIR_FACTOR[d] * 1e9)
+                        w.add(f"Transfer/dir:{d}/mem:{mem}/bytes:{b}/device:{dev}", t, lambda t, b=b: {
+                            "bytes_per_second": b / t, "gbps": b / t / 1e9, "host_blocked_us": 3.0 + 0.1 * t * 1e6})
+    if "Peer" in families:
+        for src in range(gpus):
+            for dst in range(gpus):
+                if src == dst:
+                    continue
+                kind = kinds[(src, dst)]
+                for access in ("on", "off"):
+                    for d in ("oneway", "bidir"):
+                        for b in peer_sizes or (1 << 16, 1 << 22, 1 << 28):
+                            rate = LINK_GBPS[kind] if access == "on" else STAGED_GBPS
+                            moved = b * (2 if d == "bidir" else 1)
+                            t = 6e-6 + moved / (rate * (1.8 if d == "bidir" else 1.0) * 1e9)
+                            err = (f"peer access between GPU {src} and GPU {dst} is not supported"
+                                   if access == "on" and kind == "system" else None)
+                            w.add(f"Peer/src:{src}/dst:{dst}/peer_access:{access}/dir:{d}/bytes:{b}", t,
+                                  lambda t, moved=moved: {"gbps": moved / t / 1e9, "host_blocked_us": 4.0},
+                                  error=err)
+    if "PeerLatency" in families:
+        for src in range(gpus):
+            for dst in range(gpus):
+                if src == dst:
+                    continue
+                kind = kinds[(src, dst)]
+                for access in ("on", "off"):
+                    t = LINK_LATENCY[kind] if access == "on" else STAGED_LATENCY
+                    err = "peer access is not supported" if access == "on" and kind == "system" else None
+                    w.add(f"PeerLatency/src:{src}/dst:{dst}/peer_access:{access}/bytes:4", t,
+                          lambda t: {"latency_us": t * 1e6}, error=err)
+    if "AllHost" in families:
+        share = random.Random(seed + 1000)
+        for d in ("h2d", "d2h"):
+            for b in sizes or (1 << 24, 1 << 28):
+                one = MEM_PEAK["pinned"] * DIR_FACTOR[d]
+                agg = min(gpus * one, HOST_LIMIT_GBPS)
+                t = gpus * b / (agg * 1e9)
+
+                def all_host(t, b=b):
+                    total = gpus * b / t / 1e9
+                    each = [total / gpus * math.exp(share.gauss(0.0, 0.02)) for _ in range(gpus)]
+                    return {"gbps": total, "gpus": float(gpus), **{f"gbps_gpu{k}": v for k, v in enumerate(each)}}
+                w.add(f"AllHost/dir:{d}/bytes:{b}", t, all_host)
+    ctx = multi_context(gpu, gpus, kinds, driver=driver, cuda=cuda, host=host, date=date)
+    return {"context": ctx, "benchmarks": w.entries}

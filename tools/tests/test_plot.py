@@ -115,6 +115,6 @@ def test_peer_copies_get_bandwidth_figures(tmp_path):
              for s, d in ((0, 1), (1, 0)) for a in ("on", "off") for k in range(12, 28, 4)}
     made = plot.make_plots([benchmark_file_from_doc("p.json", synth.doc_from_values(cases))], tmp_path,
                            formats=("svg",))
-    assert [p.stem for p in made] == ["peer_peer_access-off", "peer_peer_access-on"]
-    text = svg_text(made[1].paths[0])
+    assert [p.stem for p in made] == ["peer_matrix_p", "peer_peer_access-off", "peer_peer_access-on"]
+    text = svg_text(made[2].paths[0])
     assert "Peer copy bandwidth vs. size (peer access on)" in text and "src: 0, dst: 1" in text
