@@ -42,8 +42,8 @@ fi
 
 # Python: use python3 as it is when it has what the tools need, else a virtual environment beside the repo.
 py=python3
-pydeps="numpy scipy matplotlib pytest hypothesis"
-if ! $py -c 'import numpy, scipy, matplotlib, pytest, hypothesis' >/dev/null 2>&1; then
+pydeps="numpy scipy matplotlib pytest hypothesis pyflakes"
+if ! $py -c 'import numpy, scipy, matplotlib, pytest, hypothesis, pyflakes' >/dev/null 2>&1; then
   if ! $py -m pip install -q $pydeps >/dev/null 2>&1; then
     if [ ! -x "$root/.venv/bin/python" ]; then
       $py -m venv --system-site-packages "$root/.venv" 2>/dev/null || { apt_install python3-venv && $py -m venv --system-site-packages "$root/.venv"; }
