@@ -51,7 +51,7 @@ class Listing(unittest.TestCase):
         self.assertEqual(len([n for n in names if n.startswith("HostBlocking/")]), 24)
         counts = {fam: len([n for n in names if n.startswith(fam + "/")])
                   for fam in ("SyncPlacement", "Streams", "Events", "Launch", "SmallCopy", "Alloc")}
-        self.assertEqual(counts, {"SyncPlacement": 10, "Streams": 19, "Events": 9, "Launch": 6, "SmallCopy": 30,
+        self.assertEqual(counts, {"SyncPlacement": 10, "Streams": 20, "Events": 9, "Launch": 6, "SmallCopy": 30,
                                   "Alloc": 18})
 
     def test_full_matrix(self):
