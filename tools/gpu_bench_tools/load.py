@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 KNOWN_SCHEMAS = ("1",)
 KNOWN_GB_JSON_SCHEMAS = (1,)
@@ -559,14 +559,19 @@ def _number(entry: dict, key: str, where: str, default: float | None = None) -> 
     return float(v)
 
 
-def benchmark_file_from_doc(path: str | os.PathLike, doc: Any) -> BenchmarkFile:
-    """Check and convert a parsed document; anything unusable raises InputError with one line."""
+def _converted(path: str | os.PathLike, doc: Any, convert: Callable[[str, Any], Any], what: str) -> Any:
+    """convert(path, doc), with any sign of a malformed document turned into one InputError line."""
     try:
-        return _benchmark_file_from_doc(str(path), doc)
+        return convert(str(path), doc)
     except InputError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
-        raise InputError(f"{path}: not Google Benchmark output ({type(e).__name__}: {e})") from None
+        raise InputError(f"{path}: {what} ({type(e).__name__}: {e})") from None
+
+
+def benchmark_file_from_doc(path: str | os.PathLike, doc: Any) -> BenchmarkFile:
+    """Check and convert a parsed document; anything unusable raises InputError with one line."""
+    return _converted(path, doc, _benchmark_file_from_doc, "not Google Benchmark output")
 
 
 def _benchmark_file_from_doc(path: str, doc: Any) -> BenchmarkFile:
@@ -676,12 +681,7 @@ def load_files(paths: Iterable[str | os.PathLike]) -> list[BenchmarkFile]:
 
 
 def timeline_from_doc(path: str | os.PathLike, doc: Any) -> Timeline:
-    try:
-        return _timeline_from_doc(str(path), doc)
-    except InputError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
-        raise InputError(f"{path}: not a Chrome trace that can be drawn ({type(e).__name__}: {e})") from None
+    return _converted(path, doc, _timeline_from_doc, "not a Chrome trace that can be drawn")
 
 
 def _timeline_from_doc(path: str, doc: Any) -> Timeline:

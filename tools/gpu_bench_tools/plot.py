@@ -448,12 +448,16 @@ def overlap_plots(files, labels):
         handles += [Line2D([], [], color="0.4", ls=(0, (1, 1)), lw=2.2), Line2D([], [], color="0.35", ls="--")]
         names += ["ideal speedup (speedup / efficiency)", "ideal efficiency (1.0)"]
         canvas.legend(handles, names, ncols=4)
-        t = "Copy/compute overlap: speedup and efficiency vs. streams"
-        sub = _rest_text(gk)
-        _title(canvas, t, sub)
-        stem = _slug("overlap_" + "_".join(f"{k}-{v}" for k, v in gk))
-        out.append((Plot("overlap", stem, f"{t} ({sub})", points=npoints), canvas))
+        out.append(_titled("overlap", canvas, "Copy/compute overlap: speedup and efficiency vs. streams", gk, npoints))
     return out
+
+
+def _titled(kind: str, canvas: _Canvas, title: str, gk, npoints: int):
+    """Titles a figure of one group of cases (`gk`: its fixed axes) and names it after the kind and group."""
+    sub = _rest_text(gk)
+    _title(canvas, title, sub)
+    stem = _slug(f"{kind}_" + "_".join(f"{k}-{v}" for k, v in gk))
+    return Plot(kind, stem, f"{title} ({sub})", points=npoints), canvas
 
 
 def sync_placement_plots(files, labels):
@@ -509,11 +513,7 @@ def sync_placement_plots(files, labels):
         ax_t.set_title("host-measured vs. CUDA-event time", fontsize=10)
         ax_e.set_ylabel("host clock error vs. events (%)")
         ax_e.set_title("how wrong the host clock is", fontsize=10)
-        t = "Sync placement"
-        sub = _rest_text(gk)
-        _title(canvas, t, sub)
-        stem = _slug("sync_placement_" + "_".join(f"{k}-{v}" for k, v in gk))
-        out.append((Plot("sync_placement", stem, f"{t} ({sub})", points=npoints), canvas))
+        out.append(_titled("sync_placement", canvas, "Sync placement", gk, npoints))
     return out
 
 

@@ -139,104 +139,88 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
         b = c.axis_int("bytes")
         return f" at {human_bytes(b)}" if b is not None else ""
 
+    def headline(fam: str, axes: tuple[str, ...], orders: tuple, cell: Callable[[list[Case]], str],
+                 what: str) -> Headline:
+        """One row per value of `axes` (and device), one cell per file, each made by `cell`."""
+        g = _group(files, fam, axes)
+        rows = [(_row_label(fam, key, axes + ("device",)), [cell(cases) for cases in g[key]])
+                for key in _sorted_keys(g, orders)]
+        return Headline(fam, what, rows)
+
+    def by_size(cases: list[Case], metric: str | None = None) -> list[Case]:
+        return sorted((c for c in cases if c.ok and (metric is None or c.has_metric(metric))),
+                      key=lambda c: c.axis_int("bytes") or 0)
+
+    def best_rate(cases: list[Case]) -> str:
+        b = _best(cases, "gbps")
+        return f"{fmt_num(b[0])} GB/s{size_of(b[1])}" if b else "-"
+
+    def peer_latency(cases: list[Case]) -> str:
+        ok = by_size(cases)
+        if not ok:
+            return "-"
+        c = ok[0]
+        us = c.center("latency_us") if c.has_metric("latency_us") else c.center("time") * _US[c.time_unit]
+        return f"{fmt_num(us)} us{size_of(c)}"
+
+    def all_host(cases: list[Case]) -> str:
+        b = _best(cases, "gbps")
+        if not b:
+            return "-"
+        n = b[1].center("gpus")
+        gpus = f" with {n:.0f} GPUs" if n is not None else ""
+        return f"{fmt_num(b[0])} GB/s{gpus}{size_of(b[1])}"
+
+    def overlap(cases: list[Case]) -> str:
+        b = _best(cases, "speedup")
+        if not b:
+            return "-"
+        eff = b[1].center("efficiency")
+        extra = f", efficiency {eff:.2f}" if eff is not None else ""
+        return f"{b[0]:.2f}x with {b[1].axis('streams', '?')} streams{extra}"
+
+    def sync_error(cases: list[Case]) -> str:
+        b = _best(cases, "error_pct", min)
+        return f"{b[0]:.1f}%" if b else "-"
+
+    def small_copy(cases: list[Case]) -> str:
+        ok = by_size(cases)
+        if not ok:
+            return "-"
+        c = ok[0]
+        p50 = c.aggregate("p50", "time") or c.center("time")
+        p99 = c.aggregate("p99", "time")
+        tail = f", p99 {fmt_num(p99 * _US[c.time_unit])} us" if p99 is not None else ""
+        return f"{fmt_num(p50 * _US[c.time_unit])} us{size_of(c)}{tail}"
+
+    def host_blocked(cases: list[Case]) -> str:
+        ok = by_size(cases, "host_blocked_us")
+        return f"{fmt_num(ok[-1].center('host_blocked_us'))} us{size_of(ok[-1])}" if ok else "-"
+
     for fam in fams:
-        if fam in ("Transfer", "Peer"):
-            axes = ("dir", "mem") if fam == "Transfer" else ("src", "dst", "peer_access", "dir")
-            orders = (DIR_ORDER, MEM_ORDER) if fam == "Transfer" else ((), (), ("on", "off"), ("oneway", "bidir"))
-            rows = []
-            g = _group(files, fam, axes)
-            for key in _sorted_keys(g, orders):
-                cells = []
-                for cases in g[key]:
-                    b = _best(cases, "gbps")
-                    cells.append(f"{fmt_num(b[0])} GB/s{size_of(b[1])}" if b else "-")
-                rows.append((_row_label(fam, key, axes + ("device",)), cells))
-            out.append(Headline(fam, "peak bandwidth (median of repetitions, best size)", rows))
+        if fam == "Transfer":
+            out.append(headline(fam, ("dir", "mem"), (DIR_ORDER, MEM_ORDER), best_rate,
+                                "peak bandwidth (median of repetitions, best size)"))
+        elif fam == "Peer":
+            out.append(headline(fam, ("src", "dst", "peer_access", "dir"), ((), (), ("on", "off"), ("oneway", "bidir")),
+                                best_rate, "peak bandwidth (median of repetitions, best size)"))
         elif fam == "PeerLatency":
-            axes = ("src", "dst", "peer_access")
-            g = _group(files, fam, axes)
-            rows = []
-            for key in _sorted_keys(g, ((), (), ("on", "off"))):
-                cells = []
-                for cases in g[key]:
-                    ok = sorted((c for c in cases if c.ok), key=lambda c: c.axis_int("bytes") or 0)
-                    if ok:
-                        c = ok[0]
-                        us = c.center("latency_us") if c.has_metric("latency_us") else c.center("time") * _US[c.time_unit]
-                        cells.append(f"{fmt_num(us)} us{size_of(c)}")
-                    else:
-                        cells.append("-")
-                rows.append((_row_label(fam, key, axes + ("device",)), cells))
-            out.append(Headline(fam, "GPU time of the smallest peer copy", rows))
+            out.append(headline(fam, ("src", "dst", "peer_access"), ((), (), ("on", "off")), peer_latency,
+                                "GPU time of the smallest peer copy"))
         elif fam == "AllHost":
-            g = _group(files, fam, ("dir",))
-            rows = []
-            for key in _sorted_keys(g, (DIR_ORDER,)):
-                cells = []
-                for cases in g[key]:
-                    b = _best(cases, "gbps")
-                    if b:
-                        n = b[1].center("gpus")
-                        gpus = f" with {n:.0f} GPUs" if n is not None else ""
-                        cells.append(f"{fmt_num(b[0])} GB/s{gpus}{size_of(b[1])}")
-                    else:
-                        cells.append("-")
-                rows.append((_row_label(fam, key, ("dir", "device")), cells))
-            out.append(Headline(fam, "aggregate bandwidth of every GPU at once (best size)", rows))
+            out.append(headline(fam, ("dir",), (DIR_ORDER,), all_host,
+                                "aggregate bandwidth of every GPU at once (best size)"))
         elif fam == "Overlap":
-            g = _group(files, fam, ("schedule", "mem"))
-            rows = []
-            for key in _sorted_keys(g, (("serial", "depth_first", "breadth_first"), MEM_ORDER)):
-                cells = []
-                for cases in g[key]:
-                    b = _best(cases, "speedup")
-                    if b:
-                        eff = b[1].center("efficiency")
-                        extra = f", efficiency {eff:.2f}" if eff is not None else ""
-                        cells.append(f"{b[0]:.2f}x with {b[1].axis('streams', '?')} streams{extra}")
-                    else:
-                        cells.append("-")
-                rows.append((_row_label(fam, key, ("schedule", "mem", "device")), cells))
-            out.append(Headline(fam, "best speedup over serial", rows))
+            out.append(headline(fam, ("schedule", "mem"), (("serial", "depth_first", "breadth_first"), MEM_ORDER),
+                                overlap, "best speedup over serial"))
         elif fam == "SyncPlacement":
-            g = _group(files, fam, ("op", "sync"))
-            rows = []
-            for key in _sorted_keys(g, ((), ("both", "before", "after", "none", "events"))):
-                cells = []
-                for cases in g[key]:
-                    b = _best(cases, "error_pct", min)
-                    cells.append(f"{b[0]:.1f}%" if b else "-")
-                rows.append((_row_label(fam, key, ("op", "sync", "device")), cells))
-            out.append(Headline(fam, "host-clock error against CUDA events", rows))
+            out.append(headline(fam, ("op", "sync"), ((), ("both", "before", "after", "none", "events")), sync_error,
+                                "host-clock error against CUDA events"))
         elif fam == "SmallCopy":
-            g = _group(files, fam, ("dir", "mem"))
-            rows = []
-            for key in _sorted_keys(g, (DIR_ORDER, MEM_ORDER)):
-                cells = []
-                for cases in g[key]:
-                    ok = sorted((c for c in cases if c.ok), key=lambda c: c.axis_int("bytes") or 0)
-                    if ok:
-                        c = ok[0]
-                        p50 = c.aggregate("p50", "time") or c.center("time")
-                        us = p50 * _US[c.time_unit]
-                        p99 = c.aggregate("p99", "time")
-                        tail = f", p99 {fmt_num(p99 * _US[c.time_unit])} us" if p99 is not None else ""
-                        cells.append(f"{fmt_num(us)} us{size_of(c)}{tail}")
-                    else:
-                        cells.append("-")
-                rows.append((_row_label(fam, key, ("dir", "mem", "device")), cells))
-            out.append(Headline(fam, "latency of the smallest copy (p50)", rows))
+            out.append(headline(fam, ("dir", "mem"), (DIR_ORDER, MEM_ORDER), small_copy,
+                                "latency of the smallest copy (p50)"))
         elif fam == "HostBlocking":
-            g = _group(files, fam, ("mem", "mode"))
-            rows = []
-            for key in _sorted_keys(g, (MEM_ORDER,)):
-                cells = []
-                for cases in g[key]:
-                    ok = sorted((c for c in cases if c.ok and c.has_metric("host_blocked_us")),
-                                key=lambda c: c.axis_int("bytes") or 0)
-                    cells.append(f"{fmt_num(ok[-1].center('host_blocked_us'))} us{size_of(ok[-1])}" if ok else "-")
-                rows.append((_row_label(fam, key, ("mem", "mode", "device")), cells))
-            out.append(Headline(fam, "host thread held, largest size", rows))
+            out.append(headline(fam, ("mem", "mode"), (MEM_ORDER,), host_blocked, "host thread held, largest size"))
         else:
             cells_n, cells_t = [], []
             for f in files:

@@ -6,6 +6,7 @@ gives an identical run; another seed gives a run from the same machine on anothe
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -320,33 +321,27 @@ def make_multi_run(gpu="H100", gpus=4, link="nvlink", links=None, reps=5, seed=1
                         w.add(f"Transfer/dir:{d}/mem:{mem}/bytes:{b}/device:{dev}", t, lambda t, b=b: {
                             "bytes_per_second": b / t, "gbps": b / t / 1e9, "host_blocked_us": 3.0 + 0.1 * t * 1e6})
     if "Peer" in families:
-        for src in range(gpus):
-            for dst in range(gpus):
-                if src == dst:
-                    continue
-                kind = kinds[(src, dst)]
-                for access in ("on", "off"):
-                    for d in ("oneway", "bidir"):
-                        for b in peer_sizes or (1 << 16, 1 << 22, 1 << 28):
-                            rate = LINK_GBPS[kind] if access == "on" else STAGED_GBPS
-                            moved = b * (2 if d == "bidir" else 1)
-                            t = 6e-6 + moved / (rate * (1.8 if d == "bidir" else 1.0) * 1e9)
-                            err = (f"peer access between GPU {src} and GPU {dst} is not supported"
-                                   if access == "on" and kind == "system" else None)
-                            w.add(f"Peer/src:{src}/dst:{dst}/peer_access:{access}/dir:{d}/bytes:{b}", t,
-                                  lambda t, moved=moved: {"gbps": moved / t / 1e9, "host_blocked_us": 4.0},
-                                  error=err)
+        for src, dst in itertools.permutations(range(gpus), 2):
+            kind = kinds[(src, dst)]
+            for access in ("on", "off"):
+                for d in ("oneway", "bidir"):
+                    for b in peer_sizes or (1 << 16, 1 << 22, 1 << 28):
+                        rate = LINK_GBPS[kind] if access == "on" else STAGED_GBPS
+                        moved = b * (2 if d == "bidir" else 1)
+                        t = 6e-6 + moved / (rate * (1.8 if d == "bidir" else 1.0) * 1e9)
+                        err = (f"peer access between GPU {src} and GPU {dst} is not supported"
+                               if access == "on" and kind == "system" else None)
+                        w.add(f"Peer/src:{src}/dst:{dst}/peer_access:{access}/dir:{d}/bytes:{b}", t,
+                              lambda t, moved=moved: {"gbps": moved / t / 1e9, "host_blocked_us": 4.0},
+                              error=err)
     if "PeerLatency" in families:
-        for src in range(gpus):
-            for dst in range(gpus):
-                if src == dst:
-                    continue
-                kind = kinds[(src, dst)]
-                for access in ("on", "off"):
-                    t = LINK_LATENCY[kind] if access == "on" else STAGED_LATENCY
-                    err = "peer access is not supported" if access == "on" and kind == "system" else None
-                    w.add(f"PeerLatency/src:{src}/dst:{dst}/peer_access:{access}/bytes:4", t,
-                          lambda t: {"latency_us": t * 1e6}, error=err)
+        for src, dst in itertools.permutations(range(gpus), 2):
+            kind = kinds[(src, dst)]
+            for access in ("on", "off"):
+                t = LINK_LATENCY[kind] if access == "on" else STAGED_LATENCY
+                err = "peer access is not supported" if access == "on" and kind == "system" else None
+                w.add(f"PeerLatency/src:{src}/dst:{dst}/peer_access:{access}/bytes:4", t,
+                      lambda t: {"latency_us": t * 1e6}, error=err)
     if "AllHost" in families:
         share = random.Random(seed + 1000)
         for d in ("h2d", "d2h"):
