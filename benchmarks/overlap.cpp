@@ -318,9 +318,9 @@ const family_registration registration{{
     "                            (in + kernel) / S + out)               the copies out\n"
     "              (each resource's busy time plus the fill and drain it cannot overlap, for S chunks).\n"
     "    The default runs 43 cases around pinned 512 MiB with the seed's work; --full runs every\n"
-    "    combination (2352).\n",
+    "    combination (2352). --sizes replaces 512 MiB with each size given (and 16 MiB to 1 GiB under --full).\n",
     [] {
-      for (const overlap_case& c : overlap_grid(current_options().full))
+      for (const overlap_case& c : overlap_grid(current_options().full, sizes_or({})))
         register_case(overlap_name(c), [c](benchmark::State& st) { run_overlap(st, c); });
     },
 }};

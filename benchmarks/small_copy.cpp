@@ -6,27 +6,12 @@
 #include <vector>
 
 #include "fixtures/registry.hpp"
+#include "fixtures/stats.hpp"
 #include "fixtures/transfer_model.hpp"
 #include "fixtures/transfer_run.hpp"
 
 namespace gpu_bench {
 namespace {
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = p * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-double p50(const std::vector<double>& v) {
-  return percentile(v, 0.50);
-}
-double p99(const std::vector<double>& v) {
-  return percentile(v, 0.99);
-}
 
 void run_small_copy(benchmark::State& state, const transfer_case& c) {
   std::vector<sample> samples;

@@ -2,13 +2,26 @@
 // both ways at once on two streams (bidir, 2N bytes counted), or within the GPU (d2d, N bytes counted once).
 // GPU time from CUDA events around the copy, behind the gate except for pageable memory, whose enqueue
 // waits for the copy; gbps = bytes moved / GPU time, GB = 1e9 bytes.
+#include <vector>
+
 #include "fixtures/options.hpp"
 #include "fixtures/registry.hpp"
+#include "fixtures/stats.hpp"
 #include "fixtures/transfer_model.hpp"
 #include "fixtures/transfer_run.hpp"
 
 namespace gpu_bench {
 namespace {
+
+void run_transfer(benchmark::State& state, const transfer_case& c) {
+  std::vector<sample> samples;
+  run_transfer_case(state, c, &samples);
+  if (state.error_occurred() || samples.empty()) return;
+  std::vector<double> gpu_s;
+  gpu_s.reserve(samples.size());
+  for (const auto& s : samples) gpu_s.push_back(s.gpu_s);
+  state.counters["p50_gbps"] = transfer_bytes_moved(c) / p50(gpu_s) / 1e9;
+}
 
 const family_registration registration{{
     "Transfer",
@@ -20,12 +33,14 @@ const family_registration registration{{
     "    bidir      one h2d and one d2h of N bytes each, at once on two streams; 2N bytes counted.\n"
     "    d2d        cudaMemcpyAsync within the GPU (mem:device); N bytes counted once, though 2N cross\n"
     "               the memory bus (read and write).\n"
-    "    counters   gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us (mean time the enqueue\n"
-    "               held the CPU), bytes_per_second (Google Benchmark's own).\n"
+    "    counters   gbps (bytes counted / GPU time, GB = 1e9 B), p50_gbps (bytes counted / the median\n"
+    "               iteration's GPU time: unmoved by a minority of slow iterations, such as another tenant\n"
+    "               of the host using the link for a moment), host_blocked_us (mean time the enqueue held\n"
+    "               the CPU), bytes_per_second (Google Benchmark's own).\n"
     "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n",
     [] {
       for (const transfer_case& c : transfer_grid(current_options().sizes))
-        register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer_case(st, c); });
+        register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer(st, c); });
     },
 }};
 

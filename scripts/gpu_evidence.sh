@@ -52,7 +52,7 @@ for step in $steps; do
            for s in $(seq 0 $((gpus - 1))); do for d in $(seq 0 $((gpus - 1))); do
              [ "$s" = "$d" ] || "$build/tests/bare_peer" "$s" "$d" $((256 << 20)) 20 >>"$out/bare_peer.log" 2>&1
            done; done ;;
-    sanitize) "$root/scripts/sanitize.sh" "$out" ;;
+    sanitize) "$root/scripts/sanitize.sh" "$results"; echo "sanitize rc=$?" ;;
     *) echo "unknown step $step" ;;
   esac
   echo "$step: $(( $(date +%s) - t0 )) s"

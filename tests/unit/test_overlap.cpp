@@ -64,6 +64,19 @@ TEST(OverlapModel, DefaultGridHasItsBaselinesAndUniqueNames) {
   EXPECT_EQ(overlap_grid(true).size(), 2352u);
 }
 
+TEST(OverlapModel, GivenSizesReplaceTheCentreAndTheSizeSweep) {
+  const std::vector<std::uint64_t> sizes = {4, 64 << 10};
+  const auto grid = overlap_grid(false, sizes);
+  // 43 default cases less the size sweep's 9, around each size given
+  EXPECT_EQ(grid.size(), 2u * 34u);
+  for (const auto& c : grid) EXPECT_TRUE(c.bytes == 4 || c.bytes == (64u << 10)) << overlap_name(c).str();
+  const auto full = overlap_grid(true, sizes);
+  EXPECT_EQ(full.size(), 2352u / 4u * 2u);
+  // 4 B is one float: with 32 streams every chunk but the last is empty, and nothing is lost
+  const auto b = chunk_bounds(1, 32);
+  EXPECT_EQ(b.back().second, 1u);
+}
+
 TEST(OverlapModel, GateOnlyWhereTheEnqueueNeverWaits) {
   EXPECT_TRUE(overlap_gated({schedule::depth_first, mem_kind::pinned, 8, 1 << 20, 1, sync_point::end}));
   EXPECT_TRUE(overlap_gated({schedule::depth_first, mem_kind::pinned, 8, 1 << 20, 1, sync_point::per_stream}));
