@@ -6,7 +6,7 @@ usage: families_check.py GPU_BENCH OUT.json
 """
 import sys
 
-from gpu_common import Checker, iteration_runs, run_gpu_bench
+from gpu_common import Checker, run_gpu_bench
 
 FILTER = "^(SyncPlacement|Streams|Events|Launch|SmallCopy/dir:h2d/mem:pinned|Alloc/.*/bytes:1048576/)"
 
@@ -15,10 +15,7 @@ def main(exe, out):
     rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}")
     c = Checker()
     c.check(rc == 0, f"gpu_bench exited {rc}")
-    runs = {b["name"].replace("/manual_time", ""): b for b in iteration_runs(doc)}
-    for name, b in runs.items():
-        c.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
-    ok = {n: b for n, b in runs.items() if not b.get("error_occurred")}
+    _, ok = c.runs_by_name(doc)
 
     def get(name, counter):
         b = ok.get(name)

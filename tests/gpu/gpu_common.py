@@ -43,6 +43,14 @@ class Checker:
             self.failures.append(what)
             print("FAIL:", what)
 
+    def runs_by_name(self, doc):
+        """Every iteration run by case name (without /manual_time), each failed case counted as a failure;
+        returns (all runs, the runs that did not fail)."""
+        runs = {b["name"].replace("/manual_time", ""): b for b in iteration_runs(doc)}
+        for name, b in runs.items():
+            self.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
+        return runs, {n: b for n, b in runs.items() if not b.get("error_occurred")}
+
     def finish(self, passed_what):
         if self.failures:
             print(f"{len(self.failures)} check(s) failed")

@@ -7,7 +7,7 @@ usage: overlap_check.py GPU_BENCH OUT.json TIMELINE.json
 import json
 import sys
 
-from gpu_common import Checker, iteration_runs, run_gpu_bench
+from gpu_common import Checker, run_gpu_bench
 
 FILTER = ("^(Overlap/.*/bytes:16777216/"
           "|Overlap/schedule:(serial|depth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:1/sync:(end|per_chunk)/"
@@ -23,11 +23,8 @@ def main(exe, out, trace_path):
     rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}", f"--timeline={trace_path}")
     c = Checker()
     c.check(rc == 0, f"gpu_bench exited {rc}")
-    runs = {b["name"].replace("/manual_time", ""): b for b in iteration_runs(doc)}
+    runs, ok = c.runs_by_name(doc)
     c.check(len(runs) == 13, f"expected 13 cases, got {len(runs)}")
-    for name, b in runs.items():
-        c.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
-    ok = {n: b for n, b in runs.items() if not b.get("error_occurred")}
     for name, b in ok.items():
         fam, ax = axes(name)
         if fam != "Overlap":
