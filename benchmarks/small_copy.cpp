@@ -2,7 +2,7 @@
 // a copy engine or kernel reaches directly, timed exactly as Transfer does (gate, engine priming, events),
 // with the spread of the iterations: p50 and p99 of GPU and host time per run, and p50/p99 aggregates
 // across repetitions (--benchmark_repetitions).
-#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "fixtures/registry.hpp"
