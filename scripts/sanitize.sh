@@ -5,7 +5,10 @@
 # out of time.
 # usage: scripts/sanitize.sh OUTDIR [TOOL...]
 # Environment: BUILD_DIR (default build), SANITIZE_SECONDS (time limit of each family under each tool,
-# default 300), SANITIZE_JOBS (how many processes at once, default 4: one family under the four tools).
+# default 300), SANITIZE_TOTAL_SECONDS (time limit of the whole script: a process gets what is left of it
+# if that is less, and one that would start after it is reported as not run; default none),
+# SANITIZE_JOBS (how many processes at once, default 4 per GPU: one family under the four tools). With
+# several GPUs the single-GPU families are spread over them; Peer, PeerLatency and AllHost see every GPU.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: sanitize.sh OUTDIR [TOOL...]}
@@ -13,7 +16,10 @@ shift
 tools=${*:-memcheck racecheck initcheck synccheck}
 build=${BUILD_DIR:-$root/build}
 limit=${SANITIZE_SECONDS:-300}
-jobs=${SANITIZE_JOBS:-4}
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+[ "$gpus" -ge 1 ] || gpus=1
+jobs=${SANITIZE_JOBS:-$((4 * gpus))}
+deadline=${SANITIZE_TOTAL_SECONDS:+$(( $(date +%s) + SANITIZE_TOTAL_SECONDS ))}
 mkdir -p "$out"
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 [ -n "$cs" ] || { echo "sanitize: compute-sanitizer not found"; exit 1; }
@@ -44,22 +50,38 @@ trap 'rm -rf "$work"' EXIT
 # once did not finish Transfer under memcheck in 113 s; with four at once, one per tool, memcheck covered
 # every family in 134 s).
 run_one() {
-  local tool=$1 fam=$2 filter=$3 log="$work/$1.$2" t0 rc
+  local tool=$1 fam=$2 filter=$3 gpu=$4 log="$work/$1.$2" t0 rc left=$limit
   t0=$(date +%s)
+  if [ -n "$deadline" ]; then
+    left=$(( deadline - t0 < limit ? deadline - t0 : limit ))
+    if [ "$left" -le 0 ]; then
+      echo "not run: SANITIZE_TOTAL_SECONDS=$SANITIZE_TOTAL_SECONDS spent" >"$log"
+      echo "late 0" >"$log.rc"
+      return
+    fi
+  fi
+  # The single-GPU families on one GPU each (spread by the caller), the multi-GPU ones on all of them.
+  [ -n "$gpu" ] && export CUDA_VISIBLE_DEVICES=$gpu
   if [ "$("$build/gpu_bench" --benchmark_list_tests --benchmark_filter="$filter" "${args[@]}" 2>/dev/null | grep -c .)" -eq 0 ]; then
     echo "no case of $fam on this machine (Peer and PeerLatency need two GPUs, AllHost one)" >"$log"
     echo "skip" >"$log.rc"
     return
   fi
-  timeout --signal=INT "$limit" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+  timeout --signal=INT "$left" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
     "$build/gpu_bench" --benchmark_filter="$filter" "${args[@]}" >"$log" 2>&1
   rc=$?
   echo "$rc $(( $(date +%s) - t0 ))" >"$log.rc"
 }
+slot=0
 for entry in "${families[@]}"; do
+  fam=${entry%%=*} gpu=""
+  case $fam in
+    Peer | PeerLatency | AllHost) ;;
+    *) gpu=$(( slot++ % gpus )) ;;
+  esac
   for tool in $tools; do
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-    run_one "$tool" "${entry%%=*}" "${entry#*=}" &
+    run_one "$tool" "$fam" "${entry#*=}" "$gpu" &
   done
 done
 wait
@@ -79,8 +101,12 @@ for tool in $tools; do
     [ "$rc" = skip ] && continue
     # memcheck, initcheck and synccheck: "ERROR SUMMARY: N errors"; racecheck: "(N errors, M warnings)"
     n=$(grep -oE "ERROR SUMMARY: [0-9]+ error|\([0-9]+ errors" "$work/$tool.$fam" | grep -oE "[0-9]+" | tail -1)
-    if [ "$rc" = 124 ]; then
-      bad+=" $fam (timed out after $limit s)"
+    if [ "$rc" = late ]; then
+      bad+=" $fam (not run: out of time)"
+      echo "=== $fam: not run" >>"$log"
+      continue
+    elif [ "$rc" = 124 ]; then
+      bad+=" $fam (timed out after $secs s)"
     elif [ "$rc" != 0 ] || [ -z "$n" ]; then
       bad+=" $fam (exit $rc${n:+, $n errors})"
     fi
