@@ -38,6 +38,9 @@ void print_help() {
       "                        4 B to 1 GiB in powers of 4 for Transfer, each other family its own sweep), pow2\n"
       "                        (the dense sweep), or a list such as 4,64K,1M,256M (multiples of 4 bytes)\n"
       "  --gate_timeout_ms=MS  how long the gate holds a stream before the case fails (default 2000)\n"
+      "  --gate=off            never hold a stream behind the gate (default on): GPU times then include the\n"
+      "                        host's enqueue where it is slower than the GPU; for tools under which an enqueue\n"
+      "                        waits for the GPU (compute-sanitizer's initcheck)\n"
       "  --full                every combination of every family's axes, not the default subset\n"
       "  --on-throttle=POLICY  warn (default), skip or fail a case run while power or heat held the clocks down\n"
       "  --timeline=FILE       write one iteration of each selected Overlap case, every copy and kernel on\n"
@@ -189,9 +192,14 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "gpu_bench: warning: %s other process(es) are using GPU %d; figures may suffer\n",
                          value.c_str(), d);
       }
+      if (!opts.gate)
+        std::fprintf(stderr,
+                     "gpu_bench: warning: --gate=off: no case is held by the gate; GPU times include any "
+                     "host enqueue slower than the GPU\n");
       const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
       for (const auto& [key, value] : gpu_bench::collect_gpu_context(device_flag, selected))
         benchmark::AddCustomContext(key, value);
+      benchmark::AddCustomContext("gpu_bench.gate", opts.gate ? "on" : "off");
     }
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     gpu_bench::buffer_cache::instance().clear();

@@ -29,7 +29,7 @@ class Help(unittest.TestCase):
                        "Overlap/schedule:", "ideal = max((in + out) / S", "HostBlocking/mem:", "--timeline=FILE",
                        "--device=all", "Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}",
                        "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4", "AllHost/dir:{h2d,d2h}/bytes:{N}",
-                       "gbps_gpu{i}", "latency_us"):
+                       "gbps_gpu{i}", "latency_us", "--gate=off"):
             self.assertIn(needle, r.stdout)
 
 
@@ -103,6 +103,10 @@ class BadInput(unittest.TestCase):
         self.check_one_line("--sizes=5", mention="multiple of 4")
         self.check_one_line("--sizes=-4", mention="-4")
         self.check_one_line("--sizes=3T", mention="1 TiB")
+
+    def test_bad_gate(self):
+        self.check_one_line("--gate=maybe", mention="--gate takes on or off, not 'maybe'")
+        self.check_one_line("--gate", mention="--gate=on or --gate=off")
 
     def test_unknown_memory_kind_in_filter(self):
         self.check_one_line("--benchmark_filter=Transfer/.*mem:floppy/", code=1, mention="'floppy' is not a memory kind")

@@ -73,6 +73,18 @@ TEST(Gate, HoldsTheStreamUntilOpened) {
   EXPECT_NO_THROW(g.check());
 }
 
+TEST(Gate, DisabledHoldsNothing) {
+  gate g(5.0, false);  // --gate=off
+  cuda_stream s;
+  cuda_event done;
+  g.close(s.get());
+  done.record(s.get());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(cudaEventQuery(done.get()), cudaSuccess);  // not held, though never opened
+  g.open();
+  EXPECT_NO_THROW(g.check());
+}
+
 TEST(Gate, TimesOutLoudly) {
   gate g(0.05);
   cuda_stream s;

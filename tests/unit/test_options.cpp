@@ -40,6 +40,18 @@ TEST(Options, Defaults) {
   EXPECT_EQ(o.sizes.size(), 15u);
   EXPECT_TRUE(o.list_only);
   EXPECT_FALSE(o.user_min_time);
+  EXPECT_TRUE(o.gate);
+}
+
+TEST(Options, GateOffAndItsTimeoutAreTwoFlags) {
+  argv_holder a({"gpu_bench", "--gate=off", "--gate_timeout_ms=250", "--benchmark_filter=Transfer"});
+  const options o = parse_options(a.argc, a.ptrs.data());
+  EXPECT_FALSE(o.gate);
+  EXPECT_DOUBLE_EQ(o.gate_timeout_s, 0.25);
+  ASSERT_EQ(a.argc, 2);
+  EXPECT_STREQ(a.ptrs[1], "--benchmark_filter=Transfer");
+  argv_holder on({"gpu_bench", "--gate=on"});
+  EXPECT_TRUE(parse_options(on.argc, on.ptrs.data()).gate);
 }
 
 TEST(Options, DeviceAll) {
@@ -62,9 +74,9 @@ TEST(Options, BadValuesAreUsageErrors) {
   } catch (const usage_error& e) {
     EXPECT_STREQ(e.what(), "--device takes a GPU number from 0 to 1023 or all, not 'foo'");
   }
-  for (const char* bad :
-       {"--device=-1", "--device=x", "--device=", "--device", "--device=ALL", "--device=all,1", "--device=1024",
-        "--sizes=5", "--sizes=-4", "--gate_timeout_ms=0", "--on-throttle=ignore", "--timeline="}) {
+  for (const char* bad : {"--device=-1", "--device=x", "--device=", "--device", "--device=ALL", "--device=all,1",
+                          "--device=1024", "--sizes=5", "--sizes=-4", "--gate_timeout_ms=0", "--on-throttle=ignore",
+                          "--timeline=", "--gate=", "--gate=no", "--gate"}) {
     argv_holder a({"gpu_bench", bad});
     EXPECT_THROW(parse_options(a.argc, a.ptrs.data()), usage_error) << bad;
   }
