@@ -115,18 +115,25 @@ for tool in $tools; do
     } >>"$log"
     [ "$rc" = skip ] && continue
     # memcheck, initcheck and synccheck: "ERROR SUMMARY: N errors"; racecheck: "(N errors, M warnings)"
+    partial=""
     n=$(grep -oE "ERROR SUMMARY: [0-9]+ error|\([0-9]+ errors" "$work/$tool.$fam" | grep -oE "[0-9]+" | tail -1)
+    # A process stopped by its time limit prints no summary: count the error reports it printed (at most
+    # --print-limit of them), so a log full of errors never reads as "no errors".
+    if [ -z "$n" ]; then
+      seen=$(grep -cE "^========= (Invalid|Uninitialized|Program hit|Host API memory access error|Race reported|Barrier error|Error)" "$work/$tool.$fam")
+      [ "$seen" -gt 0 ] && n=$seen && partial=" (at least; stopped before its summary)"
+    fi
     if [ "$rc" = late ]; then
       bad+=" $fam (not run: out of time)"
       echo "=== $fam: not run" >>"$log"
       continue
     elif [ "$rc" = 124 ]; then
-      bad+=" $fam (timed out after $secs s)"
+      bad+=" $fam (timed out after $secs s${n:+, $n errors})"
     elif [ "$rc" != 0 ] || [ -z "$n" ]; then
       bad+=" $fam (exit $rc${n:+, $n errors})"
     fi
     errors=$(( errors + ${n:-0} ))
-    echo "=== $fam: exit $rc, ${n:-no} errors, $secs s" >>"$log"
+    echo "=== $fam: exit $rc, ${n:-no} errors${partial:-}, $secs s" >>"$log"
   done
   line="$tool: $errors errors over ${#families[@]} families${bad:+; failed:$bad}"
   echo "$line" | tee -a "$log"
