@@ -54,6 +54,7 @@ FACTS = (
     ("host.gpu_numa_node", "GPU NUMA node"),
     ("gpu_bench.version", "gpu_bench version"),
     ("gpu_bench.git", "gpu_bench git"),
+    ("gpu_bench.gate", "gate"),
     ("benchmark.version", "Google Benchmark"),
     ("library_build_type", "library build"),
 )
@@ -488,6 +489,8 @@ def context_rows(files: list[BenchmarkFile], per_gpu: bool = True) -> list[tuple
         vals = [display_fact(f, key) or (UNAVAILABLE if f.is_gpu_bench or "." not in key else "-") for f in files]
         if key == "benchmark.version":
             vals = [f.fact(key) or f.fact("library_version") or "-" for f in files]
+        if key == "gpu_bench.gate":  # on in every gpu_bench run from before --gate=off existed
+            vals = [f.fact(key) or ("on" if f.is_gpu_bench else "-") for f in files]
         rows.append((label, vals))
         if key == "gpu.name":
             rows += multi_gpu_rows(files, per_gpu)

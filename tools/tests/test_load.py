@@ -216,3 +216,15 @@ def test_any_context_loads_or_is_refused_cleanly(ctx):
     except InputError:
         return
     load.file_labels([f]), load.context_rows([f])
+
+
+def test_a_run_with_the_gate_off_differs_in_context(tmp_path):
+    on = synth.make_run(seed=1)
+    old = synth.make_run(seed=1)
+    off = synth.make_run(seed=1)
+    on["context"]["gpu_bench.gate"] = "on"
+    off["context"]["gpu_bench.gate"] = "off"
+    files = [load_file(synth.write(tmp_path / f"{n}.json", d)) for n, d in (("on", on), ("old", old), ("off", off))]
+    assert ("gate", ["on", "on"]) in load.context_rows(files[:2])  # no key: a run from before --gate=off
+    assert load.context_differences(files[:2]) == []
+    assert ("gate", ["on", "on", "off"]) in load.context_differences(files)
