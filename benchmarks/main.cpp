@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
   // 1.7 reads a plain number of seconds; 1.8 reads it too but logs a request for a unit each case.
   if (gpu_bench::benchmark_has_time_suffixes()) min_time += "s";
   if (!opts.user_min_time) arg_text.push_back(min_time);
+  for (auto& a : arg_text) a = gpu_bench::min_time_for_benchmark(a, gpu_bench::benchmark_has_time_suffixes());
   std::vector<char*> args;
   for (auto& a : arg_text) args.push_back(a.data());
   int nargs = static_cast<int>(args.size());

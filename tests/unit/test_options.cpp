@@ -81,3 +81,12 @@ TEST(Options, BadValuesAreUsageErrors) {
     EXPECT_THROW(parse_options(a.argc, a.ptrs.data()), usage_error) << bad;
   }
 }
+
+TEST(Options, PlainMinTimeGainsItsUnitWhereGoogleBenchmarkWantsOne) {
+  EXPECT_EQ(min_time_for_benchmark("--benchmark_min_time=0.5", true), "--benchmark_min_time=0.5s");
+  EXPECT_EQ(min_time_for_benchmark("--benchmark_min_time=2", true), "--benchmark_min_time=2s");
+  EXPECT_EQ(min_time_for_benchmark("--benchmark_min_time=0.5", false), "--benchmark_min_time=0.5");
+  for (const char* kept : {"--benchmark_min_time=0.5s", "--benchmark_min_time=100x", "--benchmark_min_time=",
+                           "--benchmark_min_time=abc", "--benchmark_filter=0.5", "--benchmark_min_time"})
+    EXPECT_EQ(min_time_for_benchmark(kept, true), kept);
+}
