@@ -136,10 +136,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 2;
   }
-  std::string min_time = std::string("--benchmark_min_time=") + gpu_bench::kDefaultMinTime;
-  // 1.7 reads a plain number of seconds; 1.8 reads it too but logs a request for a unit each case.
-  if (gpu_bench::benchmark_has_time_suffixes()) min_time += "s";
-  if (!opts.user_min_time) arg_text.push_back(min_time);
+  if (!opts.user_min_time) arg_text.push_back(std::string("--benchmark_min_time=") + gpu_bench::kDefaultMinTime);
+  // 1.7 reads a plain number of seconds; 1.8 reads it too but logs a request for a unit before each case.
   for (auto& a : arg_text) a = gpu_bench::min_time_for_benchmark(a, gpu_bench::benchmark_has_time_suffixes());
   std::vector<char*> args;
   for (auto& a : arg_text) args.push_back(a.data());

@@ -50,6 +50,14 @@ trap 'rm -rf "$work"' EXIT
 # every process holds its own context on the one GPU and its gate kernels spin in turn (on an H100, 16 at
 # once did not finish Transfer under memcheck in 113 s; with four at once, one per tool, memcheck covered
 # every family in 134 s).
+# gpu_bench's flags for one tool. Under initcheck a gated copy out of device memory did not finish before
+# the time limit (on two H200s, every gated family with such a copy), and with --gate=off Transfer ran in
+# 2 s: there the copy's enqueue waits for the GPU, which waits for the gate. The other three tools run gated
+# and cover the gate itself.
+tool_args() {
+  [ "$1" = initcheck ] && echo --gate=off
+  return 0
+}
 run_one() {
   local tool=$1 fam=$2 filter=$3 gpu=$4 log="$work/$1.$2" t0 rc left=$limit
   t0=$(date +%s)
@@ -68,14 +76,9 @@ run_one() {
     echo "skip" >"$log.rc"
     return
   fi
-  # initcheck checks a copy's device source before the copy runs, so its cudaMemcpyAsync out of device memory
-  # waits for the stream: behind a closed gate it waited for the gate's timeout (on H200s every gated
-  # family with a copy out stopped there). Under initcheck the gate stays open; the other three tools run
-  # gated and cover the gate itself.
-  local gate=()
-  [ "$tool" = initcheck ] && gate=(--gate=off)
+  # shellcheck disable=SC2046  # tool_args prints nothing or one word
   timeout --signal=INT "$left" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
-    "$build/gpu_bench" --benchmark_filter="$filter" "${args[@]}" "${gate[@]}" >"$log" 2>&1
+    "$build/gpu_bench" --benchmark_filter="$filter" "${args[@]}" $(tool_args "$tool") >"$log" 2>&1
   rc=$?
   echo "$rc $(( $(date +%s) - t0 ))" >"$log.rc"
 }
@@ -110,7 +113,7 @@ for tool in $tools; do
     fam=${entry%%=*}
     read -r rc secs <"$work/$tool.$fam.rc"
     {
-      echo "=== $fam: gpu_bench --benchmark_filter='${entry#*=}' ${args[*]}$([ "$tool" = initcheck ] && echo " --gate=off")"
+      echo "=== $fam: gpu_bench --benchmark_filter='${entry#*=}' ${args[*]} $(tool_args "$tool")"
       cat "$work/$tool.$fam"
     } >>"$log"
     [ "$rc" = skip ] && continue
