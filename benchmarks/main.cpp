@@ -104,6 +104,29 @@ int check_gpu(int device) {
   return 0;
 }
 
+// Where the host has several NUMA nodes: host buffers go to each GPU's node (buffer_cache does that), and
+// the thread that drives the GPU runs there too, so a remote buffer is the only remote thing in a case.
+// With --device=all the GPUs may sit on different nodes, so the thread stays where the kernel puts it.
+// Returns the context's host.numa_* facts.
+gpu_bench::context_list bind_to_gpu_node(const gpu_bench::options& opts) {
+  const auto nodes = gpu_bench::host_memory_nodes();
+  std::string binding = gpu_bench::numa_binding_fact(opts.device), thread = "unbound";
+  if (nodes.size() > 1 && binding.rfind("none", 0) == 0)
+    std::fprintf(stderr, "gpu_bench: warning: %zu NUMA nodes, host memory not bound (%s)\n", nodes.size(),
+                 binding.c_str() + 6);
+  const auto node = gpu_bench::host_node_for(opts.device, gpu_bench::numa_place::local);
+  if (node && !opts.all_devices) {
+    const std::string why = gpu_bench::run_on_node(*node);
+    if (why.empty())
+      thread = "node " + std::to_string(*node);
+    else
+      std::fprintf(stderr, "gpu_bench: warning: cannot run on NUMA node %d: %s\n", *node, why.c_str());
+  }
+  return {{"host.numa_nodes", nodes.empty() ? gpu_bench::kUnavailable : std::to_string(nodes.size())},
+          {"host.numa_binding", binding},
+          {"host.numa_thread", thread}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -199,6 +222,7 @@ int main(int argc, char** argv) {
       for (const auto& [key, value] : gpu_bench::collect_gpu_context(device_flag, selected))
         benchmark::AddCustomContext(key, value);
       benchmark::AddCustomContext("gpu_bench.gate", opts.gate ? "on" : "off");
+      for (const auto& [key, value] : bind_to_gpu_node(opts)) benchmark::AddCustomContext(key, value);
     }
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     gpu_bench::buffer_cache::instance().clear();

@@ -37,9 +37,13 @@ const family_registration registration{{
     "               iteration's GPU time: unmoved by a minority of slow iterations, such as another tenant\n"
     "               of the host using the link for a moment), host_blocked_us (mean time the enqueue held\n"
     "               the CPU), bytes_per_second (Google Benchmark's own).\n"
-    "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n",
+    "    numa_node  the NUMA node the host buffer's first page lies on, where the kernel can say.\n"
+    "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n"
+    "  Where the host has more than one NUMA node with memory (and gpu_bench was built with libnuma), the\n"
+    "  pageable, pinned, write_combined, registered and mapped cases gain numa:{local,remote} after mem:\n"
+    "  the host buffer on the GPU's node or on another one, the thread on the GPU's node either way.\n",
     [] {
-      for (const transfer_case& c : transfer_grid(current_options().sizes))
+      for (const transfer_case& c : transfer_grid(current_options().sizes, numa_axis_available()))
         register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer(st, c); });
     },
 }};

@@ -24,6 +24,7 @@ command -v python3 >/dev/null 2>&1 || required+=(python3 python3-venv python3-pi
 have_header benchmark/benchmark.h || required+=(libbenchmark-dev)
 have_header nlohmann/json.hpp || required+=(nlohmann-json3-dev)
 have_header gtest/gtest.h || optional+=(libgtest-dev)
+have_header numaif.h || optional+=(libnuma-dev)
 
 apt_install() {
   local sudo=""
@@ -36,7 +37,7 @@ if [ ${#required[@]} -gt 0 ] || [ ${#optional[@]} -gt 0 ]; then
   say "installing ${required[*]} ${optional[*]}"
   if ! apt_install "${required[@]}" "${optional[@]}"; then
     [ ${#required[@]} -eq 0 ] || { say "could not install ${required[*]}; install them and run again"; exit 1; }
-    say "warning: could not install ${optional[*]}: the unit tests will not be built"
+    say "warning: could not install ${optional[*]}: without libgtest-dev the unit tests are not built, without libnuma-dev host memory is not bound to the GPU's NUMA node"
   fi
 fi
 

@@ -46,6 +46,28 @@ TEST(HostBuffer, EveryKindCarriesThePatternBothWays) {
   }
 }
 
+// Every kind allocated on each node with memory: ordinary pages (pageable, registered) must say where they
+// are and be there; the driver's own (pinned, write_combined, mapped, managed) must be there where the
+// kernel says. On a one-node host this still runs the binding through every allocation path.
+TEST(HostBuffer, BoundToANodeLandsThere) {
+  if (!numa_binding_available()) GTEST_SKIP() << "no libnuma in this build, or no NUMA in this kernel";
+  for (int node : host_memory_nodes()) {
+    for (mem_kind k : all_mem_kinds()) {
+      if (!is_host_kind(k)) continue;
+      SCOPED_TRACE(std::string(to_string(k)) + " on node " + std::to_string(node));
+      host_buffer h(k, 4u << 20, node);
+      if (k == mem_kind::pageable || k == mem_kind::registered) {
+        ASSERT_TRUE(h.numa_node().has_value());
+      }
+      if (h.numa_node()) {
+        EXPECT_EQ(*h.numa_node(), node);
+      }
+      std::printf("%s on node %d: the kernel reports %s\n", std::string(to_string(k)).c_str(), node,
+                  h.numa_node() ? ("node " + std::to_string(*h.numa_node())).c_str() : "no node");
+    }
+  }
+}
+
 TEST(Verify, GpuCheckCatchesOneBadWord) {
   const std::size_t bytes = 4u << 20;
   cuda_stream s;

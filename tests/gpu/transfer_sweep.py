@@ -20,7 +20,12 @@ def main(exe, out):
     for key in CONTEXT_KEYS:
         c.check(bool(ctx.get(key)), f"context key {key} missing or empty")
     expected = list_cases(exe, f"--benchmark_filter={FILTER}")
-    c.check(len(expected) == 60, f"expected 60 cases listed, got {len(expected)}")
+    # Several NUMA nodes (and libnuma): 15 kinds x 3 sizes gain numa:local and numa:remote.
+    binding = ctx.get("host.numa_binding", "")
+    nodes = int(ctx["host.numa_nodes"]) if ctx.get("host.numa_nodes", "").isdigit() else 0
+    axis = nodes > 1 and "without libnuma" not in binding
+    c.check(len(expected) == (105 if axis else 60), f"expected {105 if axis else 60} cases listed, got {len(expected)}")
+    c.check(any("/numa:" in n for n in expected) == axis, f"numa axis listed: {not axis} with {nodes} node(s), {binding!r}")
     runs = {b["name"]: b for b in iteration_runs(doc)}
     for name in expected:
         b = runs.get(name)
@@ -40,6 +45,16 @@ def main(exe, out):
         if bytes_ == 16777216 and ("mem:pinned" in name or "mem:device" in name):
             c.check(gbps > 5, f"{name}: {gbps} GB/s is implausibly slow for 16 MiB")
         c.check(("mem:pageable" in name) == (b.get("label") == "ungated"), f"{name}: label {b.get('label')!r}")
+        # Where the host side lies: ordinary pages always say (given libnuma); a bound buffer is where it was put.
+        node = b.get("numa_node")
+        if "without libnuma" not in binding and ("mem:pageable" in name or "mem:registered" in name):
+            c.check(node is not None, f"{name}: no numa_node counter")
+        if node is not None:
+            c.check(node in range(max(nodes, 1)), f"{name}: numa_node {node} with {nodes} node(s)")
+            if binding.startswith("node ") and "numa:remote" not in name:
+                c.check(node == int(binding[5:]), f"{name}: numa_node {node}, bound to {binding}")
+            if binding.startswith("node ") and "numa:remote" in name:
+                c.check(node != int(binding[5:]), f"{name}: numa_node {node} is the GPU's own")
         # Google Benchmark's bytes_per_second must agree with our GB/s (same bytes, same GPU time).
         bps = b.get("bytes_per_second", 0)
         c.check(abs(bps / 1e9 - gbps) <= 0.01 * gbps, f"{name}: bytes_per_second {bps} vs gbps {gbps}")
