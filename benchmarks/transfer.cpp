@@ -26,7 +26,7 @@ void run_transfer(benchmark::State& state, const transfer_case& c) {
 const family_registration registration{{
     "Transfer",
     "one copy per iteration: host<->GPU for every host memory kind, both ways at once, and GPU<->GPU",
-    "  Transfer/dir:{h2d,d2h,bidir,d2d}/mem:{kind}/bytes:{N}\n"
+    "  Transfer/dir:{h2d,d2h,bidir,d2d}/mem:{kind}[/numa:remote]/bytes:{N}\n"
     "    h2d, d2h   cudaMemcpyAsync for pageable, pinned, write_combined, registered; an SM copy kernel for\n"
     "               mapped; cudaMemPrefetchAsync for managed_prefetch; a kernel faulting the pages over for\n"
     "               managed_fault (h2d only). N bytes counted.\n"
@@ -39,9 +39,10 @@ const family_registration registration{{
     "               the CPU), bytes_per_second (Google Benchmark's own).\n"
     "    numa_node  the NUMA node the host buffer's first page lies on, where the kernel can say.\n"
     "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n"
-    "  Where the host has more than one NUMA node with memory (and gpu_bench was built with libnuma), the\n"
-    "  pageable, pinned, write_combined, registered and mapped cases gain numa:{local,remote} after mem:\n"
-    "  the host buffer on the GPU's node or on another one, the thread on the GPU's node either way.\n",
+    "  Where the host has more than one NUMA node with memory (and gpu_bench was built with libnuma), every\n"
+    "  host buffer is on its GPU's node, and each pageable, pinned, write_combined, registered and mapped case\n"
+    "  gains a twin with numa:remote after mem: its host buffer on another node, the thread still on the\n"
+    "  GPU's (numa:local is the plain name, so names match between hosts with one node and several).\n",
     [] {
       for (const transfer_case& c : transfer_grid(current_options().sizes, numa_axis_available()))
         register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer(st, c); });

@@ -14,6 +14,20 @@ EXE = None
 NAME = re.compile(r"^[A-Z][A-Za-z]*(/[a-z][a-z0-9_]*:[a-z0-9_]+)+/manual_time$")
 
 
+def memory_nodes():
+    """How many NUMA nodes have memory, as the kernel lists them (1 where it does not say)."""
+    try:
+        with open("/sys/devices/system/node/has_memory") as f:
+            text = f.read().strip()
+    except OSError:
+        return 1
+    count = 0
+    for item in filter(None, text.split(",")):
+        first, _, last = item.partition("-")
+        count += int(last or first) - int(first) + 1
+    return max(count, 1)
+
+
 def run(*args, env=None):
     e = dict(os.environ)
     if env:
@@ -39,8 +53,16 @@ class Listing(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         names = r.stdout.split()
         transfer = [n for n in names if n.startswith("Transfer/")]
-        # h2d: 7 memory kinds, d2h and bidir: 6 each, d2d: 1; 15 sizes from 4 B to 1 GiB.
-        self.assertEqual(len(transfer), 20 * 15)
+        # h2d: 7 memory kinds, d2h and bidir: 6 each, d2d: 1; 15 sizes from 4 B to 1 GiB. Where the host has
+        # several NUMA nodes (and the build has libnuma) the 15 placeable pairs gain a numa:remote twin.
+        remote = [n for n in transfer if "/numa:" in n]
+        self.assertEqual(len(transfer), 20 * 15 + len(remote))
+        self.assertIn(len(remote), (0, 15 * 15))
+        if memory_nodes() < 2:
+            self.assertEqual(remote, [], "a numa axis on a host with one NUMA node")
+        for n in remote:
+            self.assertRegex(n, r"^Transfer/dir:(h2d|d2h|bidir)/mem:(pageable|pinned|write_combined|registered|mapped)"
+                                r"/numa:remote/bytes:\d+/manual_time$")
         self.assertEqual(len(set(transfer)), len(transfer))
         for n in names:
             self.assertRegex(n, NAME)
@@ -60,10 +82,10 @@ class Listing(unittest.TestCase):
         self.assertEqual(len(r.stdout.split()), 2352)
 
     def test_dense_sweep_and_explicit_sizes(self):
-        r = run("--benchmark_list_tests", "--sizes=pow2", "--benchmark_filter=Transfer/dir:h2d/mem:pinned/")
+        r = run("--benchmark_list_tests", "--sizes=pow2", "--benchmark_filter=Transfer/dir:h2d/mem:pinned/bytes")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(len(r.stdout.split()), 29)
-        r = run("--benchmark_list_tests", "--sizes=4,1M", "--benchmark_filter=Transfer/dir:h2d/mem:pinned/")
+        r = run("--benchmark_list_tests", "--sizes=4,1M", "--benchmark_filter=Transfer/dir:h2d/mem:pinned/bytes")
         self.assertEqual(r.stdout.split(), ["Transfer/dir:h2d/mem:pinned/bytes:4/manual_time",
                                             "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time"])
 

@@ -8,12 +8,13 @@ import time
 import pytest
 
 import synth
-from conftest import SLOW, run_cli
+from conftest import REPO, SLOW, run_cli
 from gpu_bench_tools import cli_compare
 from gpu_bench_tools.compare import compare
 from gpu_bench_tools.load import benchmark_file_from_doc, load_file
 
 SLOW_RX = re.compile("|".join(SLOW))
+RESULTS = REPO / "results"
 
 
 def verdicts(result, i=1):
@@ -193,3 +194,29 @@ def test_two_full_matrix_files_compare_in_under_two_seconds(tmp_path, capsys):
     took = time.perf_counter() - t0
     assert code == 0 and out.count("\n") > 1800
     assert took < 2.0, f"comparison took {took:.2f} s"
+
+
+def test_a_two_node_run_compares_case_for_case_with_a_one_node_run(tmp_path, capsys):
+    # On a host with several NUMA nodes Transfer adds numa:remote twins and keeps every other name, so a
+    # one-node and a two-node machine compare on the shared cases and the twins are listed, not mismatched.
+    one = RESULTS / "numa" / "numa_probe_h100.json"
+    doc = json.loads(one.read_text())
+    twins = []
+    for b in doc["benchmarks"]:
+        if "/mem:pinned/" in b["name"]:
+            t = dict(b, name=b["name"].replace("/mem:pinned/", "/mem:pinned/numa:remote/"))
+            t["run_name"] = t["name"]
+            twins.append(t)
+    assert twins
+    doc["benchmarks"] += twins
+    doc["context"].update({"host.numa_nodes": "2", "host.numa_binding": "node 0", "host.numa_thread": "node 0"})
+    two = tmp_path / "two_nodes.json"
+    two.write_text(json.dumps(doc))
+    code, out, err = run_cli(cli_compare.main, [str(one), str(two)], capsys)
+    assert code == 0, err
+    res = compare([load_file(str(one)), load_file(str(two))])
+    assert len(res.rows) == len(doc["benchmarks"]) - len(twins)
+    part = out.split("Cases not in every file")[1]
+    for t in twins:
+        assert f"{t['name'].removesuffix('/manual_time')}  only in [2]" in part
+    assert "host NUMA nodes" in out and "host memory bound to" in out
