@@ -110,10 +110,10 @@ int check_gpu(int device) {
 // Returns the context's host.numa_* facts.
 gpu_bench::context_list bind_to_gpu_node(const gpu_bench::options& opts) {
   const auto nodes = gpu_bench::host_memory_nodes();
-  std::string binding = gpu_bench::numa_binding_fact(opts.device), thread = "unbound";
-  if (nodes.size() > 1 && binding.rfind("none", 0) == 0)
+  std::string thread = "unbound";
+  if (const auto why = gpu_bench::numa_unbound_reason(opts.device); why && nodes.size() > 1)
     std::fprintf(stderr, "gpu_bench: warning: %zu NUMA nodes, host memory not bound (%s)\n", nodes.size(),
-                 binding.c_str() + 6);
+                 why->c_str());
   const auto node = gpu_bench::host_node_for(opts.device, gpu_bench::numa_place::local);
   if (node && !opts.all_devices) {
     const std::string why = gpu_bench::run_on_node(*node);
@@ -123,7 +123,7 @@ gpu_bench::context_list bind_to_gpu_node(const gpu_bench::options& opts) {
       std::fprintf(stderr, "gpu_bench: warning: cannot run on NUMA node %d: %s\n", *node, why.c_str());
   }
   return {{"host.numa_nodes", nodes.empty() ? gpu_bench::kUnavailable : std::to_string(nodes.size())},
-          {"host.numa_binding", binding},
+          {"host.numa_binding", gpu_bench::numa_binding_fact(opts.device)},
           {"host.numa_thread", thread}};
 }
 
