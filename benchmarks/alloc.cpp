@@ -9,36 +9,30 @@
 #include <cstring>
 #include <string>
 
-#include "fixtures/cuda_check.hpp"
-#include "fixtures/failures.hpp"
-#include "fixtures/host_buffer.hpp"
-#include "fixtures/options.hpp"
-#include "fixtures/pattern.hpp"
-#include "fixtures/registry.hpp"
-#include "fixtures/verify.hpp"
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/run/options.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/run/registry.hpp"
+#include "fixtures/measure/verify.hpp"
 
 namespace gpu_bench {
 namespace {
 
 enum class alloc_op { malloc_host, free_host, host_register, host_unregister, malloc, malloc_async };
+}  // namespace
+template <>
+inline constexpr enum_entries<alloc_op, 6> enum_names<alloc_op> = {{{alloc_op::malloc_host, "malloc_host"},
+                                                                  {alloc_op::free_host, "free_host"},
+                                                                  {alloc_op::host_register, "host_register"},
+                                                                  {alloc_op::host_unregister, "host_unregister"},
+                                                                  {alloc_op::malloc, "malloc"},
+                                                                  {alloc_op::malloc_async, "malloc_async"}}};
+namespace {
 
-std::string_view to_string(alloc_op o) {
-  switch (o) {
-    case alloc_op::malloc_host:
-      return "malloc_host";
-    case alloc_op::free_host:
-      return "free_host";
-    case alloc_op::host_register:
-      return "host_register";
-    case alloc_op::host_unregister:
-      return "host_unregister";
-    case alloc_op::malloc:
-      return "malloc";
-    case alloc_op::malloc_async:
-      return "malloc_async";
-  }
-  return "unknown";
-}
+std::string check_allocation(alloc_op op, std::size_t bytes, host_buffer* plain, const cuda_stream& s);
 
 void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes) {
   using clock = std::chrono::steady_clock;
@@ -94,9 +88,17 @@ void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes) {
     }
     return t;
   };
-  // The measured time stands in as the iteration's manual time.
-  const sample_totals t = run_timed_loop(state, [&] { return sample{once(), 0.0}; });
-  // The memory these calls hand out must carry data: one more allocation, filled and checked by the GPU.
+  case_plan plan;
+  plan.timer = timer_kind::host_clock;
+  plan.measure = [&] { return sample{once()}; };
+  plan.verify = [&] { return check_allocation(op, bytes, plain, s); };
+  const auto t = run_case(state, plan);
+  if (!t) return;
+  state.counters["gbps"] = static_cast<double>(bytes) / t->time_s() / 1e9;
+}
+
+// The memory these calls hand out must carry data: one more allocation, filled and checked by the GPU.
+std::string check_allocation(alloc_op op, std::size_t bytes, host_buffer* plain, const cuda_stream& s) {
   const std::uint32_t seed = next_seed();
   std::string bad;
   if (op == alloc_op::malloc || op == alloc_op::malloc_async) {
@@ -118,9 +120,7 @@ void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes) {
     fill_pattern(r, seed, side::gpu, s.get());
     bad = verify_message(r, seed, side::host, s.get(), "the pinned allocation");
   }
-  if (!bad.empty()) return fail_case(state, bad);
-  state.counters["gbps"] = static_cast<double>(bytes) * static_cast<double>(t.n) / t.gpu_s / 1e9;
-  state.SetLabel("host time");
+  return bad;
 }
 
 const family_registration registration{{
@@ -130,13 +130,22 @@ const family_registration registration{{
     "    the host time of one call (manual time is host time here); register/unregister work on memory\n"
     "    already touched; malloc_async allocates from the device's default pool on a stream and frees it\n"
     "    again each time. gbps: bytes / host time. Sizes 1 MiB, 64 MiB, 1 GiB unless --sizes is given.\n",
+    {"op", "bytes"},
+    "real_time",
+    "us",
+    better::lower,
+    headline_kind::time,
+    "no",
+    "x=bytes;series=op",
+    family_scope::single_gpu,
+    "^Alloc/",
     [] {
       const std::vector<std::uint64_t> sizes = sizes_or({1u << 20, 64u << 20, 1u << 30});
       for (alloc_op op : {alloc_op::malloc_host, alloc_op::free_host, alloc_op::host_register,
                           alloc_op::host_unregister, alloc_op::malloc, alloc_op::malloc_async})
         for (std::uint64_t n : sizes) {
           case_name name("Alloc");
-          name.add("op", to_string(op)).add("bytes", n);
+          name.add("op", op).add("bytes", n);
           register_case(name, [op, n](benchmark::State& st) { run_alloc(st, op, n); });
         }
     },

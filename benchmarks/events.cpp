@@ -10,32 +10,27 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/cuda_check.hpp"
-#include "fixtures/failures.hpp"
-#include "fixtures/host_buffer.hpp"
-#include "fixtures/registry.hpp"
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/measure/gate.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/streams.hpp"
+#include "fixtures/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gpu_bench {
 namespace {
 
 enum class event_op { record, query, synchronize, wait_cross_stream, elapsed_resolution };
-
-std::string_view to_string(event_op o) {
-  switch (o) {
-    case event_op::record:
-      return "record";
-    case event_op::query:
-      return "query";
-    case event_op::synchronize:
-      return "synchronize";
-    case event_op::wait_cross_stream:
-      return "wait_cross_stream";
-    case event_op::elapsed_resolution:
-      return "elapsed_resolution";
-  }
-  return "unknown";
-}
+}  // namespace
+template <>
+inline constexpr enum_entries<event_op, 5> enum_names<event_op> = {{{event_op::record, "record"},
+                                                                  {event_op::query, "query"},
+                                                                  {event_op::synchronize, "synchronize"},
+                                                                  {event_op::wait_cross_stream, "wait_cross_stream"},
+                                                                  {event_op::elapsed_resolution, "elapsed_resolution"}}};
+namespace {
 
 void run_host_cost(benchmark::State& state, event_op op, bool timing) {
   using clock = std::chrono::steady_clock;
@@ -61,9 +56,11 @@ void run_host_cost(benchmark::State& state, event_op op, bool timing) {
     return t;
   };
   for (int i = 0; i < 100; ++i) (void)once();
-  for (auto _ : state) state.SetIterationTime(once());
-  // A completed event must read as complete: the query above returned cudaSuccess each time.
-  state.SetLabel("host time");
+  // A completed event must read as complete: every query returns cudaSuccess, or CUDA_CHECK fails the case.
+  case_plan plan;
+  plan.timer = timer_kind::host_clock;
+  plan.measure = [&] { return sample{once()}; };
+  (void)run_case(state, plan);
 }
 
 // The GPU's hand-off latency: stream A finishes a kernel and records event H; stream B waits on H. The
@@ -83,23 +80,21 @@ void run_wait_cross_stream(benchmark::State& state, bool timing) {
     CUDA_CHECK(cudaStreamWaitEvent(ss[1], handoff.get(), 0));
     after_b.record(ss[1]);
   };
-  auto once = [&] {
+  double worst = 0;
+  case_plan plan;
+  plan.measure = [&] {
     (void)ss.measure(&process_gate(), enqueue);
-    return elapsed_seconds(before_a, after_b);
-  };
-  (void)once();
-  double sum = 0, worst = 0;
-  long long n = 0;
-  for (auto _ : state) {
-    const double t = once();
-    state.SetIterationTime(std::max(t, 0.0));
-    sum += t;
+    const double t = elapsed_seconds(before_a, after_b);
     worst = std::max(worst, t);
-    ++n;
-  }
-  if (!(worst < 1e-3))
-    return fail_case(state, "hand-off took " + std::to_string(worst * 1e6) + " us: B did not follow A");
-  state.counters["handoff_us"] = sum / static_cast<double>(n) * 1e6;
+    return sample{std::max(t, 0.0)};
+  };
+  plan.verify = [&] {
+    if (worst < 1e-3) return std::string();
+    return "hand-off took " + std::to_string(worst * 1e6) + " us: B did not follow A";
+  };
+  const auto t = run_case(state, plan);
+  if (!t) return;
+  state.counters["handoff_us"] = t->time_s() * 1e6;
 }
 
 // Pairs of events recorded back to back: the smallest non-zero difference cudaEventElapsedTime reports.
@@ -108,9 +103,9 @@ void run_resolution(benchmark::State& state) {
   constexpr int kPairs = 1000;
   std::vector<cuda_event> ev;
   for (int i = 0; i < 2 * kPairs; ++i) ev.emplace_back();
-  double resolution = INFINITY, sum = 0;
-  long long n = 0;
-  for (auto _ : state) {
+  double resolution = INFINITY;
+  case_plan plan;
+  plan.measure = [&] {
     for (int i = 0; i < kPairs; ++i) {
       ev[2 * i].record(s.get());
       kernels::empty(s.get());
@@ -124,13 +119,15 @@ void run_resolution(benchmark::State& state) {
       if (t[i] > t[i - 1]) resolution = std::min(resolution, t[i] - t[i - 1]);
     double total = 0;
     for (double x : t) total += x;
-    state.SetIterationTime(total);  // one iteration is the whole batch of pairs
-    sum += total / kPairs;
-    ++n;
-  }
-  if (!std::isfinite(resolution)) return fail_case(state, "every elapsed time was the same: no resolution seen");
+    return sample{total};  // one sample is the whole batch of pairs
+  };
+  plan.verify = [&] {
+    return std::isfinite(resolution) ? std::string() : std::string("every elapsed time was the same: no resolution seen");
+  };
+  const auto t = run_case(state, plan);
+  if (!t) return;
   state.counters["resolution_us"] = resolution * 1e6;
-  state.counters["empty_kernel_us"] = sum / static_cast<double>(n) * 1e6;
+  state.counters["empty_kernel_us"] = t->time_s() / kPairs * 1e6;
 }
 
 const family_registration registration{{
@@ -145,20 +142,29 @@ const family_registration registration{{
     "  Events/op:elapsed_resolution/timing:on\n"
     "    1000 event pairs around an empty kernel per iteration (manual time: their sum): resolution_us, the\n"
     "    smallest non-zero step between the elapsed times seen, and empty_kernel_us, their mean.\n",
+    {"op", "timing"},
+    "real_time",
+    "us",
+    better::lower,
+    headline_kind::time,
+    "no",
+    "series=timing",
+    family_scope::single_gpu,
+    "^Events/",
     [] {
       for (event_op op : {event_op::record, event_op::query, event_op::synchronize})
         for (bool timing : {true, false}) {
           case_name name("Events");
-          name.add("op", to_string(op)).add("timing", timing ? "on" : "off");
+          name.add("op", op).add("timing", timing ? "on" : "off");
           register_case(name, [op, timing](benchmark::State& st) { run_host_cost(st, op, timing); });
         }
       for (bool timing : {true, false}) {
         case_name name("Events");
-        name.add("op", to_string(event_op::wait_cross_stream)).add("timing", timing ? "on" : "off");
+        name.add("op", event_op::wait_cross_stream).add("timing", timing ? "on" : "off");
         register_case(name, [timing](benchmark::State& st) { run_wait_cross_stream(st, timing); });
       }
       case_name name("Events");
-      name.add("op", to_string(event_op::elapsed_resolution)).add("timing", "on");
+      name.add("op", event_op::elapsed_resolution).add("timing", "on");
       register_case(name, [](benchmark::State& st) { run_resolution(st); });
     },
 }};

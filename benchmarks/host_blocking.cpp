@@ -6,30 +6,24 @@
 #include <chrono>
 #include <string>
 
-#include "fixtures/cuda_check.hpp"
-#include "fixtures/failures.hpp"
-#include "fixtures/host_buffer.hpp"
-#include "fixtures/options.hpp"
-#include "fixtures/pattern.hpp"
-#include "fixtures/registry.hpp"
-#include "fixtures/verify.hpp"
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/run/options.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/run/registry.hpp"
+#include "fixtures/measure/verify.hpp"
 
 namespace gpu_bench {
 namespace {
 
 enum class mode { sync_copy, async_copy, async_then_cpu_work };
-
-std::string_view to_string(mode m) {
-  switch (m) {
-    case mode::sync_copy:
-      return "sync_copy";
-    case mode::async_copy:
-      return "async_copy";
-    case mode::async_then_cpu_work:
-      return "async_then_cpu_work";
-  }
-  return "unknown";
-}
+}  // namespace
+template <>
+inline constexpr enum_entries<mode, 3> enum_names<mode> = {
+    {{mode::sync_copy, "sync_copy"}, {mode::async_copy, "async_copy"}, {mode::async_then_cpu_work, "async_then_cpu_work"}}};
+namespace {
 
 // The fixed slice of CPU work: arithmetic for 1 ms of steady-clock time, the same for every case.
 constexpr double kCpuWorkS = 1e-3;
@@ -57,7 +51,6 @@ void run_host_blocking(benchmark::State& state, mem_kind mem, std::uint64_t byte
   s.synchronize();
   // sync_copy uses cudaMemcpy, which runs on the legacy default stream: time it there.
   const cudaStream_t timed = m == mode::sync_copy ? cudaStream_t{nullptr} : s.get();
-  double blocked_s = 0, total_s = 0, cpu_s = 0;
   std::uint64_t sink = 0;
   auto once = [&] {
     CUDA_CHECK(cudaEventRecord(start.get(), timed));
@@ -77,24 +70,25 @@ void run_host_blocking(benchmark::State& state, mem_kind mem, std::uint64_t byte
                            std::chrono::duration<double>(t3 - t0).count(),
                            std::chrono::duration<double>(t2 - t1).count());
   };
-  (void)once();  // warm-up
-  long long n = 0;
-  for (auto _ : state) {
+  // host_s: time inside the copy call; extra[0]: from the call to the completion the host sees;
+  // extra[1]: the CPU work's own time.
+  case_plan plan;
+  plan.measure = [&] {
     const auto [blocked, total, cpu] = once();
-    state.SetIterationTime(elapsed_seconds(start, stop));
-    blocked_s += blocked;
-    total_s += total;
-    cpu_s += cpu;
-    ++n;
-  }
+    sample out{elapsed_seconds(start, stop), blocked};
+    out.extra[0] = total;
+    out.extra[1] = cpu;
+    return out;
+  };
+  plan.verify = [&] { return verify_message(dr, seed, side::gpu, s.get(), "h2d destination"); };
+  plan.notes.emplace_back("ungated");
+  const auto t = run_case(state, plan);
   benchmark::DoNotOptimize(sink);
-  const std::string bad = verify_message(dr, seed, side::gpu, s.get(), "h2d destination");
-  if (!bad.empty()) return fail_case(state, bad);
-  state.counters["host_blocked_us"] = blocked_s / static_cast<double>(n) * 1e6;
-  state.counters["total_us"] = total_s / static_cast<double>(n) * 1e6;
-  state.counters["cpu_work_us"] = cpu_s / static_cast<double>(n) * 1e6;
-  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * n);
-  state.SetLabel("ungated");
+  if (!t) return;
+  state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
+  state.counters["total_us"] = t->mean_of([](const sample& x) { return x.extra[0]; }) * 1e6;
+  state.counters["cpu_work_us"] = t->mean_of([](const sample& x) { return x.extra[1]; }) * 1e6;
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * static_cast<std::int64_t>(t->size()));
 }
 
 const family_registration registration{{
@@ -108,13 +102,22 @@ const family_registration registration{{
     "              completion seen by the host), cpu_work_us; manual time is the copy's GPU time.\n"
     "              Overlap shows as total_us near max(copy, cpu_work_us) rather than their sum.\n"
     "    sizes 64 KiB, 1 MiB, 16 MiB, 256 MiB by default; --sizes gives others.\n",
+    {"mem", "bytes", "mode"},
+    "host_blocked_us",
+    "us",
+    better::lower,
+    headline_kind::other,
+    "yes",
+    "x=bytes;series=mode;panel=mem",
+    family_scope::single_gpu,
+    "^HostBlocking/",
     [] {
       const std::vector<std::uint64_t> sizes = sizes_or({64u << 10, 1u << 20, 16u << 20, 256u << 20});
       for (mem_kind mem : {mem_kind::pageable, mem_kind::pinned})
         for (std::uint64_t n : sizes)
           for (mode m : {mode::sync_copy, mode::async_copy, mode::async_then_cpu_work}) {
             case_name name("HostBlocking");
-            name.add("mem", to_string(mem)).add("bytes", n).add("mode", to_string(m));
+            name.add("mem", mem).add("bytes", n).add("mode", m);
             register_case(name, [mem, n, m](benchmark::State& st) { run_host_blocking(st, mem, n, m); });
           }
     },

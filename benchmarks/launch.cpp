@@ -6,9 +6,12 @@
 #include <memory>
 #include <string>
 
-#include "fixtures/cuda_check.hpp"
-#include "fixtures/failures.hpp"
-#include "fixtures/registry.hpp"
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/measure/gate.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/streams.hpp"
+#include "fixtures/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gpu_bench {
@@ -60,11 +63,13 @@ void run_launch(benchmark::State& state, bool graph, int kernels_n) {
       for (int k = 0; k < kernels_n; ++k) kernels::empty(ss.origin());
     }
   };
-  const sample_totals t = run_timed_loop(state, [&] { return ss.measure(&process_gate(), enqueue); });
-  const double per = static_cast<double>(t.n) * kernels_n;
-  state.counters["per_kernel_us"] = t.gpu_s / per * 1e6;
-  state.counters["host_per_kernel_us"] = t.host_s / per * 1e6;
-  state.counters["host_blocked_us"] = t.mean_host_us();
+  case_plan plan;
+  plan.measure = [&] { return ss.measure(&process_gate(), enqueue); };
+  const auto t = run_case(state, plan);
+  if (!t) return;
+  state.counters["per_kernel_us"] = t->time_s() / kernels_n * 1e6;
+  state.counters["host_per_kernel_us"] = t->mean_host_s() / kernels_n * 1e6;
+  state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
 }
 
 const family_registration registration{{
@@ -74,6 +79,15 @@ const family_registration registration{{
     "    empty_kernel: K launches of an empty kernel on one stream; graph_replay: one cudaGraphLaunch of a\n"
     "    graph captured from the same K launches. GPU time behind the gate, so the launches are all queued\n"
     "    before the GPU starts. counters: per_kernel_us (GPU), host_per_kernel_us, host_blocked_us.\n",
+    {"op", "kernels"},
+    "per_kernel_us",
+    "us",
+    better::lower,
+    headline_kind::time,
+    "no",
+    "x=kernels;series=op",
+    family_scope::single_gpu,
+    "^Launch/.*kernels:10/",
     [] {
       for (bool graph : {false, true})
         for (int k : {1, 10, 100}) {

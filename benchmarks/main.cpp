@@ -10,17 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/cuda_check.hpp"
-#include "fixtures/device.hpp"
-#include "fixtures/failures.hpp"
-#include "fixtures/gpu_context.hpp"
-#include "fixtures/health.hpp"
-#include "fixtures/host_buffer.hpp"
-#include "fixtures/host_facts.hpp"
-#include "fixtures/options.hpp"
-#include "fixtures/output_file.hpp"
-#include "fixtures/registry.hpp"
-#include "fixtures/timeline.hpp"
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/cuda/device.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/context/gpu_context.hpp"
+#include "fixtures/context/profile.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/context/host_facts.hpp"
+#include "fixtures/run/options.hpp"
+#include "fixtures/run/output_file.hpp"
+#include "fixtures/run/registry.hpp"
+#include "fixtures/run/timeline.hpp"
 
 namespace {
 
@@ -45,6 +45,8 @@ void print_help() {
       "  --on-throttle=POLICY  warn (default), skip or fail a case run while power or heat held the clocks down\n"
       "  --timeline=FILE       write one iteration of each selected Overlap case, every copy and kernel on\n"
       "                        its stream, as Chrome trace JSON (chrome://tracing, Perfetto, gpu-bench-plot)\n"
+      "  --families            one line per family: name, scope (single_gpu or multi_gpu), and a filter\n"
+      "                        selecting a few small cases that cover its code paths\n"
       "  --help                this text\n\n"
       "Google Benchmark flags that matter most:\n"
       "  --benchmark_filter=REGEX      run the cases whose names match, e.g. 'Transfer/dir:h2d/mem:pinned'\n"
@@ -146,6 +148,12 @@ int main(int argc, char** argv) {
     print_help();
     return 0;
   }
+  if (opts.list_families) {
+    for (const auto& f : gpu_bench::families())
+      std::printf("%s\t%s\t%s\n", f.name.c_str(), std::string(gpu_bench::to_name(f.scope)).c_str(),
+                  f.smoke.c_str());
+    return 0;
+  }
 
   std::vector<std::string> arg_text(argv, argv + argc);
   std::string filter;
@@ -203,25 +211,27 @@ int main(int argc, char** argv) {
       if (const int rc = check_gpu(opts.device)) return rc;
       // Every visible GPU's facts: each case samples the health of, and is held to the peaks of, the GPUs
       // it runs on. The context shows the first selected GPU's in full.
-      gpu_bench::context_list selected;
+      gpu_bench::device_facts selected;
       for (int d = 0; d < visible; ++d) {
-        const auto facts = gpu_bench::collect_device_facts(d);
-        gpu_bench::set_health_target(d, gpu_bench::health_target_from_context(facts));
+        const gpu_bench::device_facts facts = gpu_bench::read_device_facts(d);
+        gpu_bench::set_device_profile(d, gpu_bench::profile_from(facts));
         if (d == opts.device) selected = facts;
-        for (const auto& [key, value] : facts)
-          if ((opts.all_devices || d == opts.device) && key == "gpu.other_processes" && value != "0" &&
-              value != gpu_bench::kUnavailable)
-            std::fprintf(stderr, "gpu_bench: warning: %s other process(es) are using GPU %d; figures may suffer\n",
-                         value.c_str(), d);
+        const int others = facts.nvml.other_processes.value_or(0);
+        if ((opts.all_devices || d == opts.device) && others > 0)
+          std::fprintf(stderr, "gpu_bench: warning: %d other process(es) are using GPU %d; figures may suffer\n",
+                       others, d);
       }
       if (!opts.gate)
         std::fprintf(stderr,
                      "gpu_bench: warning: --gate=off: no case is held by the gate; GPU times include any "
                      "host enqueue slower than the GPU\n");
       const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
-      for (const auto& [key, value] : gpu_bench::collect_gpu_context(device_flag, selected))
-        benchmark::AddCustomContext(key, value);
-      benchmark::AddCustomContext("gpu_bench.gate", opts.gate ? "on" : "off");
+      gpu_bench::context_list context = gpu_bench::collect_gpu_context(device_flag, selected);
+      for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context()})
+        context.insert(context.end(), part.begin(), part.end());
+      context.emplace_back("gpu_bench.gate", opts.gate ? "on" : "off");
+      gpu_bench::check_context(context);
+      for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
       for (const auto& [key, value] : bind_to_gpu_node(opts)) benchmark::AddCustomContext(key, value);
     }
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();

@@ -5,23 +5,19 @@
 #include <cstdint>
 #include <vector>
 
-#include "fixtures/registry.hpp"
-#include "fixtures/stats.hpp"
-#include "fixtures/transfer_model.hpp"
-#include "fixtures/transfer_run.hpp"
+#include "benchmarks/transfer/copy_case.hpp"
+#include "benchmarks/transfer/model.hpp"
+#include "fixtures/measure/stats.hpp"
+#include "fixtures/run/registry.hpp"
 
 namespace gpu_bench {
 namespace {
 
 void run_small_copy(benchmark::State& state, const transfer_case& c) {
-  std::vector<sample> samples;
-  run_transfer_case(state, c, &samples);
-  if (state.error_occurred() || samples.empty()) return;
-  std::vector<double> gpu, host;
-  for (const auto& s : samples) {
-    gpu.push_back(s.gpu_s * 1e6);
-    host.push_back(s.host_s * 1e6);
-  }
+  const auto set = run_copy_case(state, c);
+  if (!set || set->size() == 0) return;
+  const std::vector<double> gpu = set->values([](const sample& s) { return s.seconds * 1e6; });
+  const std::vector<double> host = set->values([](const sample& s) { return s.host_s * 1e6; });
   state.counters["p50_us"] = p50(gpu);
   state.counters["p99_us"] = p99(gpu);
   state.counters["host_p50_us"] = p50(host);
@@ -35,6 +31,15 @@ const family_registration registration{{
     "    one copy per iteration, timed as Transfer does. counters: p50_us and p99_us of the iterations'\n"
     "    GPU time, host_p50_us and host_p99_us of their host time, host_blocked_us, gbps. With\n"
     "    --benchmark_repetitions, _p50 and _p99 aggregates across repetitions join mean and median.\n",
+    {"dir", "mem", "bytes"},
+    "p50_us",
+    "us",
+    better::lower,
+    headline_kind::time,
+    "yes",
+    "x=bytes;series=mem;panel=dir",
+    family_scope::single_gpu,
+    "^SmallCopy/.*mem:(pinned|pageable)/",
     [] {
       for (direction d : {direction::h2d, direction::d2h})
         for (mem_kind k :
@@ -42,7 +47,7 @@ const family_registration registration{{
           for (std::uint64_t n : {4u, 64u, 4096u}) {
             const transfer_case c{d, k, n};
             case_name name("SmallCopy");
-            name.add("dir", to_string(d)).add("mem", to_string(k)).add("bytes", n);
+            name.add("dir", d).add("mem", k).add("bytes", n);
             register_case(name, [c](benchmark::State& st) { run_small_copy(st, c); })
                 ->ComputeStatistics("p50", p50)
                 ->ComputeStatistics("p99", p99);

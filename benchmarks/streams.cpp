@@ -1,4 +1,4 @@
-// Streams: independent work spread over streams. normalize: the classic three-kernel normalisation of
+// Streams: independent work spread over streams. normalize: a three-kernel normalisation of
 // ten 10M-float arrays with their copies in and out, on one stream or spread over S; small_kernels and
 // large_kernels: 32 busy kernels of 100 us that fill one SM or the whole GPU; kind: which stream kinds a
 // default-stream operation serialises. GPU time from events forked from and joined to the origin stream.
@@ -11,12 +11,15 @@
 #include <utility>
 #include <vector>
 
-#include "fixtures/cuda_check.hpp"
-#include "fixtures/device.hpp"
-#include "fixtures/failures.hpp"
-#include "fixtures/host_buffer.hpp"
-#include "fixtures/pattern.hpp"
-#include "fixtures/registry.hpp"
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/cuda/device.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/measure/gate.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/streams.hpp"
+#include "fixtures/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gpu_bench {
@@ -24,7 +27,7 @@ namespace {
 
 constexpr int kArrays = 10;
 constexpr std::size_t kArrayElements = 10'000'000;
-constexpr int kReduceBlocks = 32 * 40;  // the classic example's grid
+constexpr int kReduceBlocks = 32 * 40;  // 40 blocks per SM of a 32-SM GPU: a grid smaller than the GPU
 constexpr int kBusyKernels = 32;
 constexpr unsigned long long kBusyNs = 100'000;
 
@@ -44,9 +47,6 @@ unsigned next_stamp() {
   return next_seed() | 1u;
 }  // never 0, the value of a block that did not run
 
-double mean_gpu_s(const sample_totals& t) {
-  return t.gpu_s / static_cast<double>(t.n);
-}
 
 // ---- normalize ----
 
@@ -77,28 +77,29 @@ normalize_buffers normalize_acquire() {
   return b;
 }
 
-sample_totals normalize_run(benchmark::State* state, const normalize_buffers& b, int streams_n) {
-  stream_set streams(streams_n);
-  auto enqueue = [&] {
-    for (int a = 0; a < kArrays; ++a) {
-      const cudaStream_t s = streams[a % streams_n];
-      float* d = b.dev + a * kArrayElements;
-      const std::size_t bytes = kArrayElements * sizeof(float);
-      CUDA_CHECK(cudaMemcpyAsync(d, b.host_in + a * kArrayElements, bytes, cudaMemcpyHostToDevice, s));
-      kernels::partial_reduce(d, kArrayElements, b.partials + a * kReduceBlocks, kReduceBlocks, s);
-      kernels::single_thread_sum(b.partials + a * kReduceBlocks, kReduceBlocks, b.sums + a, s);
-      kernels::divide_by(d, kArrayElements, b.sums + a, kReduceBlocks, s);
-      CUDA_CHECK(cudaMemcpyAsync(b.host_out + a * kArrayElements, d, bytes, cudaMemcpyDeviceToHost, s));
-    }
+case_plan normalize_plan(stream_set& streams, const normalize_buffers& b) {
+  const int streams_n = streams.size();
+  case_plan plan;
+  plan.measure = [&streams, &b, streams_n] {
+    auto enqueue = [&] {
+      for (int a = 0; a < kArrays; ++a) {
+        const cudaStream_t s = streams[a % streams_n];
+        float* d = b.dev + a * kArrayElements;
+        const std::size_t bytes = kArrayElements * sizeof(float);
+        CUDA_CHECK(cudaMemcpyAsync(d, b.host_in + a * kArrayElements, bytes, cudaMemcpyHostToDevice, s));
+        kernels::partial_reduce(d, kArrayElements, b.partials + a * kReduceBlocks, kReduceBlocks, s);
+        kernels::single_thread_sum(b.partials + a * kReduceBlocks, kReduceBlocks, b.sums + a, s);
+        kernels::divide_by(d, kArrayElements, b.sums + a, kReduceBlocks, s);
+        CUDA_CHECK(cudaMemcpyAsync(b.host_out + a * kArrayElements, d, bytes, cudaMemcpyDeviceToHost, s));
+      }
+    };
+    stream_set::hooks h;
+    h.prime = [&] {
+      CUDA_CHECK(cudaMemcpyAsync(b.dev, b.host_in, 64 << 10, cudaMemcpyHostToDevice, streams.origin()));
+    };
+    return streams.measure(&process_gate(), enqueue, h);
   };
-  stream_set::hooks h;
-  h.prime = [&] { CUDA_CHECK(cudaMemcpyAsync(b.dev, b.host_in, 64 << 10, cudaMemcpyHostToDevice, streams.origin())); };
-  auto once = [&] { return streams.measure(&process_gate(), enqueue, h); };
-  if (state) return run_timed_loop(*state, once);
-  sample_totals t;
-  (void)once();
-  for (int i = 0; i < 5; ++i) t.add(once());
-  return t;
+  return plan;
 }
 
 std::string normalize_check(const normalize_buffers& b) {
@@ -123,30 +124,35 @@ std::string normalize_check(const normalize_buffers& b) {
 void run_normalize(benchmark::State& state, int streams_n) {
   const normalize_buffers b = buffer_cache::instance().acquire_with_retry(normalize_acquire);
   double& base = one_stream_time("normalize");
-  if (base == 0) base = mean_gpu_s(normalize_run(nullptr, b, 1));
+  if (base == 0) {
+    stream_set one(1);
+    base = sample_untimed(normalize_plan(one, b), 1, 5).time_s();
+  }
   std::memset(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
-  const sample_totals t = normalize_run(&state, b, streams_n);
-  if (const std::string bad = normalize_check(b); !bad.empty()) return fail_case(state, bad);
-  state.counters["speedup"] = base / mean_gpu_s(t);
-  state.counters["host_blocked_us"] = t.mean_host_us();
-  state.counters["gbps"] = t.gbps(2.0 * kArrays * kArrayElements * sizeof(float));
+  stream_set streams(streams_n);
+  case_plan plan = normalize_plan(streams, b);
+  plan.verify = [&b] { return normalize_check(b); };
+  const auto t = run_case(state, plan);
+  if (!t) return;
+  state.counters["speedup"] = base / t->time_s();
+  state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
+  state.counters["gbps"] = 2.0 * kArrays * kArrayElements * sizeof(float) / t->time_s() / 1e9;
 }
 
 // ---- small and large kernels ----
 
-sample_totals busy_run(benchmark::State* state, bool large, int streams_n, unsigned* marks, unsigned stamp) {
+case_plan busy_plan(stream_set& streams, bool large, unsigned* marks, unsigned stamp) {
   const int blocks = large ? sm_count() * 8 : 1;
-  stream_set streams(streams_n);
-  auto enqueue = [&] {
-    for (int k = 0; k < kBusyKernels; ++k)
-      kernels::busy(blocks, 256, kBusyNs, marks + static_cast<std::size_t>(k) * blocks, stamp, streams[k % streams_n]);
+  case_plan plan;
+  plan.measure = [&streams, blocks, marks, stamp] {
+    auto enqueue = [&] {
+      for (int k = 0; k < kBusyKernels; ++k)
+        kernels::busy(blocks, 256, kBusyNs, marks + static_cast<std::size_t>(k) * blocks, stamp,
+                      streams[k % streams.size()]);
+    };
+    return streams.measure(&process_gate(), enqueue);
   };
-  auto once = [&] { return streams.measure(&process_gate(), enqueue); };
-  if (state) return run_timed_loop(*state, once);
-  sample_totals t;
-  (void)once();
-  for (int i = 0; i < 5; ++i) t.add(once());
-  return t;
+  return plan;
 }
 
 void run_busy(benchmark::State& state, bool large, int streams_n) {
@@ -155,36 +161,39 @@ void run_busy(benchmark::State& state, bool large, int streams_n) {
   device_buffer& d = buffer_cache::instance().device(count * sizeof(unsigned), 0);
   unsigned* marks = static_cast<unsigned*>(d.data());
   double& base = one_stream_time(large ? "large_kernels" : "small_kernels");
-  if (base == 0) base = mean_gpu_s(busy_run(nullptr, large, 1, marks, 1));
+  if (base == 0) {
+    stream_set one(1);
+    base = sample_untimed(busy_plan(one, large, marks, 1), 1, 5).time_s();
+  }
   const unsigned stamp = next_stamp();
   CUDA_CHECK(cudaMemset(marks, 0, count * sizeof(unsigned)));
-  const sample_totals t = busy_run(&state, large, streams_n, marks, stamp);
-  std::vector<unsigned> h(count);
-  CUDA_CHECK(cudaMemcpy(h.data(), marks, count * sizeof(unsigned), cudaMemcpyDeviceToHost));
-  for (std::size_t i = 0; i < count; ++i)
-    if (h[i] != stamp) return fail_case(state, "data check failed: block " + std::to_string(i) + " did not run");
-  state.counters["speedup"] = base / mean_gpu_s(t);
-  state.counters["host_blocked_us"] = t.mean_host_us();
+  stream_set streams(streams_n);
+  case_plan plan = busy_plan(streams, large, marks, stamp);
+  plan.verify = [&] {
+    std::vector<unsigned> h(count);
+    CUDA_CHECK(cudaMemcpy(h.data(), marks, count * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < count; ++i)
+      if (h[i] != stamp) return "data check failed: block " + std::to_string(i) + " did not run";
+    return std::string();
+  };
+  const auto t = run_case(state, plan);
+  if (!t) return;
+  state.counters["speedup"] = base / t->time_s();
+  state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
   state.counters["kernel_us"] = kBusyNs / 1e3;
 }
 
 // ---- stream kinds around a default-stream operation ----
 
 enum class stream_kind { legacy_default, per_thread_default, blocking, non_blocking };
-
-std::string_view to_string(stream_kind k) {
-  switch (k) {
-    case stream_kind::legacy_default:
-      return "legacy_default";
-    case stream_kind::per_thread_default:
-      return "per_thread_default";
-    case stream_kind::blocking:
-      return "blocking";
-    case stream_kind::non_blocking:
-      return "non_blocking";
-  }
-  return "unknown";
-}
+}  // namespace
+template <>
+inline constexpr enum_entries<stream_kind, 4> enum_names<stream_kind> = {
+    {{stream_kind::legacy_default, "legacy_default"},
+     {stream_kind::per_thread_default, "per_thread_default"},
+     {stream_kind::blocking, "blocking"},
+     {stream_kind::non_blocking, "non_blocking"}}};
+namespace {
 
 constexpr unsigned long long kKindNs = 200'000;
 
@@ -209,17 +218,21 @@ void run_kind(benchmark::State& state, stream_kind kind) {
     CUDA_CHECK(cudaDeviceSynchronize());
     return std::max(elapsed_seconds(e0, ea), elapsed_seconds(e0, eb));
   };
-  // The measured time stands in as the iteration's manual time.
-  const sample_totals t = run_timed_loop(state, [&] { return sample{once(), 0.0}; });
-  unsigned h[3] = {};
-  CUDA_CHECK(cudaMemcpy(h, marks, sizeof h, cudaMemcpyDeviceToHost));
-  if (h[0] != stamp || h[2] != stamp || (has_between && h[1] != stamp))
-    return fail_case(state, "data check failed: a kernel did not run");
-  const double mean = t.gpu_s / static_cast<double>(t.n);
+  case_plan plan;
+  plan.measure = [&] { return sample{once()}; };
+  plan.verify = [&] {
+    unsigned h[3] = {};
+    CUDA_CHECK(cudaMemcpy(h, marks, sizeof h, cudaMemcpyDeviceToHost));
+    const bool ran = h[0] == stamp && h[2] == stamp && (!has_between || h[1] == stamp);
+    return ran ? std::string() : std::string("data check failed: a kernel did not run");
+  };
+  plan.notes.emplace_back("ungated");
+  const auto t = run_case(state, plan);
+  if (!t) return;
+  const double mean = t->time_s();
   const double one = kKindNs * 1e-9;
   // 0: the two kernels ran side by side; 1: one waited for the other.
   state.counters["serial_fraction"] = std::max(0.0, (mean - one) / one);
-  state.SetLabel("ungated");
 }
 
 const family_registration registration{{
@@ -238,8 +251,17 @@ const family_registration registration{{
     "    per_thread_default: the middle one on the per-thread default stream; blocking: no middle kernel;\n"
     "    non_blocking: A, B non-blocking, the middle one on the legacy default stream.\n"
     "    counter: serial_fraction, 0 when X and Y overlap, 1 when one waited for the other.\n",
+    {"op", "streams", "arrays", "kernels", "kind"},
+    "real_time",
+    "us",
+    better::lower,
+    headline_kind::time,
+    "no",
+    "x=streams;series=op",
+    family_scope::single_gpu,
+    "^Streams/(op:(normalize|small_kernels|large_kernels)/streams:2/|kind:)",
     [] {
-      // 10: one stream per array, seed 002's arrangement.
+      // 10: one stream per array.
       for (int s : {1, 2, 4, 8, 10, 16}) {
         case_name name("Streams");
         name.add("op", "normalize").add("streams", s).add("arrays", kArrays);
@@ -254,7 +276,7 @@ const family_registration registration{{
       for (stream_kind k : {stream_kind::legacy_default, stream_kind::per_thread_default, stream_kind::blocking,
                             stream_kind::non_blocking}) {
         case_name name("Streams");
-        name.add("kind", to_string(k));
+        name.add("kind", k);
         register_case(name, [k](benchmark::State& st) { run_kind(st, k); });
       }
     },

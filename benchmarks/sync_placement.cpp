@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/cuda_check.hpp"
-#include "fixtures/failures.hpp"
-#include "fixtures/host_buffer.hpp"
-#include "fixtures/pattern.hpp"
-#include "fixtures/registry.hpp"
-#include "fixtures/verify.hpp"
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/run/registry.hpp"
+#include "fixtures/measure/verify.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gpu_bench {
@@ -22,29 +23,20 @@ namespace {
 
 enum class op_kind { add, copy };
 enum class placement { both, before, after, none, events };
+}  // namespace
+template <>
+inline constexpr enum_entries<op_kind, 2> enum_names<op_kind> = {{{op_kind::add, "add"}, {op_kind::copy, "copy"}}};
+template <>
+inline constexpr enum_entries<placement, 5> enum_names<placement> = {{{placement::both, "both"},
+                                                                    {placement::before, "before"},
+                                                                    {placement::after, "after"},
+                                                                    {placement::none, "none"},
+                                                                    {placement::events, "events"}}};
+namespace {
 
 constexpr std::size_t kAddElements = 1u << 20;  // two 1M-float vectors
 constexpr std::size_t kCopyBytes = 64u << 20;   // a 64 MiB pinned copy
 constexpr int kPending = 10;                    // work queued before each measurement
-
-std::string_view to_string(op_kind o) {
-  return o == op_kind::add ? "add" : "copy";
-}
-std::string_view to_string(placement p) {
-  switch (p) {
-    case placement::both:
-      return "both";
-    case placement::before:
-      return "before";
-    case placement::after:
-      return "after";
-    case placement::none:
-      return "none";
-    case placement::events:
-      return "events";
-  }
-  return "unknown";
-}
 
 void run_sync_placement(benchmark::State& state, op_kind op, placement where) {
   using clock = std::chrono::steady_clock;
@@ -86,8 +78,6 @@ void run_sync_placement(benchmark::State& state, op_kind op, placement where) {
   }
   s.synchronize();
 
-  double host_s = 0, event_s = 0;
-  long long n = 0;
   auto once = [&] {
     for (int i = 0; i < kPending; ++i) work();
     double host = 0;
@@ -113,21 +103,23 @@ void run_sync_placement(benchmark::State& state, op_kind op, placement where) {
     const double ev = elapsed_seconds(e0, e1);
     return std::make_pair(where == placement::events ? ev : host, ev);
   };
-  (void)once();
-  for (auto _ : state) {
+  // extra[0]: the host clock's reading of the same sample.
+  case_plan plan;
+  plan.measure = [&] {
     const auto [host, ev] = once();
-    state.SetIterationTime(ev);
-    host_s += host;
-    event_s += ev;
-    ++n;
-  }
-  if (const std::string bad = verify(); !bad.empty()) return fail_case(state, bad);
-  const double host_us = host_s / static_cast<double>(n) * 1e6;
-  const double event_us = event_s / static_cast<double>(n) * 1e6;
+    sample out{ev};
+    out.extra[0] = host;
+    return out;
+  };
+  plan.verify = verify;
+  plan.notes.emplace_back("ungated");
+  const auto t = run_case(state, plan);
+  if (!t) return;
+  const double host_us = t->mean_of([](const sample& x) { return x.extra[0]; }) * 1e6;
+  const double event_us = t->time_s() * 1e6;
   state.counters["host_measured_us"] = host_us;
   state.counters["event_us"] = event_us;
   state.counters["error_pct"] = (host_us - event_us) / event_us * 100.0;
-  state.SetLabel("ungated");
 }
 
 const family_registration registration{{
@@ -140,11 +132,20 @@ const family_registration registration{{
     "    Each iteration first queues the work 10 times unsynchronised, as a warm-up loop would.\n"
     "    counters  host_measured_us, event_us (events around the same work in the same iteration),\n"
     "              error_pct = (host - event) / event * 100. Manual time is the event time.\n",
+    {"op", "sync"},
+    "real_time",
+    "us",
+    better::lower,
+    headline_kind::time,
+    "no",
+    "series=op",
+    family_scope::single_gpu,
+    "^SyncPlacement/",
     [] {
       for (op_kind op : {op_kind::add, op_kind::copy})
         for (placement p : {placement::both, placement::before, placement::after, placement::none, placement::events}) {
           case_name name("SyncPlacement");
-          name.add("op", to_string(op)).add("sync", to_string(p));
+          name.add("op", op).add("sync", p);
           register_case(name, [op, p](benchmark::State& st) { run_sync_placement(st, op, p); });
         }
     },

@@ -25,9 +25,9 @@ void gate_spin(const volatile int* flag, int* timed_out, unsigned long long time
 
 namespace gpu_bench::kernels {
 
-// The overlap experiment's kernel, generalised: a[i] += sum over k < work of sqrt(sin^2(x) + cos^2(x)),
+// Overlap's kernel: a[i] += sum over k < work of sqrt(sin^2(x) + cos^2(x)),
 // x = float(offset + i + k), for i in [0, n). Each term is 1 up to rounding, so a[i] grows by `work`.
-void seed_work(float* a, std::size_t offset, std::size_t n, int work, cudaStream_t stream);
+void sincos_work(float* a, std::size_t offset, std::size_t n, int work, cudaStream_t stream);
 
 // max |out[i] - in[i] - expected_add| over i < n, as the bit pattern of a non-negative float in *max_bits
 // (NaN counts as the largest error). `in` and `out` must be GPU-addressable.

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <utility>
 
-#include "fixtures/cuda_check.hpp"
+#include "fixtures/cuda/check.hpp"
 
 namespace gpu_bench::kernels {
 

@@ -6,7 +6,7 @@
 namespace gpu_bench::kernels {
 namespace {
 
-__global__ void seed_work_kernel(float* a, std::size_t offset, std::size_t n, int work) {
+__global__ void sincos_work_kernel(float* a, std::size_t offset, std::size_t n, int work) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
     float acc = 0.0f;
@@ -35,9 +35,9 @@ __global__ void max_add_error_kernel(const float* in, const float* out, std::siz
 
 }  // namespace
 
-void seed_work(float* a, std::size_t offset, std::size_t n, int work, cudaStream_t stream) {
+void sincos_work(float* a, std::size_t offset, std::size_t n, int work, cudaStream_t stream) {
   if (n == 0) return;
-  seed_work_kernel<<<grid_for(seed_work_kernel, n), kThreads, 0, stream>>>(a, offset, n, work);
+  sincos_work_kernel<<<grid_for(sincos_work_kernel, n), kThreads, 0, stream>>>(a, offset, n, work);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -9,7 +9,7 @@
 # if that is less, and one that would start after it is reported as not run; default none),
 # SANITIZE_JOBS (how many processes at once, default 4 per GPU: one family under the four tools),
 # SANITIZE_FAMILIES (an extended regex: only the families whose names it matches whole, e.g. 'Peer|AllHost'). With
-# several GPUs the single-GPU families are spread over them; Peer, PeerLatency and AllHost see every GPU.
+# several GPUs the single-GPU families are spread over them; the multi-GPU families see every GPU.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: sanitize.sh OUTDIR [TOOL...]}
@@ -25,23 +25,20 @@ mkdir -p "$out"
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 [ -n "$cs" ] || { echo "sanitize: compute-sanitizer not found"; exit 1; }
 
-# Every family, at small sizes and one or two points per axis: every code path, not every case. Overlap
-# runs at 64 KiB: at its default sizes the calibration alone (about a hundred copies and kernels of
-# 16 MiB or more) outlasts any sensible limit under initcheck.
-families=(
-  'Transfer=^Transfer/'
-  'HostBlocking=^HostBlocking/'
-  'Overlap=^Overlap/.*/streams:(1|8)/bytes:65536/work:1/'
-  'SyncPlacement=^SyncPlacement/'
-  'Streams=^Streams/(op:(normalize|small_kernels|large_kernels)/streams:2/|kind:)'
-  'Events=^Events/'
-  'Launch=^Launch/.*kernels:10/'
-  'SmallCopy=^SmallCopy/.*mem:(pinned|pageable)/'
-  'Alloc=^Alloc/'
-  'Peer=^Peer/src:0/dst:1/'
-  'PeerLatency=^PeerLatency/src:0/dst:1/'
-  'AllHost=^AllHost/'
-)
+# Every family, at small sizes and one or two points per axis: every code path, not every case. Each
+# family names its own selection (gpu_bench --families: name, scope, filter). Overlap's runs at 64 KiB: at
+# its default sizes the calibration alone outlasts any sensible limit under initcheck.
+families=()
+scopes=()
+while IFS=$'\t' read -r name scope filter; do
+  families+=("$name=${filter:-^$name/}")
+  scopes+=("$name=$scope")
+done < <("$build/gpu_bench" --families)
+[ ${#families[@]} -gt 0 ] || { echo "sanitize: $build/gpu_bench --families listed no family"; exit 1; }
+scope_of() {
+  local entry
+  for entry in "${scopes[@]}"; do [ "${entry%%=*}" = "$1" ] && echo "${entry#*=}"; done
+}
 args=(--sizes=64K --benchmark_min_time=0.001 --gate_timeout_ms=600000)
 
 work=$(mktemp -d)
@@ -72,7 +69,7 @@ run_one() {
   # The single-GPU families on one GPU each (spread by the caller), the multi-GPU ones on all of them.
   [ -n "$gpu" ] && export CUDA_VISIBLE_DEVICES=$gpu
   if [ "$("$build/gpu_bench" --benchmark_list_tests --benchmark_filter="$filter" "${args[@]}" 2>/dev/null | grep -c .)" -eq 0 ]; then
-    echo "no case of $fam on this machine (Peer and PeerLatency need two GPUs, AllHost one)" >"$log"
+    echo "no case of $fam on this machine (a multi-GPU family may need more GPUs)" >"$log"
     echo "skip" >"$log.rc"
     return
   fi
@@ -93,10 +90,7 @@ fi
 slot=0
 for entry in "${families[@]}"; do
   fam=${entry%%=*} gpu=""
-  case $fam in
-    Peer | PeerLatency | AllHost) ;;
-    *) gpu=$(( slot++ % gpus )) ;;
-  esac
+  [ "$(scope_of "$fam")" = multi_gpu ] || gpu=$(( slot++ % gpus ))
   for tool in $tools; do
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
     run_one "$tool" "$fam" "${entry#*=}" "$gpu" &

@@ -11,6 +11,7 @@ import tempfile
 import unittest
 
 EXE = None
+PROBE_EXE = None
 NAME = re.compile(r"^[A-Z][A-Za-z]*(/[a-z][a-z0-9_]*:[a-z0-9_]+)+/manual_time$")
 
 
@@ -214,6 +215,30 @@ class DeviceAll(unittest.TestCase):
         self.assertIn("only where a GPU is visible", r.stderr)
 
 
+class NewFamily(unittest.TestCase):
+    """A family defined only under tests/family/ (gpu_bench_probe) registers, lists and describes itself."""
+
+    def test_probe_lists_beside_every_other_family_and_only_there(self):
+        probe = subprocess.run([PROBE_EXE, "--benchmark_list_tests"], capture_output=True, text=True, timeout=60)
+        plain = run("--benchmark_list_tests")
+        self.assertEqual(probe.returncode, 0, probe.stderr)
+        names = probe.stdout.split()
+        self.assertEqual([n for n in names if n.startswith("Probe/")],
+                         ["Probe/op:memset/bytes:65536/manual_time", "Probe/op:memset/bytes:16777216/manual_time"])
+        self.assertEqual([n for n in names if not n.startswith("Probe/")], plain.stdout.split())
+        self.assertNotIn("Probe/", plain.stdout)
+
+    def test_probe_is_in_help_and_in_the_family_listing(self):
+        r = subprocess.run([PROBE_EXE, "--help"], capture_output=True, text=True, timeout=60)
+        self.assertIn("Probe: a test family", r.stdout)
+        r = subprocess.run([PROBE_EXE, "--families"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [line.split("\t") for line in r.stdout.splitlines()]
+        self.assertIn("Probe", [row[0] for row in rows])
+        self.assertNotIn("Probe", [line.split("\t")[0] for line in run("--families").stdout.splitlines()])
+
+
 if __name__ == "__main__":
     EXE = os.path.abspath(sys.argv.pop(1))
+    PROBE_EXE = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

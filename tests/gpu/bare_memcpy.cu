@@ -17,7 +17,7 @@
 #include <cstring>
 #include <vector>
 
-#include "fixtures/cuda_check.hpp"
+#include "fixtures/cuda/check.hpp"
 
 namespace {
 __global__ void hold(unsigned long long ns) {

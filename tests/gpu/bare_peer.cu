@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "fixtures/cuda_check.hpp"
+#include "fixtures/cuda/check.hpp"
 
 namespace {
 

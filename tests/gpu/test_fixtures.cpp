@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <thread>
 
-#include "fixtures/cuda_check.hpp"
-#include "fixtures/gate.hpp"
-#include "fixtures/host_buffer.hpp"
-#include "fixtures/pattern.hpp"
-#include "fixtures/timing.hpp"
-#include "fixtures/verify.hpp"
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/measure/gate.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/measure/streams.hpp"
+#include "fixtures/measure/verify.hpp"
 #include "kernels/kernels.hpp"
 
 using namespace gpu_bench;
@@ -22,9 +22,9 @@ TEST(HostBuffer, EveryKindCarriesThePatternBothWays) {
   const std::size_t bytes = (1u << 20) + 12;  // not a multiple of 16: the copy kernel's tail path runs too
   cuda_stream s;
   device_buffer dev(bytes);
-  for (mem_kind k : all_mem_kinds()) {
+  for (mem_kind k : all_values<mem_kind>()) {
     if (!is_host_kind(k)) continue;
-    SCOPED_TRACE(std::string(to_string(k)));
+    SCOPED_TRACE(std::string(to_name(k)));
     host_buffer h(k, bytes);
     const region hr = region_of(h, bytes), dr = region_of(dev, bytes);
     const std::uint32_t seed = next_seed();
@@ -52,9 +52,9 @@ TEST(HostBuffer, EveryKindCarriesThePatternBothWays) {
 TEST(HostBuffer, BoundToANodeLandsThere) {
   if (!numa_binding_available()) GTEST_SKIP() << "no libnuma in this build, or no NUMA in this kernel";
   for (int node : host_memory_nodes()) {
-    for (mem_kind k : all_mem_kinds()) {
+    for (mem_kind k : all_values<mem_kind>()) {
       if (!is_host_kind(k)) continue;
-      SCOPED_TRACE(std::string(to_string(k)) + " on node " + std::to_string(node));
+      SCOPED_TRACE(std::string(to_name(k)) + " on node " + std::to_string(node));
       host_buffer h(k, 4u << 20, node);
       if (k == mem_kind::pageable || k == mem_kind::registered) {
         ASSERT_TRUE(h.numa_node().has_value());
@@ -62,7 +62,7 @@ TEST(HostBuffer, BoundToANodeLandsThere) {
       if (h.numa_node()) {
         EXPECT_EQ(*h.numa_node(), node);
       }
-      std::printf("%s on node %d: the kernel reports %s\n", std::string(to_string(k)).c_str(), node,
+      std::printf("%s on node %d: the kernel reports %s\n", std::string(to_name(k)).c_str(), node,
                   h.numa_node() ? ("node " + std::to_string(*h.numa_node())).c_str() : "no node");
     }
   }
@@ -126,14 +126,14 @@ TEST(Timing, GatedTimeExcludesTheHostsEnqueueDelay) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CUDA_CHECK(cudaMemcpyAsync(a.data(), b.data(), 1 << 20, cudaMemcpyDeviceToDevice, ss.origin()));
   });
-  EXPECT_LT(gated.gpu_s, 0.005);
+  EXPECT_LT(gated.seconds, 0.005);
   EXPECT_GE(gated.host_s, 0.02);
   const sample ungated = ss.measure(nullptr, [&] {
     CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), 1 << 20, cudaMemcpyDeviceToDevice, ss.origin()));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CUDA_CHECK(cudaMemcpyAsync(a.data(), b.data(), 1 << 20, cudaMemcpyDeviceToDevice, ss.origin()));
   });
-  EXPECT_GE(ungated.gpu_s, 0.019);
+  EXPECT_GE(ungated.seconds, 0.019);
 }
 
 TEST(Timing, ForkAndJoinCoverEveryStream) {
@@ -144,7 +144,7 @@ TEST(Timing, ForkAndJoinCoverEveryStream) {
   const sample one = ss.measure(
       &g, [&] { CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), 64 << 20, cudaMemcpyDeviceToDevice, ss[2])); });
   const sample none = ss.measure(&g, [] {});
-  EXPECT_GT(one.gpu_s, none.gpu_s + 10e-6);
+  EXPECT_GT(one.seconds, none.seconds + 10e-6);
 }
 
 TEST(Allocation, TooLargeIsAClearError) {

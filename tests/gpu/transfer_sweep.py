@@ -16,7 +16,7 @@ def main(exe, out):
     c = Checker()
     c.check(rc == 0, f"gpu_bench exited {rc}")
     ctx = doc["context"]
-    c.check(ctx.get("gpu_bench.schema") == "1", "context gpu_bench.schema is not 1")
+    c.check(ctx.get("gpu_bench.schema") == "2", "context gpu_bench.schema is not 2")
     for key in CONTEXT_KEYS:
         c.check(bool(ctx.get(key)), f"context key {key} missing or empty")
     expected = list_cases(exe, f"--benchmark_filter={FILTER}")

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "fixtures/context_format.hpp"
-#include "fixtures/host_facts.hpp"
+#include "fixtures/context/context_format.hpp"
+#include "fixtures/context/host_facts.hpp"
 
 using namespace gpu_bench;
 
@@ -36,7 +36,7 @@ TEST(HostFacts, Parsers) {
   EXPECT_FALSE(mem_available_from_meminfo("MemTotal: 100 kB\n").has_value());
 }
 
-#include "fixtures/peak.hpp"
+#include "fixtures/context/profile.hpp"
 
 TEST(Peak, PcieAndMemory) {
   EXPECT_NEAR(*pcie_peak_gbps(5, 16), 63.015, 0.01);
@@ -49,18 +49,17 @@ TEST(Peak, PcieAndMemory) {
   EXPECT_FALSE(memory_peak_gbps(0, 5120).has_value());
 }
 
-TEST(Peak, ImpossibleRatesFailAndPossibleOnesPass) {
-  peaks p;
-  p.host_link_gbps = 63.0;
-  p.host_link_name = "PCIe gen5 x16";
-  p.memory_gbps = 3352.0;
-  p.l2_bytes = 50u << 20;
-  EXPECT_EQ(impossible_rate(p, "h2d", 1 << 28, 55.2), "");
-  EXPECT_NE(impossible_rate(p, "h2d", 1 << 28, 70.0).find("exceeds the PCIe gen5 x16 peak of 63.0"), std::string::npos);
-  EXPECT_EQ(impossible_rate(p, "bidir", 1 << 28, 100.0), "");
-  EXPECT_NE(impossible_rate(p, "bidir", 1 << 28, 130.0), "");
-  EXPECT_EQ(impossible_rate(p, "d2d", 1u << 30, 1500.0), "");
-  EXPECT_NE(impossible_rate(p, "d2d", 1u << 30, 1800.0).find("device memory peak"), std::string::npos);
-  EXPECT_EQ(impossible_rate(p, "d2d", 16u << 20, 1800.0), "");   // fits in L2: not judged
-  EXPECT_EQ(impossible_rate(peaks{}, "h2d", 1 << 28, 1e6), "");  // nothing known: nothing judged
+TEST(Peak, NvlinkLanes) {
+  EXPECT_DOUBLE_EQ(*nvlink_lane_gbps(4), 25.0);
+  EXPECT_DOUBLE_EQ(*nvlink_lane_gbps(5), 50.0);
+  EXPECT_FALSE(nvlink_lane_gbps(0).has_value());
+  EXPECT_FALSE(nvlink_lane_gbps(9).has_value());
+}
+
+TEST(Peak, BeyondPeakNamesThePeak) {
+  EXPECT_EQ(beyond_peak(55.2, 63.0, "PCIe gen5 x16 peak per direction"), "");
+  EXPECT_EQ(beyond_peak(64.0, 63.0, "x"), "");  // within the slack for event timing
+  EXPECT_EQ(beyond_peak(70.0, 63.0, "PCIe gen5 x16 peak per direction"),
+            "impossible: 70.0 GB/s exceeds the PCIe gen5 x16 peak per direction of 63.0 GB/s");
+  EXPECT_EQ(beyond_peak(1e6, std::nullopt, "x"), "");  // nothing known: nothing judged
 }

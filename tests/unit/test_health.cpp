@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
-#include "fixtures/health.hpp"
-#include "fixtures/nvml.hpp"
+#include <map>
+
+#include "fixtures/context/gpu_context.hpp"
+#include "fixtures/context/health.hpp"
+#include "fixtures/context/profile.hpp"
+#include "fixtures/context/nvml.hpp"
 
 using namespace gpu_bench;
 
@@ -20,19 +24,38 @@ TEST(Health, SummaryFoldsReadings) {
   EXPECT_EQ(harmful_clock_reasons(0x1 | 0x2), 0u);
 }
 
-TEST(Health, TargetFromContext) {
-  const health_target t = health_target_from_context({{"gpu.pci_bus_id", "0000:00:06.0"},
-                                                      {"gpu.pcie_gen_max", "5"},
-                                                      {"gpu.pcie_width_max", "16"},
-                                                      {"gpu.memory_clock_mhz", "2619"},
-                                                      {"gpu.memory_bus_width_bits", "5120"},
-                                                      {"gpu.l2_bytes", "52428800"}});
-  EXPECT_EQ(t.pci_bus_id, "0000:00:06.0");
-  EXPECT_NEAR(*t.limits.host_link_gbps, 63.0, 0.1);
-  EXPECT_EQ(t.limits.host_link_name, "PCIe gen5 x16");
-  EXPECT_NEAR(*t.limits.memory_gbps, 3352.3, 0.1);
-  EXPECT_EQ(t.limits.l2_bytes, 52428800u);
-  const health_target u = health_target_from_context({{"gpu.pcie_gen_max", "unavailable"}});
-  EXPECT_FALSE(u.limits.host_link_gbps.has_value());
+TEST(Profile, FromTypedFacts) {
+  device_facts f;
+  f.pci_bus_id = "0000:00:06.0";
+  f.l2_bytes = 52428800;
+  f.nvml.pcie_gen_max = 5;
+  f.nvml.pcie_width_max = 16;
+  f.nvml.memory_clock_max_mhz = 2619;
+  f.nvml.memory_bus_width_bits = 5120;
+  f.nvml.nvlinks_active = 0;
+  const device_profile p = profile_from(f);
+  EXPECT_EQ(p.pci_bus_id, "0000:00:06.0");
+  EXPECT_NEAR(*p.host_link_gbps, 63.0, 0.1);
+  EXPECT_EQ(p.host_link_name, "PCIe gen5 x16");
+  EXPECT_NEAR(*p.memory_gbps, 3352.3, 0.1);
+  EXPECT_EQ(p.l2_bytes, 52428800u);
+  const auto c = profile_context(p);
+  std::map<std::string, std::string> m(c.begin(), c.end());
+  EXPECT_EQ(m.at("profile.host_link"), "PCIe gen5 x16");
+  EXPECT_EQ(m.at("profile.host_link_gbps"), "63.0154");
+  EXPECT_EQ(m.at("profile.memory_gbps"), "3352.32");
+  EXPECT_EQ(m.at("profile.nvlink_gbps"), "none");
+  EXPECT_NO_THROW(check_context(c));
+
+  f.nvml.nvlinks_active = 18;
+  f.nvml.nvlink_version = 4;
+  EXPECT_DOUBLE_EQ(*profile_from(f).nvlink_gbps, 450.0);
+
+  const device_profile u = profile_from(device_facts{});
+  EXPECT_FALSE(u.host_link_gbps.has_value());
   EXPECT_FALSE(u.pcie_gen_max.has_value());
+  const auto uc = profile_context(u);
+  std::map<std::string, std::string> um(uc.begin(), uc.end());
+  EXPECT_EQ(um.at("profile.host_link"), "unavailable");
+  EXPECT_EQ(um.at("profile.nvlink_gbps"), "unavailable");
 }

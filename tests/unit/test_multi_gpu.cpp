@@ -4,8 +4,9 @@
 #include <regex>
 #include <set>
 
-#include "fixtures/multi_gpu_model.hpp"
-#include "fixtures/topology.hpp"
+#include "benchmarks/all_host/model.hpp"
+#include "benchmarks/peer/model.hpp"
+#include "fixtures/context/topology.hpp"
 
 using namespace gpu_bench;
 

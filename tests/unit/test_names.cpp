@@ -3,10 +3,10 @@
 #include <regex>
 #include <set>
 
-#include "fixtures/case_name.hpp"
-#include "fixtures/mem_kind.hpp"
-#include "fixtures/sizes.hpp"
-#include "fixtures/transfer_model.hpp"
+#include "fixtures/run/case_name.hpp"
+#include "fixtures/memory/mem_kind.hpp"
+#include "fixtures/run/sizes.hpp"
+#include "benchmarks/transfer/model.hpp"
 
 using namespace gpu_bench;
 
@@ -32,16 +32,16 @@ TEST(CaseName, RejectsWhatWouldBreakParsing) {
 
 TEST(MemKind, NamesRoundTripAndAreUnique) {
   std::set<std::string> seen;
-  for (mem_kind k : all_mem_kinds()) {
-    const std::string name(to_string(k));
+  for (mem_kind k : all_values<mem_kind>()) {
+    const std::string name(to_name(k));
     EXPECT_TRUE(is_name_token(name)) << name;
     EXPECT_TRUE(seen.insert(name).second) << name;
-    ASSERT_TRUE(parse_mem_kind(name).has_value());
-    EXPECT_EQ(*parse_mem_kind(name), k);
+    ASSERT_TRUE(parse_name<mem_kind>(name).has_value());
+    EXPECT_EQ(*parse_name<mem_kind>(name), k);
   }
   EXPECT_EQ(seen.size(), 8u);
-  EXPECT_FALSE(parse_mem_kind("Pinned").has_value());
-  EXPECT_FALSE(parse_mem_kind("managed").has_value());
+  EXPECT_FALSE(parse_name<mem_kind>("Pinned").has_value());
+  EXPECT_FALSE(parse_name<mem_kind>("managed").has_value());
   EXPECT_TRUE(enqueue_may_block(mem_kind::pageable));
   EXPECT_FALSE(enqueue_may_block(mem_kind::pinned));
   EXPECT_FALSE(is_host_kind(mem_kind::device));
@@ -69,4 +69,23 @@ TEST(TransferGrid, BytesMovedCountsBidirTwiceAndD2dOnce) {
   EXPECT_DOUBLE_EQ(transfer_bytes_moved({direction::bidir, mem_kind::pinned, 1024}), 2048.0);
   EXPECT_DOUBLE_EQ(transfer_bytes_moved({direction::d2d, mem_kind::device, 1024}), 1024.0);
   EXPECT_DOUBLE_EQ(transfer_bytes_moved({direction::h2d, mem_kind::pinned, 1024}), 1024.0);
+}
+
+TEST(Transfer, HeldToTheLinkItCrosses) {
+  device_profile p;
+  p.host_link_gbps = 63.0;
+  p.host_link_name = "PCIe gen5 x16";
+  p.memory_gbps = 3352.0;
+  p.l2_bytes = 50u << 20;
+  const std::uint64_t big = 1u << 28;
+  EXPECT_EQ(beyond_link_peak({direction::h2d, mem_kind::pinned, big}, p, 55.2), "");
+  EXPECT_NE(beyond_link_peak({direction::h2d, mem_kind::pinned, big}, p, 70.0).find("PCIe gen5 x16 peak per direction"),
+            std::string::npos);
+  EXPECT_EQ(beyond_link_peak({direction::bidir, mem_kind::pinned, big}, p, 100.0), "");
+  EXPECT_NE(beyond_link_peak({direction::bidir, mem_kind::pinned, big}, p, 130.0), "");
+  EXPECT_EQ(beyond_link_peak({direction::d2d, mem_kind::device, 1u << 30}, p, 1500.0), "");
+  EXPECT_NE(beyond_link_peak({direction::d2d, mem_kind::device, 1u << 30}, p, 1800.0).find("device memory peak"),
+            std::string::npos);
+  EXPECT_EQ(beyond_link_peak({direction::d2d, mem_kind::device, 16u << 20}, p, 1800.0), "");  // fits in L2
+  EXPECT_EQ(beyond_link_peak({direction::h2d, mem_kind::pinned, big}, device_profile{}, 1e6), "");
 }

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/numa.hpp"
-#include "fixtures/sizes.hpp"
-#include "fixtures/transfer_model.hpp"
+#include "fixtures/memory/numa.hpp"
+#include "fixtures/run/sizes.hpp"
+#include "benchmarks/transfer/model.hpp"
 
 #if defined(GPU_BENCH_HAVE_LIBNUMA)
 #include <numaif.h>
@@ -44,8 +44,8 @@ TEST(Numa, PicksTheGpusNodeAsLocalAndAnotherAsRemote) {
   EXPECT_FALSE(numa_target(numa_place::local, 1, gap).has_value());  // a node without memory
   EXPECT_EQ(parse_numa_node("3"), 3);
   for (const char* unknown : {"none", "unavailable", "-1", "", "1x"}) EXPECT_EQ(parse_numa_node(unknown), -1);
-  EXPECT_EQ(to_string(numa_place::local), "local");
-  EXPECT_EQ(to_string(numa_place::remote), "remote");
+  EXPECT_EQ(to_name(numa_place::local), "local");
+  EXPECT_EQ(to_name(numa_place::remote), "remote");
 }
 
 TEST(Numa, TransferAxisCoversTheKindsGpuBenchPlaces) {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/options.hpp"
+#include "fixtures/run/options.hpp"
 
 using namespace gpu_bench;
 

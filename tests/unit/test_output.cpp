@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "fixtures/output_file.hpp"
+#include "fixtures/run/output_file.hpp"
 
 using namespace gpu_bench;
 

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "fixtures/overlap_model.hpp"
-#include "fixtures/timeline.hpp"
+#include "benchmarks/overlap/model.hpp"
+#include "fixtures/run/timeline.hpp"
 
 using namespace gpu_bench;
 

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "fixtures/pattern.hpp"
+#include "fixtures/memory/pattern.hpp"
 
 using namespace gpu_bench;
 

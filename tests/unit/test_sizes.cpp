@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "fixtures/sizes.hpp"
+#include "fixtures/run/sizes.hpp"
 
 using namespace gpu_bench;
 

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "fixtures/stats.hpp"
+#include "fixtures/measure/stats.hpp"
 
 namespace gpu_bench {
 namespace {

@@ -1,0 +1,128 @@
+#include "benchmarks/overlap/model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gpu_bench {
+
+std::vector<overlap_case> overlap_grid(bool full, const std::vector<std::uint64_t>& given_sizes) {
+  constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+  const std::vector<int> stream_counts = {1, 2, 4, 8, 16, 32};
+  const std::vector<mem_kind> mems = {mem_kind::pinned, mem_kind::pageable, mem_kind::write_combined,
+                                      mem_kind::registered};
+  const std::vector<sync_point> syncs = {sync_point::end, sync_point::per_stream, sync_point::per_chunk,
+                                         sync_point::event_join};
+  const std::vector<std::uint64_t> sizes =
+      given_sizes.empty() ? std::vector<std::uint64_t>{16 * MiB, 64 * MiB, 512 * MiB, 1024 * MiB} : given_sizes;
+  const std::vector<int> works = {1, 8, 64};
+  std::vector<overlap_case> v;
+  auto add = [&v](const overlap_case& c) {
+    for (const auto& x : v)
+      if (x.sched == c.sched && x.mem == c.mem && x.streams == c.streams && x.bytes == c.bytes && x.work == c.work &&
+          x.sync == c.sync)
+        return;
+    v.push_back(c);
+  };
+  // Around one point: pinned, 512 MiB, work 1 (one sin/cos/sqrt term per element), one host wait.
+  const overlap_case base{schedule::serial, mem_kind::pinned, 1, 512 * MiB, 1, sync_point::end};
+  auto trio = [&](overlap_case c, int streams) {  // serial, and both pipelined schedules at `streams`
+    c.sched = schedule::serial;
+    c.streams = 1;
+    c.sync = sync_point::end;
+    add(c);
+    for (schedule s : {schedule::depth_first, schedule::breadth_first}) {
+      c.sched = s;
+      c.streams = streams;
+      add(c);
+    }
+  };
+  if (full) {
+    for (mem_kind m : mems)
+      for (std::uint64_t n : sizes)
+        for (int w : works) {
+          overlap_case c = base;
+          c.mem = m;
+          c.bytes = n;
+          c.work = w;
+          add(c);  // serial
+          for (schedule s : {schedule::depth_first, schedule::breadth_first})
+            for (int st : stream_counts)
+              for (sync_point sp : syncs) add({s, m, st, n, w, sp});
+        }
+    return v;
+  }
+  const std::vector<std::uint64_t> centres = given_sizes.empty() ? std::vector<std::uint64_t>{base.bytes} : given_sizes;
+  for (std::uint64_t centre : centres) {
+    overlap_case b = base;
+    b.bytes = centre;
+    add(b);
+    for (schedule s : {schedule::depth_first, schedule::breadth_first})
+      for (int st : stream_counts) add({s, b.mem, st, b.bytes, b.work, sync_point::end});
+    for (sync_point sp : {sync_point::per_stream, sync_point::per_chunk, sync_point::event_join})
+      for (schedule s : {schedule::depth_first, schedule::breadth_first}) add({s, b.mem, 8, b.bytes, b.work, sp});
+    for (mem_kind m : {mem_kind::pageable, mem_kind::write_combined, mem_kind::registered}) {
+      overlap_case c = b;
+      c.mem = m;
+      trio(c, 8);
+    }
+    for (int w : {8, 64}) {
+      overlap_case c = b;
+      c.work = w;
+      trio(c, 8);
+    }
+  }
+  if (given_sizes.empty()) {
+    for (std::uint64_t n : {16 * MiB, 64 * MiB, 1024 * MiB}) {
+      overlap_case c = base;
+      c.bytes = n;
+      trio(c, 8);
+    }
+  }
+  return v;
+}
+
+case_name overlap_name(const overlap_case& c) {
+  case_name n("Overlap");
+  n.add("schedule", to_name(c.sched))
+      .add("mem", to_name(c.mem))
+      .add("streams", c.streams)
+      .add("bytes", c.bytes)
+      .add("work", c.work)
+      .add("sync", to_name(c.sync));
+  return n;
+}
+
+bool overlap_gated(const overlap_case& c) {
+  return !enqueue_may_block(c.mem) && c.sync != sync_point::per_chunk;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> chunk_bounds(std::size_t elements, int chunks) {
+  if (chunks < 1) throw std::invalid_argument("at least one chunk");
+  constexpr std::size_t kAlign = 64;
+  std::vector<std::pair<std::size_t, std::size_t>> b;
+  std::size_t begin = 0;
+  for (int i = 0; i < chunks; ++i) {
+    std::size_t end = elements * static_cast<std::size_t>(i + 1) / static_cast<std::size_t>(chunks);
+    if (i + 1 < chunks) end = std::min(elements, (end + kAlign - 1) / kAlign * kAlign);
+    end = std::max(end, begin);
+    b.emplace_back(begin, end);
+    begin = end;
+  }
+  return b;
+}
+
+double overlap_ideal_s(const stage_times& t, int chunks) {
+  const double s = static_cast<double>(chunks);
+  const double link = (t.in_s + t.out_s) / s + (s - 1.0) / s * t.both_s;
+  const double kernels = t.in_s / s + t.kernel_s + t.out_s / s;
+  const double in = t.in_s + (t.kernel_s + t.out_s) / s;
+  const double out = (t.in_s + t.kernel_s) / s + t.out_s;
+  return std::max({link, kernels, in, out});
+}
+
+stage_times fastest(const stage_times& a, const stage_times& b) {
+  return {std::min(a.in_s, b.in_s), std::min(a.out_s, b.out_s), std::min(a.both_s, b.both_s),
+          std::min(a.kernel_s, b.kernel_s)};
+}
+
+}  // namespace gpu_bench

@@ -1,0 +1,218 @@
+// Peer and PeerLatency: one cudaMemcpyPeerAsync of N bytes from GPU src's memory to GPU dst's per
+// iteration, on a stream of the source GPU (oneway), or both directions at once, each on a stream of its
+// own source GPU (bidir, 2N bytes counted). GPU time from events on the source GPU's stream, the other
+// direction's stream forked from and joined back to it; gbps = bytes moved / GPU time, GB = 1e9 bytes.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/cuda/device.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "benchmarks/peer/model.hpp"
+#include "fixtures/run/options.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/measure/gate.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/streams.hpp"
+#include "fixtures/run/registry.hpp"
+#include "fixtures/measure/verify.hpp"
+
+namespace gpu_bench {
+namespace {
+
+// "" when each GPU of the pair can map the other's memory, else the sentence a peer_access:on case fails with.
+std::string peer_access_impossible(int a, int b) {
+  int ab = 0, ba = 0;
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&ab, a, b));
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&ba, b, a));
+  if (ab && ba) return {};
+  return "GPUs " + std::to_string(a) + " and " + std::to_string(b) +
+         " cannot access each other's memory (cudaDeviceCanAccessPeer says no), so peer_access:on cannot be "
+         "measured for this pair";
+}
+
+// Peer access both ways, as the case asks: on maps each GPU's memory into the other, off leaves the driver
+// to stage the copy through host memory. The state outlives the case; every case sets the one it needs.
+// Every pair starts off and only this function changes it, so it keeps the state and calls the runtime only
+// to change it: asking for the state a pair already has returns an error (cudaErrorPeerAccessAlreadyEnabled
+// or NotEnabled), which compute-sanitizer reports even when the caller expects it.
+void set_peer_access(int a, int b, bool on) {
+  static std::set<std::pair<int, int>> enabled;
+  for (const auto& pair : {std::make_pair(a, b), std::make_pair(b, a)}) {
+    if ((enabled.count(pair) != 0) == on) continue;
+    device_scope scope(pair.first);
+    if (on) {
+      CUDA_CHECK(cudaDeviceEnablePeerAccess(pair.second, 0));
+      enabled.insert(pair);
+    } else {
+      CUDA_CHECK(cudaDeviceDisablePeerAccess(pair.second));
+      enabled.erase(pair);
+    }
+  }
+}
+
+// One direction: `bytes` from GPU src_dev's memory to GPU dst_dev's.
+struct peer_leg {
+  int src_dev, dst_dev;
+  region src, dst;
+
+  void enqueue(cudaStream_t s, std::size_t n) const {
+    CUDA_CHECK(cudaMemcpyPeerAsync(dst.dev, dst_dev, src.dev, src_dev, n, s));
+  }
+
+  // The source holds the pattern and the destination poison, each written by its own GPU, before timing.
+  void fill(std::uint32_t seed) const {
+    {
+      device_scope on(src_dev);
+      fill_pattern(src, seed, side::gpu, cudaStreamPerThread);
+      CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    }
+    device_scope on(dst_dev);
+    fill_poison(dst, seed, side::gpu, cudaStreamPerThread);
+    CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+  }
+
+  std::string verify(std::uint32_t seed) const {
+    device_scope on(dst_dev);  // the destination's GPU checks it
+    return verify_message(dst, seed, side::gpu, cudaStreamPerThread,
+                          "GPU " + std::to_string(dst_dev) + "'s copy from GPU " + std::to_string(src_dev));
+  }
+};
+
+// Each GPU sends from its device buffer in slot 0 and receives into slot 1.
+peer_leg make_leg(int from, int to, std::size_t bytes) {
+  auto& cache = buffer_cache::instance();
+  return peer_leg{from, to, region_of(cache.device_on(from, bytes, 0), bytes),
+                  region_of(cache.device_on(to, bytes, 1), bytes)};
+}
+
+// Runs one Peer or PeerLatency case: buffers, peer access, the timed loop (gated with peer access on), the
+// data check. Returns the samples, or nothing when the case failed.
+std::optional<sample_set> run_peer(benchmark::State& state, const peer_case& c) {
+  if (c.peer_access)
+    if (const std::string why = peer_access_impossible(c.src, c.dst); !why.empty()) {
+      fail_case(state, why);
+      return std::nullopt;
+    }
+  const std::size_t n = c.bytes;
+  const std::vector<peer_leg> legs = buffer_cache::instance().acquire_with_retry([&] {
+    std::vector<peer_leg> v{make_leg(c.src, c.dst, n)};
+    if (c.dir == peer_dir::bidir) v.push_back(make_leg(c.dst, c.src, n));
+    return v;
+  });
+  set_peer_access(c.src, c.dst, c.peer_access);
+  const std::uint32_t seed = next_seed();
+  for (const peer_leg& l : legs) l.fill(seed);
+
+  device_scope on(c.src);  // the origin stream, its events and its gate are the source GPU's
+  std::vector<int> stream_devices;
+  for (const peer_leg& l : legs) stream_devices.push_back(l.src_dev);
+  stream_set streams(stream_devices);
+  // With peer access the copy is one DMA the enqueue only queues. Without it the driver stages the copy
+  // through host memory, and whether that enqueue waits for the GPU is not documented: ungated, as
+  // pageable copies are, rather than risk a gate the host cannot open.
+  gate* g = c.peer_access ? &process_gate(c.src) : nullptr;
+  const std::size_t prime_bytes = std::min<std::size_t>(n, 64 << 10);
+  case_plan plan;
+  if (!g) plan.notes.emplace_back("ungated");
+  plan.measure = [&] {
+    return streams.measure(
+        g,
+        [&] {
+          for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)], n);
+        },
+        // The same copy over at most 64 KiB leaves the origin stream on the engine the measured copy uses.
+        {[&] { legs.front().enqueue(streams.origin(), prime_bytes); }, {}});
+  };
+  plan.verify = [&] {
+    for (const peer_leg& l : legs)
+      if (std::string bad = l.verify(seed); !bad.empty()) return bad;
+    return std::string();
+  };
+  auto t = run_case(state, plan);
+  if (t) state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
+  return t;
+}
+
+void run_peer_case(benchmark::State& state, const peer_case& c) {
+  const auto t = run_peer(state, c);
+  if (!t) return;
+  const double moved = peer_bytes_moved(c);
+  state.counters["gbps"] = moved / t->time_s() / 1e9;
+  state.SetBytesProcessed(static_cast<std::int64_t>(moved * static_cast<double>(t->size())));
+}
+
+void run_peer_latency_case(benchmark::State& state, const peer_case& c) {
+  const auto t = run_peer(state, c);
+  if (!t || t->size() == 0) return;
+  state.counters["latency_us"] = t->time_s() * 1e6;
+}
+
+const char* const kPeerAccessHelp =
+    "    peer_access  on: cudaDeviceEnablePeerAccess both ways for the case (the copy goes GPU to GPU, over\n"
+    "                 NVLink or PCIe); off: cudaDeviceDisablePeerAccess both ways, so the driver stages the\n"
+    "                 copy through host memory. An on case fails where cudaDeviceCanAccessPeer says no. off\n"
+    "                 cases run without the gate (whether a staged enqueue waits is not documented) and are\n"
+    "                 labelled ungated.\n";
+
+const family_registration peer_registration{{
+    "Peer",
+    "GPU to GPU copies between every ordered pair of visible GPUs, with and without peer access",
+    std::string("  Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}\n"
+                "    oneway  cudaMemcpyPeerAsync of N bytes from GPU i to GPU j on a stream of GPU i; N counted.\n"
+                "    bidir   i to j on a stream of GPU i and j to i on a stream of GPU j at once, the second\n"
+                "            stream forked from GPU i's start event and joined back before its stop event; 2N\n"
+                "            counted. Registered for i < j only (the same pair named the other way round is\n"
+                "            the same measurement).\n") +
+        kPeerAccessHelp +
+        "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
+        "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. Every visible GPU, whatever --device says;\n"
+        "    no cases with fewer than two GPUs.\n",
+    {"src", "dst", "peer_access", "dir", "bytes"},
+    "gbps",
+    "GB/s",
+    better::higher,
+    headline_kind::rate,
+    "peer_access:off",
+    "x=bytes;series=dir;panel=peer_access",
+    family_scope::multi_gpu,
+    "^Peer/src:0/dst:1/",
+    [] {
+      for (const peer_case& c : peer_grid(visible_gpu_count(), sizes_or({1u << 20, 16u << 20, 256u << 20})))
+        register_case(peer_name(c), [c](benchmark::State& st) { run_peer_case(st, c); }, {c.src, c.dst});
+    },
+}};
+
+const family_registration latency_registration{{
+    "PeerLatency",
+    "the GPU time of one 4-byte copy between every ordered pair of visible GPUs",
+    std::string("  PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4\n"
+                "    one 4-byte cudaMemcpyPeerAsync from GPU i to GPU j on a stream of GPU i, timed as Peer's\n"
+                "    oneway cases are. counters: latency_us (mean GPU time of one copy; also the manual time),\n"
+                "    host_blocked_us.\n") +
+        kPeerAccessHelp,
+    {"src", "dst", "peer_access", "bytes"},
+    "latency_us",
+    "us",
+    better::lower,
+    headline_kind::time,
+    "peer_access:off",
+    "series=peer_access",
+    family_scope::multi_gpu,
+    "^PeerLatency/src:0/dst:1/",
+    [] {
+      for (const peer_case& c : peer_latency_grid(visible_gpu_count()))
+        register_case(peer_latency_name(c), [c](benchmark::State& st) { run_peer_latency_case(st, c); },
+                      {c.src, c.dst});
+    },
+}};
+
+}  // namespace
+}  // namespace gpu_bench

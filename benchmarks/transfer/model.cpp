@@ -1,0 +1,71 @@
+#include "benchmarks/transfer/model.hpp"
+
+namespace gpu_bench {
+
+const std::vector<mem_kind>& transfer_kinds(direction d) {
+  using k = mem_kind;
+  static const std::vector<mem_kind> h2d = {k::pageable, k::pinned,           k::write_combined, k::registered,
+                                            k::mapped,   k::managed_prefetch, k::managed_fault};
+  static const std::vector<mem_kind> d2h = {k::pageable,   k::pinned, k::write_combined,
+                                            k::registered, k::mapped, k::managed_prefetch};
+  static const std::vector<mem_kind> d2d = {k::device};
+  switch (d) {
+    case direction::h2d:
+      return h2d;
+    case direction::d2h:
+    case direction::bidir:
+      return d2h;
+    case direction::d2d:
+      return d2d;
+  }
+  return d2d;
+}
+
+bool transfer_valid(direction d, mem_kind k) {
+  for (mem_kind x : transfer_kinds(d))
+    if (x == k) return true;
+  return false;
+}
+
+bool numa_kind(mem_kind k) {
+  return k != mem_kind::device && !is_managed(k);
+}
+
+std::vector<transfer_case> transfer_grid(const std::vector<std::uint64_t>& sizes, bool numa_axis) {
+  std::vector<transfer_case> v;
+  for (direction d : {direction::h2d, direction::d2h, direction::bidir, direction::d2d})
+    for (mem_kind k : transfer_kinds(d)) {
+      if (numa_axis && numa_kind(k)) {
+        for (numa_place p : {numa_place::local, numa_place::remote})
+          for (std::uint64_t n : sizes) v.push_back({d, k, n, p});
+      } else {
+        for (std::uint64_t n : sizes) v.push_back({d, k, n});
+      }
+    }
+  return v;
+}
+
+case_name transfer_name(const transfer_case& c) {
+  case_name n("Transfer");
+  n.add("dir", c.dir).add("mem", c.mem);
+  if (c.numa == numa_place::remote) n.add("numa", c.numa);
+  n.add("bytes", c.bytes);
+  return n;
+}
+
+double transfer_bytes_moved(const transfer_case& c) {
+  const auto n = static_cast<double>(c.bytes);
+  return c.dir == direction::bidir ? 2 * n : n;
+}
+
+std::string beyond_link_peak(const transfer_case& c, const device_profile& p, double gbps) {
+  if (c.dir == direction::d2d) {
+    if (2 * c.bytes <= p.l2_bytes) return {};
+    return beyond_peak(2 * gbps, p.memory_gbps, "device memory peak (read and written)");
+  }
+  if (!p.host_link_gbps) return {};
+  if (c.dir == direction::bidir) return beyond_peak(gbps, 2 * *p.host_link_gbps, p.host_link_name + " peak (both directions)");
+  return beyond_peak(gbps, p.host_link_gbps, p.host_link_name + " peak per direction");
+}
+
+}  // namespace gpu_bench

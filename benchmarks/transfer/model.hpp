@@ -1,0 +1,56 @@
+#pragma once
+// The Transfer family's parameter grid: which direction goes with which memory kind, and how each case
+// is named and counted.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "fixtures/context/profile.hpp"
+#include "fixtures/run/case_name.hpp"
+#include "fixtures/memory/mem_kind.hpp"
+#include "fixtures/memory/numa.hpp"
+
+namespace gpu_bench {
+
+enum class direction { h2d, d2h, bidir, d2d };
+template <>
+inline constexpr enum_entries<direction, 4> enum_names<direction> = {
+    {{direction::h2d, "h2d"}, {direction::d2h, "d2h"}, {direction::bidir, "bidir"}, {direction::d2d, "d2d"}}};
+
+struct transfer_case {
+  direction dir;
+  mem_kind mem;
+  std::uint64_t bytes;
+  // remote only on the numa axis (several NUMA nodes, a kind numa_kind() allows); the name marks only
+  // remote cases, so a case's name is the same on hosts with one node and with several.
+  numa_place numa = numa_place::local;
+};
+
+// The kinds whose pages gpu_bench places itself and so can put on a chosen node: not device memory, and
+// not managed memory, whose pages the driver migrates wherever it decides.
+bool numa_kind(mem_kind k);
+
+// The memory kinds a direction is measured with: d2d with device memory only; managed_fault only h2d
+// (a kernel touching host-resident pages pulls them to the GPU; there is no GPU-timed way to fault them
+// back).
+const std::vector<mem_kind>& transfer_kinds(direction d);
+bool transfer_valid(direction d, mem_kind k);
+
+// Every valid case, directions in the order h2d, d2h, bidir, d2d, then kinds, then (with `numa_axis`, for
+// the kinds numa_kind() allows) local and remote, then sizes.
+std::vector<transfer_case> transfer_grid(const std::vector<std::uint64_t>& sizes, bool numa_axis = false);
+
+case_name transfer_name(const transfer_case& c);
+
+// Bytes a case moves per iteration: N, except bidir, which moves N each way at once (2N); d2d counts
+// the N bytes copied once, not the 2N read and written.
+double transfer_bytes_moved(const transfer_case& c);
+
+// "" when `gbps` is possible for this case on a GPU with profile `p`, else the sentence it fails with.
+// Host copies are held to the host link (per direction; bidir to both at once). d2d counts its bytes
+// once, so it moves 2 x gbps over the memory bus; it is judged only when its working set (2 x bytes)
+// does not fit in L2, whose bandwidth exceeds device memory's.
+std::string beyond_link_peak(const transfer_case& c, const device_profile& p, double gbps);
+
+}  // namespace gpu_bench

@@ -1,0 +1,58 @@
+// Transfer: one copy of N bytes per iteration between host memory of each kind and the GPU (h2d, d2h),
+// both ways at once on two streams (bidir, 2N bytes counted), or within the GPU (d2d, N bytes counted once).
+// GPU time from CUDA events around the copy, behind the gate except for pageable memory, whose enqueue
+// waits for the copy; gbps = bytes moved / GPU time, GB = 1e9 bytes.
+#include <vector>
+
+#include "benchmarks/transfer/copy_case.hpp"
+#include "benchmarks/transfer/model.hpp"
+#include "fixtures/measure/stats.hpp"
+#include "fixtures/run/options.hpp"
+#include "fixtures/run/registry.hpp"
+
+namespace gpu_bench {
+namespace {
+
+void run_transfer(benchmark::State& state, const transfer_case& c) {
+  const auto set = run_copy_case(state, c);
+  if (!set || set->size() == 0) return;
+  state.counters["p50_gbps"] = transfer_bytes_moved(c) / p50(set->values([](const sample& s) { return s.seconds; })) / 1e9;
+}
+
+const family_registration registration{{
+    "Transfer",
+    "one copy per iteration: host<->GPU for every host memory kind, both ways at once, and GPU<->GPU",
+    "  Transfer/dir:{h2d,d2h,bidir,d2d}/mem:{kind}[/numa:remote]/bytes:{N}\n"
+    "    h2d, d2h   cudaMemcpyAsync for pageable, pinned, write_combined, registered; an SM copy kernel for\n"
+    "               mapped; cudaMemPrefetchAsync for managed_prefetch; a kernel faulting the pages over for\n"
+    "               managed_fault (h2d only). N bytes counted.\n"
+    "    bidir      one h2d and one d2h of N bytes each, at once on two streams; 2N bytes counted.\n"
+    "    d2d        cudaMemcpyAsync within the GPU (mem:device); N bytes counted once, though 2N cross\n"
+    "               the memory bus (read and write).\n"
+    "    counters   gbps (bytes counted / GPU time, GB = 1e9 B), p50_gbps (bytes counted / the median\n"
+    "               iteration's GPU time: unmoved by a minority of slow iterations, such as another tenant\n"
+    "               of the host using the link for a moment), host_blocked_us (mean time the enqueue held\n"
+    "               the CPU), bytes_per_second (Google Benchmark's own).\n"
+    "    numa_node  the NUMA node the host buffer's first page lies on, where the kernel can say.\n"
+    "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n"
+    "  Where the host has more than one NUMA node with memory (and gpu_bench was built with libnuma), every\n"
+    "  host buffer is on its GPU's node, and each pageable, pinned, write_combined, registered and mapped case\n"
+    "  gains a twin with numa:remote after mem: its host buffer on another node, the thread still on the\n"
+    "  GPU's (numa:local is the plain name, so names match between hosts with one node and several).\n",
+    {"dir", "mem", "numa", "bytes"},
+    "gbps",
+    "GB/s",
+    better::higher,
+    headline_kind::rate,
+    "dir:h2d|dir:d2h|dir:bidir",
+    "x=bytes;series=mem;panel=dir",
+    family_scope::single_gpu,
+    "^Transfer/",
+    [] {
+      for (const transfer_case& c : transfer_grid(current_options().sizes, numa_axis_available()))
+        register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer(st, c); });
+    },
+}};
+
+}  // namespace
+}  // namespace gpu_bench

@@ -1,0 +1,69 @@
+// Probe: a family that exists only to prove the harness takes a new family from its own files alone. It
+// fills N bytes of device memory with cudaMemsetAsync per sample; N bytes counted; GPU time from gated
+// events; gbps = N / GPU time. Built into gpu_bench_probe (tests/CMakeLists.txt), never into gpu_bench.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/cuda/handles.hpp"
+#include "fixtures/measure/gate.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/streams.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/run/registry.hpp"
+
+namespace gpu_bench {
+namespace {
+
+void run_probe(benchmark::State& state, std::uint64_t bytes) {
+  device_buffer& dst = buffer_cache::instance().device(bytes, 0);
+  stream_set streams(1);
+  int value = 0;
+  case_plan plan;
+  plan.prepare = [&] { value = (value + 1) & 0xff; };
+  plan.measure = [&] {
+    return streams.measure(&process_gate(),
+                           [&] { CUDA_CHECK(cudaMemsetAsync(dst.data(), value, bytes, streams.origin())); });
+  };
+  plan.verify = [&] {
+    std::vector<unsigned char> back(bytes);
+    CUDA_CHECK(cudaMemcpy(back.data(), dst.data(), bytes, cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < back.size(); ++i)
+      if (back[i] != static_cast<unsigned char>(value))
+        return "data check failed: byte " + std::to_string(i) + " is " + std::to_string(back[i]) + ", not " +
+               std::to_string(value);
+    return std::string();
+  };
+  const auto set = run_case(state, plan);
+  if (!set) return;
+  state.counters["gbps"] = static_cast<double>(bytes) / set->time_s() / 1e9;
+}
+
+const family_registration registration{{
+    "Probe",
+    "a test family: cudaMemsetAsync of N bytes of device memory",
+    "  Probe/op:memset/bytes:{65536,16777216}\n"
+    "    counters  gbps (N / GPU time, GB = 1e9 B).\n",
+    {"op", "bytes"},
+    "gbps",
+    "GB/s",
+    better::higher,
+    headline_kind::rate,
+    "no",
+    "x=bytes;series=op",
+    family_scope::single_gpu,
+    "^Probe/",
+    [] {
+      for (std::uint64_t n : {std::uint64_t{64} << 10, std::uint64_t{16} << 20}) {
+        case_name name("Probe");
+        name.add("op", "memset").add("bytes", n);
+        register_case(name, [n](benchmark::State& st) { run_probe(st, n); });
+      }
+    },
+}};
+
+}  // namespace
+}  // namespace gpu_bench
