@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "fixtures/cuda/check.hpp"
@@ -14,6 +15,7 @@
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/run/options.hpp"
 #include "fixtures/memory/pattern.hpp"
+#include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/run/registry.hpp"
 #include "fixtures/measure/verify.hpp"
@@ -34,9 +36,43 @@ namespace {
 
 std::string check_allocation(alloc_op op, std::size_t bytes, host_buffer* plain, const cuda_stream& s);
 
-void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes) {
+// malloc_async only: whether the device's default pool already holds the memory an allocation takes.
+enum class pool_state { cold, warm };
+}  // namespace
+template <>
+inline constexpr enum_entries<pool_state, 2> enum_names<pool_state> = {
+    {{pool_state::cold, "cold"}, {pool_state::warm, "warm"}}};
+namespace {
+
+// The default pool's release threshold for a case's life: 0 (the driver's default) gives memory back at
+// every synchronisation, so with a trim before each sample every allocation is served cold; the largest
+// value keeps what was freed, so every allocation after the first is served from the pool.
+class pool_threshold {
+ public:
+  explicit pool_threshold(pool_state p) {
+    CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool_, current_device()));
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &saved_));
+    std::uint64_t want = p == pool_state::warm ? ~std::uint64_t{0} : 0;
+    CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &want));
+  }
+  ~pool_threshold() {
+    CUDA_CHECK_NOTHROW(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &saved_));
+    CUDA_CHECK_NOTHROW(cudaMemPoolTrimTo(pool_, 0));
+  }
+  pool_threshold(const pool_threshold&) = delete;
+  pool_threshold& operator=(const pool_threshold&) = delete;
+  void trim() const { CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0)); }
+
+ private:
+  cudaMemPool_t pool_ = nullptr;
+  std::uint64_t saved_ = 0;
+};
+
+void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes, pool_state pool) {
   using clock = std::chrono::steady_clock;
   cuda_stream s;
+  std::optional<pool_threshold> threshold;
+  if (op == alloc_op::malloc_async) threshold.emplace(pool);
   // Ordinary memory, touched, for register/unregister: the cost of pinning, not of first touch.
   host_buffer* plain = nullptr;
   if (op == alloc_op::host_register || op == alloc_op::host_unregister)
@@ -90,6 +126,7 @@ void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes) {
   };
   case_plan plan;
   plan.timer = timer_kind::host_clock;
+  if (threshold && pool == pool_state::cold) plan.prepare = [&] { threshold->trim(); };
   plan.measure = [&] { return sample{once()}; };
   plan.verify = [&] { return check_allocation(op, bytes, plain, s); };
   const auto t = run_case(state, plan);
@@ -126,11 +163,14 @@ std::string check_allocation(alloc_op op, std::size_t bytes, host_buffer* plain,
 const family_registration registration{{
     "Alloc",
     "what allocating and pinning cost the host",
-    "  Alloc/op:{malloc_host,free_host,host_register,host_unregister,malloc,malloc_async}/bytes:{N}\n"
+    "  Alloc/op:{malloc_host,free_host,host_register,host_unregister,malloc}/bytes:{N}\n"
+    "  Alloc/op:malloc_async/pool:{cold,warm}/bytes:{N}\n"
     "    the host time of one call (manual time is host time here); register/unregister work on memory\n"
     "    already touched; malloc_async allocates from the device's default pool on a stream and frees it\n"
-    "    again each time. gbps: bytes / host time. Sizes 1 MiB, 64 MiB, 1 GiB unless --sizes is given.\n",
-    {"op", "bytes"},
+    "    again each time: pool:cold trims the pool before every sample (the memory comes from the driver),\n"
+    "    pool:warm keeps what was freed (the memory comes from the pool). gbps: bytes / host time. Sizes\n"
+    "    1 MiB, 64 MiB, 1 GiB unless --sizes is given.\n",
+    {"op", "pool", "bytes"},
     "real_time",
     "us",
     better::lower,
@@ -139,14 +179,20 @@ const family_registration registration{{
     "x=bytes;series=op",
     family_scope::single_gpu,
     "^Alloc/",
+    "",
     [] {
       const std::vector<std::uint64_t> sizes = sizes_or({1u << 20, 64u << 20, 1u << 30});
       for (alloc_op op : {alloc_op::malloc_host, alloc_op::free_host, alloc_op::host_register,
                           alloc_op::host_unregister, alloc_op::malloc, alloc_op::malloc_async})
-        for (std::uint64_t n : sizes) {
-          case_name name("Alloc");
-          name.add("op", op).add("bytes", n);
-          register_case(name, [op, n](benchmark::State& st) { run_alloc(st, op, n); });
+        for (pool_state pool : {pool_state::cold, pool_state::warm}) {
+          if (op != alloc_op::malloc_async && pool == pool_state::warm) continue;
+          for (std::uint64_t n : sizes) {
+            case_name name("Alloc");
+            name.add("op", op);
+            if (op == alloc_op::malloc_async) name.add("pool", pool);
+            name.add("bytes", n);
+            register_case(name, [op, n, pool](benchmark::State& st) { run_alloc(st, op, n, pool); });
+          }
         }
     },
 }};

@@ -3,6 +3,12 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <optional>
 
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +23,11 @@
 #include "fixtures/context/profile.hpp"
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/context/host_facts.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/streams.hpp"
 #include "fixtures/run/options.hpp"
 #include "fixtures/run/output_file.hpp"
+#include "fixtures/run/progress.hpp"
 #include "fixtures/run/registry.hpp"
 #include "fixtures/run/timeline.hpp"
 
@@ -27,8 +36,10 @@ namespace {
 void print_help() {
   std::printf(
       "gpu_bench %s: how data moves between host and GPU memory, and how streams, events and\n"
-      "synchronisation shape it. Every iteration is timed with CUDA events (manual time).\n\n"
-      "usage: gpu_bench [--device=N|all] [--sizes=SPEC] [--full] [--timeline=FILE] [Google Benchmark flags]\n\n"
+      "synchronisation shape it. Each case is sampled until the median's 95%% confidence interval is within\n"
+      "--noise or its time budget is spent; the median sample is its manual time.\n\n"
+      "usage: gpu_bench [--preset=NAME] [--device=N|all] [--sizes=SPEC] [--full] [--noise=PCT]\n"
+      "                 [--max_time_per_case=S] [Google Benchmark flags]\n\n"
       "gpu_bench flags:\n"
       "  --device=N            the GPU to measure (default 0)\n"
       "  --device=all          every single-GPU case once on each visible GPU in turn, its name ending in\n"
@@ -45,6 +56,16 @@ void print_help() {
       "  --on-throttle=POLICY  warn (default), skip or fail a case run while power or heat held the clocks down\n"
       "  --timeline=FILE       write one iteration of each selected Overlap case, every copy and kernel on\n"
       "                        its stream, as Chrome trace JSON (chrome://tracing, Perfetto, gpu-bench-plot)\n"
+      "  --preset=NAME         default (the default matrix), nightly (the same, named so in the context), or\n"
+      "                        gate: pinned h2d, d2h and bidir at 256 MiB, d2d, pinned 4 B latency, and peer\n"
+      "                        pairs where there are several GPUs (a short node check; no --benchmark_filter)\n"
+      "  --noise=PCT           stop sampling a case once noise_pct, the relative half-width of the 95%%\n"
+      "                        confidence interval of its median, is at most PCT (default %g)\n"
+      "  --max_time_per_case=S stop sampling a case after S seconds of wall time (default %g); a case takes at\n"
+      "                        least %d samples unless one sample alone outlasts S, which its label says\n"
+      "  --samples=on          write every sample's time into the --benchmark_out file (sample_times_s)\n"
+      "  --verify=each         check the data after every sample (default: after the last)\n"
+      "  --progress=WHEN       progress lines on stderr: on, off, or auto (default: when stderr is a terminal)\n"
       "  --families            one line per family: name, scope (single_gpu or multi_gpu), and a filter\n"
       "                        selecting a few small cases that cover its code paths\n"
       "  --help                this text\n\n"
@@ -53,12 +74,14 @@ void print_help() {
       "  --benchmark_list_tests        list the case names (no GPU needed, except with --device=all)\n"
       "  --benchmark_repetitions=N     repeat each case N times and report mean, median, stddev, cv\n"
       "  --benchmark_out=FILE --benchmark_out_format=json   write the results with the GPU context\n"
-      "  --benchmark_min_time=SECONDS  minimum GPU time per case (default %s s here; a plain number)\n\n"
+      "  --benchmark_min_time=SECONDS  at least this much timed sample time per case (a plain number)\n\n"
       "Case names are Family/key:value/...; values are lower-case tokens or integers (bytes as integers).\n"
-      "Units: rates in GB/s with GB = 1e9 bytes; times in microseconds of GPU time.\n"
+      "Units: rates in GB/s with GB = 1e9 bytes; times in microseconds (GPU time unless the label says\n"
+      "host clock). Every case reports samples and noise_pct beside its own counters; Iterations is 1, as\n"
+      "each Google Benchmark run holds the case's whole sampling.\n"
       "Memory kinds: pageable pinned write_combined registered mapped managed_prefetch managed_fault device\n\n"
       "families:\n",
-      GPU_BENCH_VERSION, gpu_bench::kDefaultMinTime);
+      GPU_BENCH_VERSION, gpu_bench::kDefaultNoisePct, gpu_bench::kDefaultMaxTimePerCaseS, gpu_bench::kMinSamples);
   for (const auto& f : gpu_bench::families())
     std::printf("%s: %s\n%s\n", f.name.c_str(), f.summary.c_str(), f.help.c_str());
   std::printf(
@@ -157,19 +180,31 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> arg_text(argv, argv + argc);
   std::string filter;
-  for (const auto& a : arg_text)
+  long repetitions = 1;
+  for (const auto& a : arg_text) {
     if (a.rfind("--benchmark_filter=", 0) == 0) filter = a.substr(19);
+    if (a.rfind("--benchmark_repetitions=", 0) == 0) repetitions = std::max(1L, std::atol(a.c_str() + 24));
+  }
+  if (opts.preset == "gate") {
+    if (!filter.empty()) {
+      std::fprintf(stderr, "gpu_bench: --preset=gate selects its own cases; drop --benchmark_filter\n");
+      return 2;
+    }
+    filter = gpu_bench::gate_filter();
+    arg_text.push_back("--benchmark_filter=" + filter);
+  }
   gpu_bench::atomic_output out(arg_text);
   std::string why_not = out.problem();
   if (why_not.empty() && !opts.timeline_path.empty())
     why_not = gpu_bench::cannot_write(opts.timeline_path, "--timeline");
+  if (why_not.empty() && opts.record_samples && !out.active())
+    why_not = "--samples=on writes the samples into the --benchmark_out file; give one";
   if (const std::string why = why_not; !why.empty()) {
     std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 2;
   }
-  if (!opts.user_min_time) arg_text.push_back(std::string("--benchmark_min_time=") + gpu_bench::kDefaultMinTime);
-  // 1.7 reads a plain number of seconds; 1.8 reads it too but logs a request for a unit before each case.
-  for (auto& a : arg_text) a = gpu_bench::min_time_for_benchmark(a, gpu_bench::benchmark_has_time_suffixes());
+  // The case samples itself inside one Google Benchmark iteration per repetition.
+  arg_text.push_back(gpu_bench::benchmark_min_time_arg(gpu_bench::benchmark_has_iteration_counts()));
   std::vector<char*> args;
   for (auto& a : arg_text) args.push_back(a.data());
   int nargs = static_cast<int>(args.size());
@@ -180,6 +215,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   gpu_bench::install_interrupt_handler(out.temp_path());
+  const auto started = std::chrono::steady_clock::now();
+  // A debug build of Google Benchmark warns that timings may be affected. Its build type changes only its
+  // own host-side loop, which runs once around each case's sampling here, never inside a sample.
+  const gpu_bench::line_rewriter debug_note(
+      std::cerr, "***WARNING*** Library was built as DEBUG. Timings may be affected.",
+      "gpu_bench: Google Benchmark is a debug build; that slows only its own loop around each case, outside "
+      "every timed sample (CUDA events, or the host clock inside the sample).");
 
   try {
     // Multi-GPU families register a case per GPU pair, and --device=all a copy of every case per GPU, so
@@ -230,11 +272,23 @@ int main(int argc, char** argv) {
       for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context()})
         context.insert(context.end(), part.begin(), part.end());
       context.emplace_back("gpu_bench.gate", opts.gate ? "on" : "off");
+      context.emplace_back("gpu_bench.preset", opts.preset);
+      context.emplace_back("gpu_bench.noise_target_pct", gpu_bench::fact_text(std::optional<double>(opts.noise_pct)));
+      context.emplace_back("gpu_bench.max_time_per_case_s",
+                           gpu_bench::fact_text(std::optional<double>(opts.max_time_per_case_s)));
+      context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
       gpu_bench::check_context(context);
       for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
       for (const auto& [key, value] : bind_to_gpu_node(opts)) benchmark::AddCustomContext(key, value);
     }
+    const long selected = gpu_bench::count_filter_matches(filter, gpu_bench::registered_names());
+    const bool show_progress = opts.progress == "on" || (opts.progress == "auto" && isatty(STDERR_FILENO));
+    gpu_bench::progress progress(static_cast<std::size_t>(std::max(0L, selected) * repetitions),
+                                 opts.max_time_per_case_s, show_progress && !opts.list_only ? stderr : nullptr);
+    gpu_bench::set_run_progress(&progress);
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+    gpu_bench::set_run_progress(nullptr);
+    gpu_bench::stream_set::clear_cache();
     gpu_bench::buffer_cache::instance().clear();
     benchmark::Shutdown();
     if (ran == 0) {
@@ -248,6 +302,17 @@ int main(int argc, char** argv) {
   if (const std::string why = gpu_bench::timeline::instance().write(); !why.empty()) {
     std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 1;
+  }
+  if (out.active() && !opts.list_only) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::vector<gpu_bench::run_samples> samples;
+    for (const auto& r : gpu_bench::recorded_samples()) samples.push_back({r.name, r.repetition, &r.times_s});
+    const std::string why = gpu_bench::annotate_results(
+        out.temp_path(),
+        {{"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
+         {"gpu_bench.timed_s", gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total()))}},
+        samples);
+    if (!why.empty()) std::fprintf(stderr, "gpu_bench: warning: %s\n", why.c_str());
   }
   // Failed cases are in the file with their error messages: keep what was measured.
   if (const std::string why = out.commit(); !why.empty()) {

@@ -93,11 +93,12 @@ case_plan normalize_plan(stream_set& streams, const normalize_buffers& b) {
         CUDA_CHECK(cudaMemcpyAsync(b.host_out + a * kArrayElements, d, bytes, cudaMemcpyDeviceToHost, s));
       }
     };
+    // Each stream's first work is a copy in: a small one behind the gate primes its copy engine.
     stream_set::hooks h;
-    h.prime = [&] {
-      CUDA_CHECK(cudaMemcpyAsync(b.dev, b.host_in, 64 << 10, cudaMemcpyHostToDevice, streams.origin()));
+    h.prime = [&](int i) {
+      CUDA_CHECK(cudaMemcpyAsync(b.dev, b.host_in, 64 << 10, cudaMemcpyHostToDevice, streams[i]));
     };
-    return streams.measure(&process_gate(), enqueue, h);
+    return streams.measure(true, enqueue, h);
   };
   return plan;
 }
@@ -125,12 +126,10 @@ void run_normalize(benchmark::State& state, int streams_n) {
   const normalize_buffers b = buffer_cache::instance().acquire_with_retry(normalize_acquire);
   double& base = one_stream_time("normalize");
   if (base == 0) {
-    stream_set one(1);
-    base = sample_untimed(normalize_plan(one, b), 1, 5).time_s();
+    base = calibrate(normalize_plan(stream_set::cached(1), b), rules_from_options()).time_s();
   }
   std::memset(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
-  stream_set streams(streams_n);
-  case_plan plan = normalize_plan(streams, b);
+  case_plan plan = normalize_plan(stream_set::cached(streams_n), b);
   plan.verify = [&b] { return normalize_check(b); };
   const auto t = run_case(state, plan);
   if (!t) return;
@@ -150,7 +149,7 @@ case_plan busy_plan(stream_set& streams, bool large, unsigned* marks, unsigned s
         kernels::busy(blocks, 256, kBusyNs, marks + static_cast<std::size_t>(k) * blocks, stamp,
                       streams[k % streams.size()]);
     };
-    return streams.measure(&process_gate(), enqueue);
+    return streams.measure(true, enqueue);
   };
   return plan;
 }
@@ -162,13 +161,11 @@ void run_busy(benchmark::State& state, bool large, int streams_n) {
   unsigned* marks = static_cast<unsigned*>(d.data());
   double& base = one_stream_time(large ? "large_kernels" : "small_kernels");
   if (base == 0) {
-    stream_set one(1);
-    base = sample_untimed(busy_plan(one, large, marks, 1), 1, 5).time_s();
+    base = calibrate(busy_plan(stream_set::cached(1), large, marks, 1), rules_from_options()).time_s();
   }
   const unsigned stamp = next_stamp();
   CUDA_CHECK(cudaMemset(marks, 0, count * sizeof(unsigned)));
-  stream_set streams(streams_n);
-  case_plan plan = busy_plan(streams, large, marks, stamp);
+  case_plan plan = busy_plan(stream_set::cached(streams_n), large, marks, stamp);
   plan.verify = [&] {
     std::vector<unsigned> h(count);
     CUDA_CHECK(cudaMemcpy(h.data(), marks, count * sizeof(unsigned), cudaMemcpyDeviceToHost));
@@ -260,6 +257,7 @@ const family_registration registration{{
     "x=streams;series=op",
     family_scope::single_gpu,
     "^Streams/(op:(normalize|small_kernels|large_kernels)/streams:2/|kind:)",
+    "",
     [] {
       // 10: one stream per array.
       for (int s : {1, 2, 4, 8, 10, 16}) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@
 #include "fixtures/run/failures.hpp"
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/memory/pattern.hpp"
+#include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/streams.hpp"
 #include "fixtures/run/registry.hpp"
 #include "fixtures/measure/verify.hpp"
 #include "kernels/kernels.hpp"
@@ -38,13 +41,14 @@ constexpr std::size_t kAddElements = 1u << 20;  // two 1M-float vectors
 constexpr std::size_t kCopyBytes = 64u << 20;   // a 64 MiB pinned copy
 constexpr int kPending = 10;                    // work queued before each measurement
 
-void run_sync_placement(benchmark::State& state, op_kind op, placement where) {
-  using clock = std::chrono::steady_clock;
-  auto& cache = buffer_cache::instance();
-  cuda_stream s;
-  cuda_event e0, e1;
-  std::function<void()> work;
+// The work one sample times, on a stream it is given, and the check of what it left behind.
+struct op_work {
+  std::function<void(cudaStream_t)> run;
   std::function<std::string()> verify;
+};
+
+op_work make_work(op_kind op) {
+  auto& cache = buffer_cache::instance();
   const std::uint32_t seed = next_seed();
   if (op == op_kind::add) {
     device_buffer& d = cache.device(3 * kAddElements * sizeof(float), 0);
@@ -59,67 +63,74 @@ void run_sync_placement(benchmark::State& state, op_kind op, placement where) {
     CUDA_CHECK(cudaMemcpy(a, ha.data(), kAddElements * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(b, hb.data(), kAddElements * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(c, 0xff, kAddElements * sizeof(float)));
-    work = [=, &s] { kernels::add(c, a, b, kAddElements, s.get()); };
-    verify = [=, ha = std::move(ha), hb = std::move(hb)] {
-      std::vector<float> hc(kAddElements);
-      CUDA_CHECK(cudaMemcpy(hc.data(), c, kAddElements * sizeof(float), cudaMemcpyDeviceToHost));
-      for (std::size_t i = 0; i < kAddElements; ++i)
-        if (hc[i] != ha[i] + hb[i]) return "data check failed: c[" + std::to_string(i) + "] != a + b";
-      return std::string();
-    };
-  } else {
-    host_buffer& h = cache.host(mem_kind::pinned, kCopyBytes, 0);
-    device_buffer& d = cache.device(kCopyBytes, 0);
-    const region hr = region_of(h, kCopyBytes), dr = region_of(d, kCopyBytes);
-    fill_pattern(hr, seed, side::gpu, s.get());
-    fill_poison(dr, seed, side::gpu, s.get());
-    work = [=, &s] { CUDA_CHECK(cudaMemcpyAsync(dr.dev, hr.host, kCopyBytes, cudaMemcpyHostToDevice, s.get())); };
-    verify = [=, &s] { return verify_message(dr, seed, side::gpu, s.get(), "h2d destination"); };
+    return {[=](cudaStream_t s) { kernels::add(c, a, b, kAddElements, s); },
+            [=, ha = std::move(ha), hb = std::move(hb)] {
+              std::vector<float> hc(kAddElements);
+              CUDA_CHECK(cudaMemcpy(hc.data(), c, kAddElements * sizeof(float), cudaMemcpyDeviceToHost));
+              for (std::size_t i = 0; i < kAddElements; ++i)
+                if (hc[i] != ha[i] + hb[i]) return "data check failed: c[" + std::to_string(i) + "] != a + b";
+              return std::string();
+            }};
   }
-  s.synchronize();
+  host_buffer& h = cache.host(mem_kind::pinned, kCopyBytes, 0);
+  device_buffer& d = cache.device(kCopyBytes, 0);
+  const region hr = region_of(h, kCopyBytes), dr = region_of(d, kCopyBytes);
+  fill_pattern(hr, seed, side::gpu, cudaStreamPerThread);
+  fill_poison(dr, seed, side::gpu, cudaStreamPerThread);
+  CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+  return {[=](cudaStream_t s) { CUDA_CHECK(cudaMemcpyAsync(dr.dev, hr.host, kCopyBytes, cudaMemcpyHostToDevice, s)); },
+          [=] { return verify_message(dr, seed, side::gpu, cudaStreamPerThread, "h2d destination"); }};
+}
 
-  auto once = [&] {
-    for (int i = 0; i < kPending; ++i) work();
-    double host = 0;
-    if (where == placement::events) {
-      e0.record(s.get());
-      work();
-      e1.record(s.get());
-    } else {
-      if (where == placement::both || where == placement::before) s.synchronize();
-      e0.record(s.get());
-      const auto t0 = clock::now();
-      work();
-      if (where == placement::both || where == placement::after) {
-        e1.record(s.get());  // inside the host-timed region only where the host waits for the work
-        s.synchronize();
-        host = std::chrono::duration<double>(clock::now() - t0).count();
-      } else {
-        host = std::chrono::duration<double>(clock::now() - t0).count();
-        e1.record(s.get());
-      }
-    }
-    s.synchronize();  // untimed: drain before the next iteration
-    const double ev = elapsed_seconds(e0, e1);
-    return std::make_pair(where == placement::events ? ev : host, ev);
-  };
-  // extra[0]: the host clock's reading of the same sample.
+// The op's GPU time by gated events: measured once per GPU and op, it is the reference every placement's
+// host reading is compared with (a drained stream before the first event would otherwise put the launch
+// gap into some placements' event times and not others').
+double reference_s(op_kind op, const op_work& w) {
+  static std::map<std::pair<int, op_kind>, double> measured;
+  const auto key = std::make_pair(current_device(), op);
+  if (const auto it = measured.find(key); it != measured.end()) return it->second;
+  stream_set& ss = stream_set::cached(1);
   case_plan plan;
-  plan.measure = [&] {
-    const auto [host, ev] = once();
-    sample out{ev};
-    out.extra[0] = host;
-    return out;
+  plan.measure = [&] { return ss.measure(true, [&] { w.run(ss.origin()); }); };
+  return measured[key] = calibrate(plan, rules_from_options()).time_s();
+}
+
+void run_sync_placement(benchmark::State& state, op_kind op, placement where) {
+  using clock = std::chrono::steady_clock;
+  const op_work w = make_work(op);
+  const double reference = reference_s(op, w);
+  stream_set& ss = stream_set::cached(1);
+  const cudaStream_t s = ss.origin();
+  case_plan plan;
+  plan.verify = [&] {
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return w.verify();
   };
-  plan.verify = verify;
-  plan.notes.emplace_back("ungated");
+  if (where == placement::events) {
+    plan.measure = [&] { return ss.measure(true, [&] { w.run(s); }); };
+  } else {
+    // Each sample first queues the work unsynchronised, as a warm-up loop or earlier code would, so a
+    // missing "before" wait shows; then the host clock around the work, with the waits the placement
+    // names.
+    plan.timer = timer_kind::host_clock;
+    plan.measure = [&] {
+      for (int i = 0; i < kPending; ++i) w.run(s);
+      if (where == placement::both || where == placement::before) CUDA_CHECK(cudaStreamSynchronize(s));
+      const auto t0 = clock::now();
+      w.run(s);
+      if (where == placement::both || where == placement::after) CUDA_CHECK(cudaStreamSynchronize(s));
+      const double host = std::chrono::duration<double>(clock::now() - t0).count();
+      CUDA_CHECK(cudaStreamSynchronize(s));  // untimed: drain before the next sample
+      return sample{host};
+    };
+  }
   const auto t = run_case(state, plan);
   if (!t) return;
-  const double host_us = t->mean_of([](const sample& x) { return x.extra[0]; }) * 1e6;
-  const double event_us = t->time_s() * 1e6;
-  state.counters["host_measured_us"] = host_us;
+  const double measured_us = t->time_s() * 1e6;
+  const double event_us = reference * 1e6;
+  state.counters["host_measured_us"] = measured_us;
   state.counters["event_us"] = event_us;
-  state.counters["error_pct"] = (host_us - event_us) / event_us * 100.0;
+  state.counters["error_pct"] = (measured_us - event_us) / event_us * 100.0;
 }
 
 const family_registration registration{{
@@ -129,9 +140,11 @@ const family_registration registration{{
     "    add     c = a + b over two 1M-float vectors; copy: one 64 MiB pinned h2d copy\n"
     "    sync    where the host waits around its steady-clock measurement: both (before starting the\n"
     "            clock and after the work), before, after, none; events: the CUDA event time itself\n"
-    "    Each iteration first queues the work 10 times unsynchronised, as a warm-up loop would.\n"
-    "    counters  host_measured_us, event_us (events around the same work in the same iteration),\n"
-    "              error_pct = (host - event) / event * 100. Manual time is the event time.\n",
+    "    Each sample first queues the work 10 times unsynchronised, as a warm-up loop would.\n"
+    "    counters  host_measured_us (what this placement's host clock reads: the median sample, also the\n"
+    "              manual time; for events, gated CUDA events around the work), event_us (the reference:\n"
+    "              the work's GPU time by gated events, measured once per GPU and op, the same for every\n"
+    "              placement), error_pct = (host_measured - event) / event * 100.\n",
     {"op", "sync"},
     "real_time",
     "us",
@@ -141,6 +154,7 @@ const family_registration registration{{
     "series=op",
     family_scope::single_gpu,
     "^SyncPlacement/",
+    "",
     [] {
       for (op_kind op : {op_kind::add, op_kind::copy})
         for (placement p : {placement::both, placement::before, placement::after, placement::none, placement::events}) {

@@ -18,7 +18,56 @@ __global__ void copy_words(std::uint32_t* __restrict__ dst, const std::uint32_t*
     dst[i] = src[i];
 }
 
+__device__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void copy_two_ways_kernel(char* __restrict__ dst0, const char* __restrict__ src0, char* __restrict__ dst1,
+                                     const char* __restrict__ src1, std::size_t bytes, unsigned long long* spans) {
+  const unsigned half = gridDim.x / 2;
+  const bool second = blockIdx.x >= half;
+  const std::size_t block = second ? blockIdx.x - half : blockIdx.x;
+  const std::size_t blocks = second ? gridDim.x - half : half;
+  char* dst = second ? dst1 : dst0;
+  const char* src = second ? src1 : src0;
+  if (threadIdx.x == 0) atomicMin(&spans[2 * second], global_ns());
+  const std::size_t stride = blocks * blockDim.x;
+  const std::size_t first = block * blockDim.x + threadIdx.x;
+  const bool aligned16 = (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) && (reinterpret_cast<std::uintptr_t>(src) % 16 == 0);
+  const std::size_t vec = aligned16 ? bytes / 16 : 0;
+  for (std::size_t i = first; i < vec; i += stride)
+    reinterpret_cast<uint4*>(dst)[i] = reinterpret_cast<const uint4*>(src)[i];
+  const std::size_t words = (bytes - vec * 16) / 4;
+  auto* dw = reinterpret_cast<std::uint32_t*>(dst + vec * 16);
+  const auto* sw = reinterpret_cast<const std::uint32_t*>(src + vec * 16);
+  for (std::size_t i = first; i < words; i += stride) dw[i] = sw[i];
+  __syncthreads();
+  if (threadIdx.x == 0) atomicMax(&spans[2 * second + 1], global_ns());
+}
+
+__global__ void reset_spans_kernel(unsigned long long* spans, int count) {
+  for (int i = threadIdx.x; i < count; i += blockDim.x) spans[i] = i % 2 == 0 ? ~0ull : 0ull;
+}
+
 }  // namespace
+
+void copy_two_ways(void* dst0, const void* src0, void* dst1, const void* src1, std::size_t bytes,
+                   unsigned long long* spans_ns, cudaStream_t stream) {
+  // Every block resident at once, an even count so each direction gets the same share.
+  const int wave = grid_for(copy_two_ways_kernel, ~std::size_t{0} / 2);
+  const int blocks = std::max(2, wave / 2 * 2);
+  copy_two_ways_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<char*>(dst0), static_cast<const char*>(src0),
+                                                        static_cast<char*>(dst1), static_cast<const char*>(src1),
+                                                        bytes, spans_ns);
+  CUDA_CHECK_LAUNCH();
+}
+
+void reset_spans(unsigned long long* spans_ns, int count, cudaStream_t stream) {
+  reset_spans_kernel<<<1, 32, 0, stream>>>(spans_ns, count);
+  CUDA_CHECK_LAUNCH();
+}
 
 void copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
   const bool aligned16 =

@@ -12,6 +12,15 @@ namespace gpu_bench::kernels {
 // mapped host memory, managed memory. 16-byte accesses where both ends allow it.
 void copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream);
 
+// Two SM-driven copies of `bytes` each at once, in one launch: half the blocks copy src0 to dst0, the other
+// half src1 to dst1, and the grid is no larger than what the GPU holds resident at once (a larger grid
+// would run its first half before its second: one direction after the other). Each half writes the
+// globaltimer span of its work into spans_ns[2 * half] (start) and [2 * half + 1] (end), which
+// reset_spans must have set to (max, 0) before.
+void copy_two_ways(void* dst0, const void* src0, void* dst1, const void* src1, std::size_t bytes,
+                   unsigned long long* spans_ns, cudaStream_t stream);
+void reset_spans(unsigned long long* spans_ns, int count, cudaStream_t stream);
+
 void fill_pattern(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream);
 void fill_poison(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream);
 // Adds the number of words of `src` that differ from the pattern to *count (device-visible memory).

@@ -20,119 +20,110 @@
 #include "fixtures/memory/pattern.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/streams.hpp"
 #include "fixtures/run/registry.hpp"
 #include "fixtures/measure/verify.hpp"
 
 namespace gpu_bench {
 namespace {
 
-// One GPU's share: its host and device buffers, and a stream and events of its own (events on different
-// GPUs cannot be compared, so each GPU times itself).
+// One GPU's share: its host and device buffers, and a small pair of its own for priming its copy engine.
 struct gpu_lane {
   int device;
-  region src, dst;
+  region src, dst, prime_src, prime_dst;
   side src_side, dst_side;
   cudaMemcpyKind kind;
-  cuda_stream stream;
-  cuda_event start, stop;
 
-  void copy(std::size_t n) const {
-    CUDA_CHECK(cudaMemcpyAsync(kind == cudaMemcpyHostToDevice ? dst.dev : dst.host,
-                               kind == cudaMemcpyHostToDevice ? src.host : src.dev, n, kind, stream.get()));
+  void copy(const region& from, const region& to, cudaStream_t s) const {
+    CUDA_CHECK(cudaMemcpyAsync(kind == cudaMemcpyHostToDevice ? to.dev : to.host,
+                               kind == cudaMemcpyHostToDevice ? from.host : from.dev, from.bytes, kind, s));
   }
 };
 
 // Pinned host memory (portable, so any GPU may copy it; allocated with its own GPU current) in slot 0 for
-// h2d and slot 1 for d2h, as Transfer uses them, and device memory likewise.
+// h2d and slot 1 for d2h, as Transfer uses them, and device memory likewise; slots 2 and 3 for priming.
 std::vector<gpu_lane> make_lanes(direction dir, std::size_t n, int gpus) {
   auto& cache = buffer_cache::instance();
   const int slot = dir == direction::h2d ? 0 : 1;
+  const std::size_t small = std::min<std::size_t>(n, 64 << 10);
   std::vector<gpu_lane> lanes;
   for (int g = 0; g < gpus; ++g) {
     const region host = region_of(cache.host_on(g, mem_kind::pinned, n, slot), n);
     const region dev = region_of(cache.device_on(g, n, slot), n);
-    device_scope on(g);  // the lane's stream and events belong to its GPU
+    const region prime_host = region_of(cache.host_on(g, mem_kind::pinned, small, slot + 2), small);
+    const region prime_dev = region_of(cache.device_on(g, small, slot + 2), small);
     if (dir == direction::h2d)
-      lanes.push_back({g, host, dev, natural_side(mem_kind::pinned), side::gpu, cudaMemcpyHostToDevice, cuda_stream(),
-                       cuda_event(), cuda_event()});
+      lanes.push_back({g, host, dev, prime_host, prime_dev, natural_side(mem_kind::pinned), side::gpu,
+                       cudaMemcpyHostToDevice});
     else
-      lanes.push_back({g, dev, host, side::gpu, natural_side(mem_kind::pinned), cudaMemcpyDeviceToHost, cuda_stream(),
-                       cuda_event(), cuda_event()});
+      lanes.push_back({g, dev, host, prime_dev, prime_host, side::gpu, natural_side(mem_kind::pinned),
+                       cudaMemcpyDeviceToHost});
   }
   return lanes;
 }
 
-// One iteration: each GPU's stream closed by its own gate, primed, and its copy enqueued between its
-// events; then every gate opens at once. The gates' flags are written one after another within
-// nanoseconds and each spin kernel sees its flag within about a microsecond, so the copies start within
-// microseconds of each other: the longest per-GPU time stands for the span from the first start to the
-// last end, which events on different GPUs cannot measure. `lane_s` receives each GPU's own time.
-sample all_at_once(std::vector<gpu_lane>& lanes, std::size_t n, std::vector<double>& lane_s) {
-  using clock = std::chrono::steady_clock;
-  sample out;
-  {
-    std::vector<std::unique_ptr<gate::scoped>> held;  // opens every gate on the way out, even on an error
-    for (gpu_lane& l : lanes) {
-      device_scope on(l.device);
-      held.push_back(std::make_unique<gate::scoped>(&process_gate(l.device), l.stream.get()));
-      l.copy(std::min<std::size_t>(n, 64 << 10));  // leaves the stream on the engine the measured copy uses
-      const auto t0 = clock::now();
-      l.start.record(l.stream.get());
-      l.copy(n);
-      l.stop.record(l.stream.get());
-      out.host_s += std::chrono::duration<double>(clock::now() - t0).count();
-    }
-    held.clear();
-  }
-  lane_s.clear();
-  for (const gpu_lane& l : lanes) {
-    device_scope on(l.device);
-    lane_s.push_back(elapsed_seconds(l.start, l.stop));
-    out.seconds = std::max(out.seconds, lane_s.back());
-  }
-  for (const gpu_lane& l : lanes) process_gate(l.device).check();
-  return out;
-}
-
+// One stream per GPU, each held by its own GPU's gate and timed by its own GPU's events; the gates open
+// together (their flags are written within nanoseconds and each spin kernel sees its flag within about a
+// microsecond), so the longest GPU's time stands for the span from the first start to the last end, which
+// events on different GPUs cannot measure.
 void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, int gpus) {
   const std::size_t n = bytes;
-  std::vector<gpu_lane> lanes = buffer_cache::instance().acquire_with_retry([&] { return make_lanes(dir, n, gpus); });
-  const std::uint32_t seed = next_seed();
+  const std::vector<gpu_lane> lanes =
+      buffer_cache::instance().acquire_with_retry([&] { return make_lanes(dir, n, gpus); });
+  stream_set& streams = stream_set::cached(device_range(gpus));
+  std::uint32_t seed = next_seed();
+  auto fill = [&] {
+    for (std::size_t g = 0; g < lanes.size(); ++g) {
+      const gpu_lane& l = lanes[g];
+      device_scope on(l.device);
+      fill_pattern(l.src, seed, l.src_side, streams[static_cast<int>(g)]);
+      fill_poison(l.dst, seed, l.dst_side, streams[static_cast<int>(g)]);
+    }
+    streams.synchronize();
+  };
+  fill();
   for (const gpu_lane& l : lanes) {
     // Every gate exists before the first one closes: making one pins memory, which is kept out of the
-    // iteration in case pinning waits on a GPU whose stream is held.
+    // sample in case pinning waits on a GPU whose stream is held.
     (void)process_gate(l.device);
-    device_scope on(l.device);
-    fill_pattern(l.src, seed, l.src_side, l.stream.get());
-    fill_poison(l.dst, seed, l.dst_side, l.stream.get());
-    l.stream.synchronize();
   }
-  std::vector<std::vector<double>> lane_times;
-  std::vector<double> lane_s;
+  const bool verify_each = current_options().verify_each;
   case_plan plan;
+  plan.prepare = [&] {
+    if (verify_each) fill();
+  };
+  stream_set::hooks hooks;
+  hooks.prime = [&](int g) {
+    const gpu_lane& l = lanes[static_cast<std::size_t>(g)];
+    l.copy(l.prime_src, l.prime_dst, streams[g]);
+  };
   plan.measure = [&] {
-    const sample s = all_at_once(lanes, n, lane_s);
-    lane_times.push_back(lane_s);
-    return s;
+    return streams.measure(
+        true,
+        [&] {
+          for (std::size_t g = 0; g < lanes.size(); ++g) {
+            device_scope on(lanes[g].device);
+            lanes[g].copy(lanes[g].src, lanes[g].dst, streams[static_cast<int>(g)]);
+          }
+        },
+        hooks);
   };
   plan.verify = [&] {
-    for (const gpu_lane& l : lanes) {
+    for (std::size_t g = 0; g < lanes.size(); ++g) {
+      const gpu_lane& l = lanes[g];
       device_scope on(l.device);
-      std::string bad = verify_message(l.dst, seed, l.dst_side, l.stream.get(),
-                                       std::string(to_name(dir)) + " destination of GPU " + std::to_string(l.device));
+      std::string bad =
+          verify_message(l.dst, seed, l.dst_side, streams[static_cast<int>(g)],
+                         std::string(to_name(dir)) + " destination of GPU " + std::to_string(l.device));
       if (!bad.empty()) return bad;
     }
     return std::string();
   };
   const auto set = run_case(state, plan);
   if (!set) return;
-  // The timed samples' per-GPU times are the last ones recorded (warm-up comes first).
-  const auto timed = static_cast<std::ptrdiff_t>(set->size());
-  std::vector<double> own_s(lanes.size(), 0.0);
-  for (auto it = lane_times.end() - timed; it != lane_times.end(); ++it)
-    for (std::size_t g = 0; g < own_s.size(); ++g) own_s[g] += (*it)[g];
-  for (std::size_t g = 0; g < own_s.size(); ++g) {
-    const double gbps = own_s[g] > 0 ? static_cast<double>(n) * static_cast<double>(timed) / own_s[g] / 1e9 : 0.0;
+  for (std::size_t g = 0; g < lanes.size(); ++g) {
+    const double own_s = set->median_of([g](const sample& s) { return s.spans.at(g); });
+    const double gbps = static_cast<double>(n) / own_s / 1e9;
     const int device = lanes[g].device;
     const device_profile& p = profile_of(device);
     const std::string impossible = beyond_peak(gbps, p.host_link_gbps, p.host_link_name + " peak per direction");
@@ -143,7 +134,7 @@ void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, i
   state.counters["gbps"] = moved / set->time_s() / 1e9;
   state.counters["gpus"] = static_cast<double>(lanes.size());
   state.counters["host_blocked_us"] = set->mean_host_s() * 1e6;
-  state.SetBytesProcessed(static_cast<std::int64_t>(moved * static_cast<double>(timed)));
+  state.SetBytesProcessed(static_cast<std::int64_t>(moved * static_cast<double>(set->size())));
 }
 
 const family_registration registration{{
@@ -169,6 +160,7 @@ const family_registration registration{{
     "x=bytes;series=dir",
     family_scope::multi_gpu,
     "^AllHost/",
+    "",
     [] {
       const int gpus = visible_gpu_count();
       if (gpus < 1) return;

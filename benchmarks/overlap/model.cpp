@@ -120,9 +120,5 @@ double overlap_ideal_s(const stage_times& t, int chunks) {
   return std::max({link, kernels, in, out});
 }
 
-stage_times fastest(const stage_times& a, const stage_times& b) {
-  return {std::min(a.in_s, b.in_s), std::min(a.out_s, b.out_s), std::min(a.both_s, b.both_s),
-          std::min(a.kernel_s, b.kernel_s)};
-}
 
 }  // namespace gpu_bench

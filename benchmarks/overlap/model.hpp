@@ -49,12 +49,12 @@ bool overlap_gated(const overlap_case& c);
 // (256 bytes) so every chunk starts aligned.
 std::vector<std::pair<std::size_t, std::size_t>> chunk_bounds(std::size_t elements, int chunks);
 
-// Stage times of the whole payload, measured on this GPU.
+// Stage times of the whole payload in the case's S chunks over S streams, measured on this GPU.
 struct stage_times {
-  double in_s;      // the whole copy in, alone
-  double out_s;     // the whole copy out, alone
-  double both_s;    // the whole copy in and the whole copy out at once (the bidirectional rate)
-  double kernel_s;  // the kernel over the whole payload
+  double in_s;      // every chunk's copy in, alone
+  double out_s;     // every chunk's copy out, alone
+  double both_s;    // every copy in and every copy out at once (the bidirectional rate)
+  double kernel_s;  // every chunk's kernel
 };
 
 // The time no schedule of S equal chunks can beat: the largest of the bottleneck resources' busy time plus
@@ -67,9 +67,5 @@ struct stage_times {
 //   out      (in + kernel) / S + out               the first chunk's copy in and kernel, then every copy out
 // For S = 1 every line is at most in + kernel + out, the serial time, which the kernel line reaches.
 double overlap_ideal_s(const stage_times& t, int chunks);
-
-// Each stage's faster time of two timings: the bound is what the GPU can do, so a later, faster timing of
-// a stage (the host link is shared and its rate varies from moment to moment) replaces a slower one.
-stage_times fastest(const stage_times& a, const stage_times& b);
 
 }  // namespace gpu_bench

@@ -7,9 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "benchmarks/overlap/model.hpp"
@@ -87,7 +85,18 @@ double max_error(const overlap_buffers& b, int work, cudaStream_t s) {
   return worst;
 }
 
-// Enqueues one iteration of a case: the ops in the schedule's order, each on its chunk's stream, with the
+// Host and device memory the priming copies use.
+struct prime_buffers {
+  void* host;
+  void* dev;
+  std::size_t bytes;
+};
+
+int chunks_of(const overlap_case& c) {
+  return c.sched == schedule::serial ? 1 : c.streams;
+}
+
+// Enqueues one sample of a case: the ops in the schedule's order, each on its chunk's stream, with the
 // host waits that `sync` asks for inside the enqueue.
 struct pipeline {
   const overlap_case& c;
@@ -137,51 +146,66 @@ struct pipeline {
     }
   }
 
-  stream_set::hooks hooks() {
+  stream_set::hooks hooks(const prime_buffers& pb) {
     stream_set::hooks h;
-    // The small copy in leaves the origin stream on the copy engine its first real copy uses.
-    h.prime = [this] {
-      const std::size_t n = std::min<std::size_t>(b.bytes, 64 << 10);
-      CUDA_CHECK(cudaMemcpyAsync(b.dev->data(), b.in->data(), n, cudaMemcpyHostToDevice, streams.origin()));
+    // A small copy in between buffers of its own leaves each stream on the copy engine its first real copy
+    // uses.
+    h.prime = [this, &pb](int i) {
+      CUDA_CHECK(cudaMemcpyAsync(pb.dev, pb.host, pb.bytes, cudaMemcpyHostToDevice, streams[i]));
     };
-    if (c.sync == sync_point::end) {
-      h.wait = [] { CUDA_CHECK(cudaDeviceSynchronize()); };
-    } else if (c.sync == sync_point::per_stream) {
-      h.wait = [this] {
-        for (int i = 0; i < streams.size(); ++i) CUDA_CHECK(cudaStreamSynchronize(streams[i]));
-      };
-    }  // event_join and per_chunk: the stop event, after the join events, is the one host wait
+    switch (c.sync) {
+      case sync_point::end:
+        h.wait = [] { CUDA_CHECK(cudaDeviceSynchronize()); };
+        break;
+      case sync_point::per_stream:
+        h.wait = [this] {
+          for (int i = 0; i < streams.size(); ++i) CUDA_CHECK(cudaStreamSynchronize(streams[i]));
+        };
+        break;
+      case sync_point::event_join:
+        h.join_on_origin = true;  // the origin waits on every stream's last event; the host on the origin's
+        break;
+      case sync_point::per_chunk:
+        break;  // the host already waited after each chunk, inside the enqueue
+    }
     return h;
   }
 };
 
-// The case's one timed sample: the pipeline enqueued and timed from the origin's start to its stop event.
+// The small buffers the priming copies use, apart from the measured ones.
+prime_buffers priming_buffers(mem_kind mem, std::size_t bytes) {
+  auto& cache = buffer_cache::instance();
+  const std::size_t n = std::min<std::size_t>(bytes, 64 << 10);
+  return {cache.host(mem, n, 2).data(), cache.device(n, 2).data(), n};
+}
+
+// The case's pipeline, one sample per measure: S chunks over S streams (one for serial).
 struct pipeline_run {
-  stream_set streams;
+  stream_set& streams;
   op_recorder rec;
   pipeline p;
-  gate* g;
+  bool gated;
   stream_set::hooks hooks;
 
-  pipeline_run(const overlap_case& c, const overlap_buffers& b)
-      : streams(c.sched == schedule::serial ? 1 : c.streams),
-        p{c, b, streams, rec, chunk_bounds(b.bytes / sizeof(float), c.sched == schedule::serial ? 1 : c.streams)},
-        g(overlap_gated(c) ? &process_gate() : nullptr),
-        hooks(p.hooks()) {}
+  pipeline_run(const overlap_case& c, const overlap_buffers& b, const prime_buffers& pb)
+      : streams(stream_set::cached(chunks_of(c))),
+        p{c, b, streams, rec, chunk_bounds(b.bytes / sizeof(float), chunks_of(c))},
+        gated(overlap_gated(c)),
+        hooks(p.hooks(pb)) {}
 
   sample once() {
     return streams.measure(
-        g, [&] { p.enqueue(); }, hooks);
+        gated, [&] { p.enqueue(); }, hooks);
   }
 
   case_plan plan() {
     case_plan plan;
     plan.measure = [this] { return once(); };
-    if (!g) plan.notes.emplace_back("ungated");
+    if (!gated) plan.notes.emplace_back("ungated");
     return plan;
   }
 
-  // One more iteration, every copy and kernel bracketed by events, into the timeline under `name`.
+  // One more sample, every copy and kernel bracketed by events, into the timeline under `name`.
   void record_timeline(const std::string& name) {
     if (timeline::instance().has_case(name)) return;
     rec.set_recording(true);
@@ -190,113 +214,99 @@ struct pipeline_run {
   }
 };
 
-// Stage times and the serial time, measured once per memory kind, size and work in a run; the stages are
-// timed again when a case beats the bound they give (see run_overlap).
-struct calibration {
-  stage_times stages;
-  double serial_s;
-  int stage_timings;  // how many times the stages have been timed in this run
-};
-
-// The fastest of five timings after two warm-ups: the bound is built from what the GPU can do, and the
-// first transfers into freshly allocated memory, or a moment of contention, must not raise it.
-double time_op(mem_kind mem, int streams_needed, const std::function<void(stream_set&)>& op,
-               const std::function<void(stream_set&)>& prime) {
-  stream_set streams(streams_needed);
-  gate* g = enqueue_may_block(mem) ? nullptr : &process_gate();
-  stream_set::hooks h;
-  h.prime = [&] { prime(streams); };
-  auto enqueue = [&] { op(streams); };
-  case_plan plan;
-  plan.measure = [&] { return streams.measure(g, enqueue, h); };
-  const sample_set set = sample_untimed(plan, 2, 5);
-  double best = set.samples.front().seconds;
-  for (const sample& x : set.samples) best = std::min(best, x.seconds);
-  return best;
+// What the bound and the baseline are measured under: enough samples for a median, a tenth of a second
+// each at most (they are measured again for every repetition of every case).
+sampling_rules calibration_rules() {
+  sampling_rules r = rules_from_options();
+  r.min_samples = 5;
+  r.budget_s = 0.1;
+  r.min_time_s = 0;
+  return r;
 }
 
-stage_times time_stages(const overlap_case& c, const overlap_buffers& b) {
-  const std::size_t n = b.bytes;
-  const std::size_t small = std::min<std::size_t>(n, 64 << 10);
+// The median of `op` (enqueued on a cached set of `streams_needed` streams), gated unless `mem` forbids it.
+double time_stage(mem_kind mem, int streams_needed, const std::function<void(stream_set&)>& op,
+                  const std::function<void(stream_set&, int)>& prime) {
+  stream_set& streams = stream_set::cached(streams_needed);
+  stream_set::hooks h;
+  h.prime = [&](int i) { prime(streams, i); };
+  case_plan plan;
+  plan.measure = [&] { return streams.measure(!enqueue_may_block(mem), [&] { op(streams); }, h); };
+  return calibrate(plan, calibration_rules()).time_s();
+}
+
+// The stages of the whole payload with the case's own chunks over its own stream count, measured for this
+// run of the case: a bound measured another way (another stream count, another moment of a shared link)
+// can sit above what this schedule achieves, or below it.
+stage_times time_stages(const overlap_case& c, const overlap_buffers& b, const prime_buffers& pb) {
+  const int ways = chunks_of(c);
+  const auto parts = chunk_bounds(b.bytes / sizeof(float), ways);
   char* in = static_cast<char*>(b.in->data());
   char* out = static_cast<char*>(b.out->data());
   char* dev = static_cast<char*>(b.dev->data());
   char* dev2 = static_cast<char*>(b.dev2->data());
   // The copy-out stages read dev2, which nothing else writes in an Overlap run: give it defined contents.
   // Found by compute-sanitizer's initcheck (every copy out of it read memory never written).
-  CUDA_CHECK(cudaMemsetAsync(dev2, 0, n, cudaStreamPerThread));
+  CUDA_CHECK(cudaMemsetAsync(dev2, 0, b.bytes, cudaStreamPerThread));
   CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
-  // The whole payload in, out, or both at once, split into `ways` concurrent copies per direction on
-  // their own streams: several copies at once can reach a higher rate than one, and the bound must not
-  // be slower than anything the pipeline can do. Each stage is the fastest over 1, 2 and 4 ways.
+  auto range = [&](int w) {
+    const std::size_t lo = parts[static_cast<std::size_t>(w)].first * sizeof(float);
+    return std::make_pair(lo, parts[static_cast<std::size_t>(w)].second * sizeof(float) - lo);
+  };
+  // Streams 0..ways-1 copy in, ways..2*ways-1 copy out; each primed with a small copy the same way.
   auto copies = [&](bool do_in, bool do_out) {
-    double best = 0;
-    for (int ways : {1, 2, 4}) {
-      const auto parts = chunk_bounds(n / sizeof(float), ways);
-      auto op = [&](stream_set& s) {
-        for (int w = 0; w < ways; ++w) {
-          const std::size_t lo = parts[static_cast<std::size_t>(w)].first * sizeof(float);
-          const std::size_t len = parts[static_cast<std::size_t>(w)].second * sizeof(float) - lo;
-          if (do_in) CUDA_CHECK(cudaMemcpyAsync(dev + lo, in + lo, len, cudaMemcpyHostToDevice, s[2 * w]));
-          if (do_out) CUDA_CHECK(cudaMemcpyAsync(out + lo, dev2 + lo, len, cudaMemcpyDeviceToHost, s[2 * w + 1]));
-        }
-      };
-      auto prime = [&](stream_set& s) {
-        if (do_in) {
-          CUDA_CHECK(cudaMemcpyAsync(dev, in, small, cudaMemcpyHostToDevice, s.origin()));
-        } else {
-          CUDA_CHECK(cudaMemcpyAsync(out, dev2, small, cudaMemcpyDeviceToHost, s.origin()));
-        }
-      };
-      const double t = time_op(c.mem, 2 * ways, op, prime);
-      best = ways == 1 ? t : std::min(best, t);
-    }
-    return best;
+    const int streams_needed = (do_in && do_out) ? 2 * ways : ways;
+    auto op = [&](stream_set& s) {
+      for (int w = 0; w < ways; ++w) {
+        const auto [lo, len] = range(w);
+        if (do_in) CUDA_CHECK(cudaMemcpyAsync(dev + lo, in + lo, len, cudaMemcpyHostToDevice, s[w]));
+        if (do_out)
+          CUDA_CHECK(cudaMemcpyAsync(out + lo, dev2 + lo, len, cudaMemcpyDeviceToHost, s[do_in ? ways + w : w]));
+      }
+    };
+    auto prime = [&](stream_set& s, int i) {
+      if (do_in && i < ways)
+        CUDA_CHECK(cudaMemcpyAsync(pb.dev, pb.host, pb.bytes, cudaMemcpyHostToDevice, s[i]));
+      else
+        CUDA_CHECK(cudaMemcpyAsync(pb.host, pb.dev, pb.bytes, cudaMemcpyDeviceToHost, s[i]));
+    };
+    return time_stage(c.mem, streams_needed, op, prime);
   };
   stage_times st{};
   st.in_s = copies(true, false);
   st.out_s = copies(false, true);
   st.both_s = copies(true, true);
-  // The kernel stage likewise: the whole buffer in one launch, or in 2, 4 or 8 launches on their own
-  // streams. On an H100 the whole work:64 pipeline over 8 streams, copies included, took 131 ms where one
-  // kernel launch over the whole buffer took 150 ms, at the same clock: a bound built from the single
-  // launch came out above the measured time (efficiency 1.17).
-  for (int ways : {1, 2, 4, 8}) {
-    const auto parts = chunk_bounds(n / sizeof(float), ways);
-    auto kernel = [&](stream_set& s) {
-      for (int w = 0; w < ways; ++w) {
-        const auto [lo, hi] = parts[static_cast<std::size_t>(w)];
-        kernels::sincos_work(b.dev_f(), lo, hi - lo, c.work, s[w]);
-      }
-    };
-    const double t = time_op(mem_kind::pinned, ways, kernel, [](stream_set&) {});
-    st.kernel_s = ways == 1 ? t : std::min(st.kernel_s, t);
-  }
+  auto kernel = [&](stream_set& s) {
+    for (int w = 0; w < ways; ++w) {
+      const auto [lo, hi] = parts[static_cast<std::size_t>(w)];
+      kernels::sincos_work(b.dev_f(), lo, hi - lo, c.work, s[w]);
+    }
+  };
+  st.kernel_s = time_stage(mem_kind::pinned, ways, kernel, [](stream_set&, int) {});
   return st;
-}
-
-calibration& calibrate(const overlap_case& c, const overlap_buffers& b) {
-  // Per GPU too: under --device=all each GPU's cases are held to that GPU's own stages.
-  static std::map<std::tuple<int, mem_kind, std::uint64_t, int>, calibration> cache;
-  const auto key = std::make_tuple(current_device(), c.mem, c.bytes, c.work);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  calibration cal{time_stages(c, b), 0.0, 1};
-  overlap_case serial = c;
-  serial.sched = schedule::serial;
-  serial.streams = 1;
-  serial.sync = sync_point::end;
-  pipeline_run run(serial, b);
-  cal.serial_s = sample_untimed(run.plan(), 1, 5).time_s();  // as the cases report theirs
-  return cache.emplace(key, cal).first->second;
 }
 
 void run_overlap(benchmark::State& state, const overlap_case& c) {
   const overlap_buffers b = acquire(c.mem, c.bytes);
+  const prime_buffers pb = priming_buffers(c.mem, c.bytes);
   fill_input(b);
-  calibration& cal = calibrate(c, b);
-  std::memset(b.out->data(), 0xff, b.bytes);  // the calibration wrote outputs too: poison again
-  pipeline_run run(c, b);
+  // The bound and the serial baseline, measured for this run of the case, before it.
+  const stage_times stages = time_stages(c, b, pb);
+  double serial_s = 0;
+  if (c.sched != schedule::serial) {
+    overlap_case serial = c;
+    serial.sched = schedule::serial;
+    serial.streams = 1;
+    serial.sync = sync_point::end;
+    pipeline_run baseline(serial, b, pb);
+    serial_s = calibrate(baseline.plan(), calibration_rules()).time_s();
+  }
+  pipeline_run run(c, b, pb);
   case_plan plan = run.plan();
+  const bool verify_each = current_options().verify_each;
+  plan.prepare = [&] {
+    if (verify_each) std::memset(b.out->data(), 0xff, b.bytes);  // NaN: an output nobody wrote fails
+  };
   double err = 0;
   const double tolerance = 1e-4 + 1e-6 * c.work;
   plan.verify = [&] {
@@ -305,32 +315,32 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
     return "data check failed: max error " + std::to_string(err) + " of out = in + " + std::to_string(c.work) +
            " exceeds " + std::to_string(tolerance);
   };
+  std::memset(b.out->data(), 0xff, b.bytes);  // the calibration wrote outputs too: poison again
   const auto t = run_case(state, plan);
   if (!t) return;
   if (timeline::instance().enabled()) run.record_timeline(current_case_name());
-  const double mean_s = t->time_s();
-  const int chunks = c.sched == schedule::serial ? 1 : c.streams;
-  double ideal_s = overlap_ideal_s(cal.stages, chunks);
-  // A case faster than its bound: the link was slower while the stages were timed than during the case (on
-  // an H100 whose host link other GPUs share, the both-ways stage timed 11.70 ms and a case then ran the
-  // same copies in 11.22 ms). Time the stages again, keeping each one's fastest timing, at most twice; a
-  // case still above its bound after that shows a wrong model, not a slow link.
-  for (int retry = 0; retry < 2 && ideal_s > mean_s; ++retry) {
-    cal.stages = fastest(cal.stages, time_stages(c, b));
-    ++cal.stage_timings;
-    ideal_s = overlap_ideal_s(cal.stages, chunks);
+  const double time_s = t->time_s();
+  if (c.sched == schedule::serial) serial_s = time_s;
+  const double ideal_s = overlap_ideal_s(stages, chunks_of(c));
+  const double efficiency = ideal_s / time_s;
+  // Above 1 by more than the noise of the stage timings: the bound does not hold, so the model (or the
+  // measurement) is wrong, and the case says so rather than report an efficiency nobody should believe.
+  if (efficiency > 1.02) {
+    add_note(state, "efficiency above 1.02");
+    std::fprintf(stderr, "gpu_bench: warning: %s ran faster than its ideal bound (efficiency %.3f)\n",
+                 current_case_name().c_str(), efficiency);
   }
-  state.counters["gbps"] = 2.0 * static_cast<double>(c.bytes) / mean_s / 1e9;
+  state.counters["gbps"] = 2.0 * static_cast<double>(c.bytes) / time_s / 1e9;
   state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
-  state.counters["speedup"] = cal.serial_s / mean_s;
+  state.counters["wall_ms"] = t->median_of([](const sample& s) { return s.wall_s; }) * 1e3;
+  state.counters["speedup"] = serial_s / time_s;
   state.counters["ideal_ms"] = ideal_s * 1e3;
-  state.counters["efficiency"] = ideal_s / mean_s;
+  state.counters["efficiency"] = efficiency;
   state.counters["max_error"] = err;
-  state.counters["in_ms"] = cal.stages.in_s * 1e3;
-  state.counters["out_ms"] = cal.stages.out_s * 1e3;
-  state.counters["both_ms"] = cal.stages.both_s * 1e3;
-  state.counters["kernel_ms"] = cal.stages.kernel_s * 1e3;
-  state.counters["stage_timings"] = cal.stage_timings;
+  state.counters["in_ms"] = stages.in_s * 1e3;
+  state.counters["out_ms"] = stages.out_s * 1e3;
+  state.counters["both_ms"] = stages.both_s * 1e3;
+  state.counters["kernel_ms"] = stages.kernel_s * 1e3;
   state.SetBytesProcessed(static_cast<std::int64_t>(2.0 * static_cast<double>(c.bytes) * static_cast<double>(t->size())));
 }
 
@@ -343,20 +353,23 @@ const family_registration registration{{
     "    depth_first    for each chunk: copy in, kernel, copy out on its stream\n"
     "    breadth_first  all copies in, then all kernels, then all copies out\n"
     "    work           W repetitions per element of a[i] += sqrt(sin(x)^2 + cos(x)^2)\n"
-    "    sync           end: one cudaDeviceSynchronize; per_stream: each stream in turn; per_chunk: the host\n"
-    "                   waits after each chunk (ungated: kills overlap); event_join: streams joined on the GPU\n"
-    "                   with events, one wait on the last\n"
-    "    counters  gbps (N in + N out / GPU time), host_blocked_us, speedup (serial time of the same memory,\n"
-    "              size and work / this time), ideal_ms and efficiency (ideal / measured), max_error, and\n"
-    "              the measured stages in_ms, out_ms, both_ms (in and out at once), kernel_ms, each the\n"
-    "              fastest of 5 timings, copies split 1, 2 or 4 ways and the kernel 1, 2, 4 or 8 ways over\n"
-    "              streams, whichever is fastest, and stage_timings (how many times the stages were timed:\n"
-    "              a case faster than its bound times them again, at most twice, keeping each one's fastest):\n"
+    "    sync           where the host waits, and on what: end, one cudaDeviceSynchronize after the whole\n"
+    "                   sample is enqueued; per_stream, cudaStreamSynchronize on each stream in turn;\n"
+    "                   event_join, the origin stream waits on every stream's last event and the host on\n"
+    "                   the origin (the join is in the GPU time); per_chunk, the host waits after each\n"
+    "                   chunk's operations (ungated: the waits sit between them and kill overlap)\n"
+    "    counters  gbps (N in + N out / GPU time), wall_ms (from the first enqueue to the host seeing the\n"
+    "              sample done), host_blocked_us, speedup (the serial schedule's time, measured before\n"
+    "              this case in the same run / this time), ideal_ms and efficiency (ideal / measured),\n"
+    "              max_error, and the stages in_ms, out_ms, both_ms (in and out at once), kernel_ms: the\n"
+    "              whole payload in the case's own S chunks over S streams, medians measured before this\n"
+    "              case in the same run:\n"
     "                ideal = max((in + out) / S + (S - 1) / S * both,   the copy link\n"
     "                            in / S + kernel + out / S,             the kernels\n"
     "                            in + (kernel + out) / S,               the copies in\n"
     "                            (in + kernel) / S + out)               the copies out\n"
     "              (each resource's busy time plus the fill and drain it cannot overlap, for S chunks).\n"
+    "              A case above efficiency 1.02 is marked in its label and warned about on stderr.\n"
     "    The default runs 43 cases around pinned 512 MiB with work 1; --full runs every\n"
     "    combination (2352). --sizes replaces 512 MiB with each size given (and 16 MiB to 1 GiB under --full).\n",
     {"schedule", "mem", "streams", "bytes", "work", "sync"},
@@ -368,6 +381,7 @@ const family_registration registration{{
     "x=streams;series=schedule;panel=mem",
     family_scope::single_gpu,
     "^Overlap/.*/streams:(1|8)/bytes:65536/work:1/",
+    "",
     [] {
       for (const overlap_case& c : overlap_grid(current_options().full, sizes_or({})))
         register_case(overlap_name(c), [c](benchmark::State& st) { run_overlap(st, c); });

@@ -18,7 +18,6 @@
 #include "benchmarks/peer/model.hpp"
 #include "fixtures/run/options.hpp"
 #include "fixtures/memory/pattern.hpp"
-#include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/run/registry.hpp"
@@ -86,11 +85,12 @@ struct peer_leg {
   }
 };
 
-// Each GPU sends from its device buffer in slot 0 and receives into slot 1.
-peer_leg make_leg(int from, int to, std::size_t bytes) {
+// Each GPU sends from its device buffer in slot `slot` and receives into slot `slot + 1`: the measured
+// copies use slots 0 and 1, the priming copies (the same engine, buffers of their own) slots 2 and 3.
+peer_leg make_leg(int from, int to, std::size_t bytes, int slot) {
   auto& cache = buffer_cache::instance();
-  return peer_leg{from, to, region_of(cache.device_on(from, bytes, 0), bytes),
-                  region_of(cache.device_on(to, bytes, 1), bytes)};
+  return peer_leg{from, to, region_of(cache.device_on(from, bytes, slot), bytes),
+                  region_of(cache.device_on(to, bytes, slot + 1), bytes)};
 }
 
 // Runs one Peer or PeerLatency case: buffers, peer access, the timed loop (gated with peer access on), the
@@ -102,38 +102,48 @@ std::optional<sample_set> run_peer(benchmark::State& state, const peer_case& c) 
       return std::nullopt;
     }
   const std::size_t n = c.bytes;
-  const std::vector<peer_leg> legs = buffer_cache::instance().acquire_with_retry([&] {
-    std::vector<peer_leg> v{make_leg(c.src, c.dst, n)};
-    if (c.dir == peer_dir::bidir) v.push_back(make_leg(c.dst, c.src, n));
+  const std::size_t prime_bytes = std::min<std::size_t>(n, 64 << 10);
+  const auto legs = buffer_cache::instance().acquire_with_retry([&] {
+    std::vector<peer_leg> v{make_leg(c.src, c.dst, n, 0), make_leg(c.src, c.dst, prime_bytes, 2)};
+    if (c.dir == peer_dir::bidir) {
+      v.push_back(make_leg(c.dst, c.src, n, 0));
+      v.push_back(make_leg(c.dst, c.src, prime_bytes, 2));
+    }
     return v;
   });
   set_peer_access(c.src, c.dst, c.peer_access);
-  const std::uint32_t seed = next_seed();
+  std::uint32_t seed = next_seed();
   for (const peer_leg& l : legs) l.fill(seed);
 
-  device_scope on(c.src);  // the origin stream, its events and its gate are the source GPU's
-  std::vector<int> stream_devices;
-  for (const peer_leg& l : legs) stream_devices.push_back(l.src_dev);
-  stream_set streams(stream_devices);
+  // One stream on each direction's source GPU; each GPU's gate holds its own stream, and the sample's
+  // time is the longer of the two directions' own spans, both gates having opened together.
+  std::vector<int> stream_devices{c.src};
+  if (c.dir == peer_dir::bidir) stream_devices.push_back(c.dst);
+  stream_set& streams = stream_set::cached(stream_devices);
   // With peer access the copy is one DMA the enqueue only queues. Without it the driver stages the copy
   // through host memory, and whether that enqueue waits for the GPU is not documented: ungated, as
   // pageable copies are, rather than risk a gate the host cannot open.
-  gate* g = c.peer_access ? &process_gate(c.src) : nullptr;
-  const std::size_t prime_bytes = std::min<std::size_t>(n, 64 << 10);
+  const bool gated = c.peer_access;
+  const bool verify_each = current_options().verify_each;
   case_plan plan;
-  if (!g) plan.notes.emplace_back("ungated");
+  if (!gated) plan.notes.emplace_back("ungated");
+  plan.prepare = [&] {
+    if (!verify_each) return;
+    for (std::size_t i = 0; i < legs.size(); i += 2) legs[i].fill(seed);
+  };
+  stream_set::hooks hooks;
+  hooks.prime = [&](int i) { legs[2 * static_cast<std::size_t>(i) + 1].enqueue(streams[i], prime_bytes); };
   plan.measure = [&] {
     return streams.measure(
-        g,
+        gated,
         [&] {
-          for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)], n);
+          for (int i = 0; i < streams.size(); ++i) legs[2 * static_cast<std::size_t>(i)].enqueue(streams[i], n);
         },
-        // The same copy over at most 64 KiB leaves the origin stream on the engine the measured copy uses.
-        {[&] { legs.front().enqueue(streams.origin(), prime_bytes); }, {}});
+        hooks);
   };
   plan.verify = [&] {
-    for (const peer_leg& l : legs)
-      if (std::string bad = l.verify(seed); !bad.empty()) return bad;
+    for (std::size_t i = 0; i < legs.size(); i += 2)
+      if (std::string bad = legs[i].verify(seed); !bad.empty()) return bad;
     return std::string();
   };
   auto t = run_case(state, plan);
@@ -146,6 +156,11 @@ void run_peer_case(benchmark::State& state, const peer_case& c) {
   if (!t) return;
   const double moved = peer_bytes_moved(c);
   state.counters["gbps"] = moved / t->time_s() / 1e9;
+  if (c.dir == peer_dir::bidir) {
+    const auto n = static_cast<double>(c.bytes);
+    state.counters["gbps_src_to_dst"] = n / t->median_of([](const sample& s) { return s.spans.at(0); }) / 1e9;
+    state.counters["gbps_dst_to_src"] = n / t->median_of([](const sample& s) { return s.spans.at(1); }) / 1e9;
+  }
   state.SetBytesProcessed(static_cast<std::int64_t>(moved * static_cast<double>(t->size())));
 }
 
@@ -167,9 +182,10 @@ const family_registration peer_registration{{
     "GPU to GPU copies between every ordered pair of visible GPUs, with and without peer access",
     std::string("  Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}\n"
                 "    oneway  cudaMemcpyPeerAsync of N bytes from GPU i to GPU j on a stream of GPU i; N counted.\n"
-                "    bidir   i to j on a stream of GPU i and j to i on a stream of GPU j at once, the second\n"
-                "            stream forked from GPU i's start event and joined back before its stop event; 2N\n"
-                "            counted. Registered for i < j only (the same pair named the other way round is\n"
+                "    bidir   i to j on a stream of GPU i and j to i on a stream of GPU j at once, each held by\n"
+                "            its own GPU's gate and timed by its own GPU's events; the sample's time is the\n"
+                "            longer of the two; 2N counted; gbps_src_to_dst and gbps_dst_to_src each direction's\n"
+                "            own rate. Registered for i < j only (the same pair named the other way round is\n"
                 "            the same measurement).\n") +
         kPeerAccessHelp +
         "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
@@ -184,6 +200,7 @@ const family_registration peer_registration{{
     "x=bytes;series=dir;panel=peer_access",
     family_scope::multi_gpu,
     "^Peer/src:0/dst:1/",
+    "^Peer/src:[0-9]+/dst:[0-9]+/peer_access:on/dir:bidir/bytes:268435456/",
     [] {
       for (const peer_case& c : peer_grid(visible_gpu_count(), sizes_or({1u << 20, 16u << 20, 256u << 20})))
         register_case(peer_name(c), [c](benchmark::State& st) { run_peer_case(st, c); }, {c.src, c.dst});
@@ -207,6 +224,7 @@ const family_registration latency_registration{{
     "series=peer_access",
     family_scope::multi_gpu,
     "^PeerLatency/src:0/dst:1/",
+    "",
     [] {
       for (const peer_case& c : peer_latency_grid(visible_gpu_count()))
         register_case(peer_latency_name(c), [c](benchmark::State& st) { run_peer_latency_case(st, c); },

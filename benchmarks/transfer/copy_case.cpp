@@ -7,19 +7,21 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/context/profile.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/context/profile.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/memory/pattern.hpp"
-#include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/measure/verify.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/run/options.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gpu_bench {
 namespace {
+
+constexpr std::size_t kPrimeBytes = 64 << 10;
 
 // One copy in one direction: where it reads, where it writes, and how it is issued for its memory kind.
 struct leg {
@@ -38,9 +40,10 @@ struct leg {
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
-  // Puts managed pages where the copy starts from; untimed.
-  void reset(cudaStream_t s) const {
-    if (!is_managed(kind)) return;
+  // Managed memory, before every sample: the pages go back to where the copy starts from, and that side
+  // writes them afresh under `seed`, so each sample moves pages the source side has just written and the
+  // check afterwards sees the last sample's data, not an earlier one's.
+  void refill_managed(std::uint32_t seed, cudaStream_t s) const {
     cudaMemLocation from{};
     if (dir == direction::h2d) {
       from.type = cudaMemLocationTypeHost;
@@ -49,6 +52,10 @@ struct leg {
       from.id = device;
     }
     CUDA_CHECK(cudaMemPrefetchAsync(src.dev, src.bytes, from, 0, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    fill_pattern(src, seed, dir == direction::h2d ? side::host : side::gpu, s);
+    if (!in_place()) fill_poison(dst, seed, dst_side, s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
   void enqueue(cudaStream_t s) const {
@@ -81,16 +88,6 @@ struct leg {
     }
   }
 
-  // The same copy over at most 64 KiB of the same buffers: it leaves the stream on the copy engine the
-  // measured copy uses. Kernel-driven and managed legs need none (the gate is a kernel; prefetching a
-  // prefix would move pages the measurement should move).
-  void prime(cudaStream_t s) const {
-    if (kind == mem_kind::mapped || is_managed(kind)) return;
-    leg small = *this;
-    small.src.bytes = small.dst.bytes = std::min<std::size_t>(src.bytes, 64 << 10);
-    small.enqueue(s);
-  }
-
   std::string verify(std::uint32_t seed, cudaStream_t s) const {
     // After a prefetch to the GPU the GPU checks; after one to the host, the host does.
     const side by = in_place() ? (dir == direction::h2d ? side::gpu : side::host) : dst_side;
@@ -98,67 +95,141 @@ struct leg {
   }
 };
 
-std::vector<leg> make_legs(const transfer_case& c, int device) {
+// Copy-engine legs prime their engine with the same kind of copy between buffers of their own: the measured
+// buffers are not touched, so data the priming copy moved cannot pass the check of the measured one.
+// Kernel-driven and managed legs need none (the gate is a kernel; prefetching other pages primes nothing).
+bool needs_prime(mem_kind k) {
+  return k != mem_kind::mapped && !is_managed(k);
+}
+
+leg host_leg(direction d, mem_kind kind, std::size_t n, int host_slot, int dev_slot, numa_place numa, int device) {
   auto& cache = buffer_cache::instance();
-  const std::size_t n = c.bytes;
+  host_buffer& h = cache.host(kind, n, host_slot, numa);
+  const region hr = region_of(h, n);
+  const side hs = natural_side(kind);
+  const std::optional<int> node = h.numa_node();
+  if (kind == mem_kind::managed_prefetch) return leg{d, kind, hr, hr, hs, hs, device, node};
+  const region dr = region_of(cache.device(n, dev_slot), n);
+  return d == direction::h2d ? leg{d, kind, hr, dr, hs, side::gpu, device, node}
+                             : leg{d, kind, dr, hr, side::gpu, hs, device, node};
+}
+
+// The measured legs use host slots 0 (h2d) and 1 (d2h) and device slots 0 and 1; priming legs slots 2 and 3.
+std::vector<leg> make_legs(const transfer_case& c, int device, std::size_t n, int slot_base) {
   std::vector<leg> legs;
-  auto host_leg = [&](direction d, int slot) {
-    host_buffer& h = cache.host(c.mem, n, slot, c.numa);
-    const region hr = region_of(h, n);
-    const side hs = natural_side(c.mem);
-    const std::optional<int> node = h.numa_node();
-    if (c.mem == mem_kind::managed_prefetch) return leg{d, c.mem, hr, hr, hs, hs, device, node};
-    const region dr = region_of(cache.device(n, slot), n);
-    return d == direction::h2d ? leg{d, c.mem, hr, dr, hs, side::gpu, device, node}
-                               : leg{d, c.mem, dr, hr, side::gpu, hs, device, node};
-  };
   switch (c.dir) {
     case direction::h2d:
-      legs.push_back(host_leg(direction::h2d, 0));
+      legs.push_back(host_leg(direction::h2d, c.mem, n, slot_base, slot_base, c.numa, device));
       break;
     case direction::d2h:
-      legs.push_back(host_leg(direction::d2h, 1));
+      legs.push_back(host_leg(direction::d2h, c.mem, n, slot_base + 1, slot_base + 1, c.numa, device));
       break;
     case direction::bidir:
-      legs.push_back(host_leg(direction::h2d, 0));
-      legs.push_back(host_leg(direction::d2h, 1));
+      legs.push_back(host_leg(direction::h2d, c.mem, n, slot_base, slot_base, c.numa, device));
+      legs.push_back(host_leg(direction::d2h, c.mem, n, slot_base + 1, slot_base + 1, c.numa, device));
       break;
-    case direction::d2d:
-      legs.push_back(leg{direction::d2d, mem_kind::device, region_of(cache.device(n, 0), n),
-                         region_of(cache.device(n, 1), n), side::gpu, side::gpu, device});
+    case direction::d2d: {
+      auto& cache = buffer_cache::instance();
+      legs.push_back(leg{direction::d2d, mem_kind::device, region_of(cache.device(n, slot_base), n),
+                         region_of(cache.device(n, slot_base + 1), n), side::gpu, side::gpu, device});
       break;
+    }
   }
   return legs;
 }
 
+// d2d cache:cold: before every sample, a write over twice the L2's size leaves nothing of the copy's
+// buffers in L2 (as nvbench flushes it).
+class l2_flush {
+ public:
+  explicit l2_flush(std::size_t l2_bytes) : bytes_(2 * std::max<std::size_t>(l2_bytes, 1 << 20)) {}
+  void operator()(cudaStream_t s) {
+    device_buffer& b = buffer_cache::instance().device(bytes_, 4);
+    CUDA_CHECK(cudaMemsetAsync(b.data(), ++value_ & 0xff, bytes_, s));
+  }
+
+ private:
+  std::size_t bytes_;
+  int value_ = 0;
+};
+
+// Per-direction globaltimer spans of the one-kernel mapped bidir copy, read back after each sample.
+struct two_way_spans {
+  device_buffer& spans = buffer_cache::instance().device(4 * sizeof(unsigned long long), 5);
+  unsigned long long* ns() const { return static_cast<unsigned long long*>(spans.data()); }
+  std::pair<double, double> read() const {
+    unsigned long long h[4] = {};
+    CUDA_CHECK(cudaMemcpy(h, spans.data(), sizeof h, cudaMemcpyDeviceToHost));
+    return {static_cast<double>(h[1] - h[0]) * 1e-9, static_cast<double>(h[3] - h[2]) * 1e-9};
+  }
+};
+
 }  // namespace
 
-std::optional<sample_set> run_copy_case(benchmark::State& state, const transfer_case& c) {
+std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer_case& c, int steady_batch) {
   const int device = current_device();
-  const std::vector<leg> legs = buffer_cache::instance().acquire_with_retry([&] { return make_legs(c, device); });
-  stream_set streams(static_cast<int>(legs.size()));
-  const std::uint32_t seed = next_seed();
-  for (std::size_t i = 0; i < legs.size(); ++i) legs[i].fill(seed, streams[static_cast<int>(i)]);
+  const bool gated = !enqueue_may_block(c.mem);
+  const bool prime = gated && needs_prime(c.mem);
+  const bool mapped_bidir = c.dir == direction::bidir && c.mem == mem_kind::mapped;
+  const auto buffers = buffer_cache::instance().acquire_with_retry([&] {
+    return std::make_pair(make_legs(c, device, c.bytes, 0),
+                          prime ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), 2)
+                                : std::vector<leg>{});
+  });
+  const std::vector<leg>& legs = buffers.first;
+  const std::vector<leg>& primers = buffers.second;
+  // The mapped bidir copy is one kernel on one stream; every other leg has a stream of its own.
+  stream_set& streams = stream_set::cached(mapped_bidir ? 1 : static_cast<int>(legs.size()));
+  std::uint32_t seed = next_seed();
+  for (std::size_t i = 0; i < legs.size(); ++i) legs[i].fill(seed, streams[mapped_bidir ? 0 : static_cast<int>(i)]);
+  for (std::size_t i = 0; i < primers.size(); ++i) primers[i].fill(seed, streams[mapped_bidir ? 0 : static_cast<int>(i)]);
 
-  gate* g = enqueue_may_block(c.mem) ? nullptr : &process_gate();
+  const bool verify_each = current_options().verify_each;
+  std::optional<l2_flush> flush;
+  if (c.dir == direction::d2d && c.cache == cache_state::cold) flush.emplace(profile_of(device).l2_bytes);
+  std::optional<two_way_spans> spans;
+  if (mapped_bidir) spans.emplace();
+
   case_plan plan;
-  if (!g) plan.notes.emplace_back("ungated");
-  if (is_managed(c.mem))
-    plan.prepare = [&] {
-      for (std::size_t i = 0; i < legs.size(); ++i) legs[i].reset(streams[static_cast<int>(i)]);
+  if (!gated) plan.notes.emplace_back("ungated");
+  plan.prepare = [&] {
+    if (is_managed(c.mem)) {
+      seed = next_seed();
+      for (std::size_t i = 0; i < legs.size(); ++i) legs[i].refill_managed(seed, streams[static_cast<int>(i)]);
+    } else if (verify_each) {
+      for (std::size_t i = 0; i < legs.size(); ++i)
+        fill_poison(legs[i].dst, seed, legs[i].dst_side, streams[mapped_bidir ? 0 : static_cast<int>(i)]);
       streams.synchronize();
-    };
+    }
+    if (flush) (*flush)(streams.origin());
+  };
+  stream_set::hooks hooks;
+  hooks.prime = [&](int i) {
+    if (mapped_bidir) kernels::reset_spans(spans->ns(), 4, streams.origin());
+    if (static_cast<std::size_t>(i) < primers.size()) primers[static_cast<std::size_t>(i)].enqueue(streams[i]);
+  };
   plan.measure = [&] {
-    return streams.measure(
-        g,
+    sample s = streams.measure(
+        gated,
         [&] {
-          for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)]);
+          if (mapped_bidir) {
+            kernels::copy_two_ways(legs[0].dst.dev, legs[0].src.dev, legs[1].dst.dev, legs[1].src.dev, c.bytes,
+                                   spans->ns(), streams.origin());
+          } else {
+            for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)]);
+          }
         },
-        {[&] { legs.front().prime(streams.origin()); }, {}});
+        hooks);
+    if (mapped_bidir) {
+      const auto [h2d, d2h] = spans->read();
+      s.spans = {h2d, d2h};
+    }
+    return s;
   };
   plan.verify = [&] {
     for (std::size_t i = 0; i < legs.size(); ++i)
-      if (std::string bad = legs[i].verify(seed, streams[static_cast<int>(i)]); !bad.empty()) return bad;
+      if (std::string bad = legs[i].verify(seed, streams[mapped_bidir ? 0 : static_cast<int>(i)]); !bad.empty())
+        return bad;
     return std::string();
   };
   const auto set = run_case(state, plan);
@@ -171,11 +242,33 @@ std::optional<sample_set> run_copy_case(benchmark::State& state, const transfer_
     return std::nullopt;
   }
   state.counters["gbps"] = gbps;
+  if (c.dir == direction::bidir) {
+    // Each direction by its own events (by its half's globaltimer span for the one-kernel mapped copy).
+    const auto n = static_cast<double>(c.bytes);
+    state.counters["gbps_h2d"] = n / set->median_of([](const sample& s) { return s.spans.at(0); }) / 1e9;
+    state.counters["gbps_d2h"] = n / set->median_of([](const sample& s) { return s.spans.at(1); }) / 1e9;
+  }
   state.counters["host_blocked_us"] = set->mean_host_s() * 1e6;
   // Where the host side's pages are, read back from the kernel where it can say: the numa axis's proof.
   if (const auto node = legs.front().host_node) state.counters["numa_node"] = *node;
   state.SetBytesProcessed(static_cast<std::int64_t>(moved * static_cast<double>(set->size())));
-  return set;
+  copy_result result{*set, 0.0};
+  if (steady_batch > 0) {
+    case_plan batch;
+    batch.measure = [&] {
+      sample s = streams.measure(
+          gated,
+          [&] {
+            for (int k = 0; k < steady_batch; ++k)
+              for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)]);
+          },
+          hooks);
+      s.seconds /= steady_batch;
+      return s;
+    };
+    result.steady_s = calibrate(batch, rules_from_options()).time_s();
+  }
+  return result;
 }
 
 }  // namespace gpu_bench

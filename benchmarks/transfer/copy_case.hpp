@@ -12,7 +12,15 @@
 
 namespace gpu_bench {
 
+struct copy_result {
+  sample_set samples;
+  // With `steady_batch` > 0: one copy's share of `steady_batch` copies issued back to back between one
+  // pair of events (the median of such batches): the steady-state cost of a copy, without the event
+  // bracketing that a single copy's time includes.
+  double steady_s = 0;
+};
+
 // Fails the case with a sentence on any error (and returns nullopt); otherwise returns its samples.
-std::optional<sample_set> run_copy_case(benchmark::State& state, const transfer_case& c);
+std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer_case& c, int steady_batch = 0);
 
 }  // namespace gpu_bench

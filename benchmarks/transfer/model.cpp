@@ -38,6 +38,9 @@ std::vector<transfer_case> transfer_grid(const std::vector<std::uint64_t>& sizes
       if (numa_axis && numa_kind(k)) {
         for (numa_place p : {numa_place::local, numa_place::remote})
           for (std::uint64_t n : sizes) v.push_back({d, k, n, p});
+      } else if (d == direction::d2d) {
+        for (cache_state c : {cache_state::cold, cache_state::warm})
+          for (std::uint64_t n : sizes) v.push_back({d, k, n, numa_place::local, c});
       } else {
         for (std::uint64_t n : sizes) v.push_back({d, k, n});
       }
@@ -49,6 +52,7 @@ case_name transfer_name(const transfer_case& c) {
   case_name n("Transfer");
   n.add("dir", c.dir).add("mem", c.mem);
   if (c.numa == numa_place::remote) n.add("numa", c.numa);
+  if (c.dir == direction::d2d) n.add("cache", c.cache);
   n.add("bytes", c.bytes);
   return n;
 }

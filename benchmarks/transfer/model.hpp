@@ -18,6 +18,13 @@ template <>
 inline constexpr enum_entries<direction, 4> enum_names<direction> = {
     {{direction::h2d, "h2d"}, {direction::d2h, "d2h"}, {direction::bidir, "bidir"}, {direction::d2d, "d2d"}}};
 
+// d2d only: whether L2 holds what the copy reads when a sample starts. cold (the default) writes a buffer
+// twice the L2's size before every sample, so a copy that fits in L2 is not timed at L2's speed.
+enum class cache_state { cold, warm };
+template <>
+inline constexpr enum_entries<cache_state, 2> enum_names<cache_state> = {
+    {{cache_state::cold, "cold"}, {cache_state::warm, "warm"}}};
+
 struct transfer_case {
   direction dir;
   mem_kind mem;
@@ -25,6 +32,7 @@ struct transfer_case {
   // remote only on the numa axis (several NUMA nodes, a kind numa_kind() allows); the name marks only
   // remote cases, so a case's name is the same on hosts with one node and with several.
   numa_place numa = numa_place::local;
+  cache_state cache = cache_state::cold;  // named for d2d only
 };
 
 // The kinds whose pages gpu_bench places itself and so can put on a chosen node: not device memory, and
@@ -38,7 +46,7 @@ const std::vector<mem_kind>& transfer_kinds(direction d);
 bool transfer_valid(direction d, mem_kind k);
 
 // Every valid case, directions in the order h2d, d2h, bidir, d2d, then kinds, then (with `numa_axis`, for
-// the kinds numa_kind() allows) local and remote, then sizes.
+// the kinds numa_kind() allows) local and remote, then for d2d cold and warm, then sizes.
 std::vector<transfer_case> transfer_grid(const std::vector<std::uint64_t>& sizes, bool numa_axis = false);
 
 case_name transfer_name(const transfer_case& c);

@@ -6,7 +6,6 @@
 
 #include "benchmarks/transfer/copy_case.hpp"
 #include "benchmarks/transfer/model.hpp"
-#include "fixtures/measure/stats.hpp"
 #include "fixtures/run/options.hpp"
 #include "fixtures/run/registry.hpp"
 
@@ -14,32 +13,33 @@ namespace gpu_bench {
 namespace {
 
 void run_transfer(benchmark::State& state, const transfer_case& c) {
-  const auto set = run_copy_case(state, c);
-  if (!set || set->size() == 0) return;
-  state.counters["p50_gbps"] = transfer_bytes_moved(c) / p50(set->values([](const sample& s) { return s.seconds; })) / 1e9;
+  (void)run_copy_case(state, c);
 }
 
 const family_registration registration{{
     "Transfer",
     "one copy per iteration: host<->GPU for every host memory kind, both ways at once, and GPU<->GPU",
-    "  Transfer/dir:{h2d,d2h,bidir,d2d}/mem:{kind}[/numa:remote]/bytes:{N}\n"
+    "  Transfer/dir:{h2d,d2h,bidir,d2d}/mem:{kind}[/numa:remote][/cache:{cold,warm}]/bytes:{N}\n"
     "    h2d, d2h   cudaMemcpyAsync for pageable, pinned, write_combined, registered; an SM copy kernel for\n"
     "               mapped; cudaMemPrefetchAsync for managed_prefetch; a kernel faulting the pages over for\n"
     "               managed_fault (h2d only). N bytes counted.\n"
-    "    bidir      one h2d and one d2h of N bytes each, at once on two streams; 2N bytes counted.\n"
+    "    bidir      one h2d and one d2h of N bytes each at once, each on a stream of its own (mapped: one\n"
+    "               kernel, half its blocks each way, every block resident at once); 2N bytes counted.\n"
     "    d2d        cudaMemcpyAsync within the GPU (mem:device); N bytes counted once, though 2N cross\n"
-    "               the memory bus (read and write).\n"
-    "    counters   gbps (bytes counted / GPU time, GB = 1e9 B), p50_gbps (bytes counted / the median\n"
-    "               iteration's GPU time: unmoved by a minority of slow iterations, such as another tenant\n"
-    "               of the host using the link for a moment), host_blocked_us (mean time the enqueue held\n"
-    "               the CPU), bytes_per_second (Google Benchmark's own).\n"
+    "               the memory bus (read and write). cache:cold (L2 overwritten before every sample) or\n"
+    "               cache:warm (whatever the last sample left in L2).\n"
+    "    counters   gbps (bytes counted / the median sample's GPU time, GB = 1e9 B); bidir also gbps_h2d and\n"
+    "               gbps_d2h, each direction by its own events; host_blocked_us (mean time the enqueue held\n"
+    "               the CPU); samples, noise_pct; bytes_per_second (Google Benchmark's own).\n"
     "    numa_node  the NUMA node the host buffer's first page lies on, where the kernel can say.\n"
     "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n"
+    "    Copy-engine cases prime their engine behind the gate with a copy between buffers of their own.\n"
+    "    Managed cases move pages the source side has just written, before every sample.\n"
     "  Where the host has more than one NUMA node with memory (and gpu_bench was built with libnuma), every\n"
     "  host buffer is on its GPU's node, and each pageable, pinned, write_combined, registered and mapped case\n"
     "  gains a twin with numa:remote after mem: its host buffer on another node, the thread still on the\n"
     "  GPU's (numa:local is the plain name, so names match between hosts with one node and several).\n",
-    {"dir", "mem", "numa", "bytes"},
+    {"dir", "mem", "numa", "cache", "bytes"},
     "gbps",
     "GB/s",
     better::higher,
@@ -48,6 +48,7 @@ const family_registration registration{{
     "x=bytes;series=mem;panel=dir",
     family_scope::single_gpu,
     "^Transfer/",
+    "^Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:268435456/|^Transfer/dir:d2d/mem:device/cache:cold/bytes:268435456/",
     [] {
       for (const transfer_case& c : transfer_grid(current_options().sizes, numa_axis_available()))
         register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer(st, c); });

@@ -54,10 +54,11 @@ class Listing(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         names = r.stdout.split()
         transfer = [n for n in names if n.startswith("Transfer/")]
-        # h2d: 7 memory kinds, d2h and bidir: 6 each, d2d: 1; 15 sizes from 4 B to 1 GiB. Where the host has
-        # several NUMA nodes (and the build has libnuma) the 15 placeable pairs gain a numa:remote twin.
+        # h2d: 7 memory kinds, d2h and bidir: 6 each, d2d: 1 with a cold and a warm cache; 15 sizes from 4 B
+        # to 1 GiB. Where the host has several NUMA nodes (and the build has libnuma) the 15 placeable pairs
+        # gain a numa:remote twin.
         remote = [n for n in transfer if "/numa:" in n]
-        self.assertEqual(len(transfer), 20 * 15 + len(remote))
+        self.assertEqual(len(transfer), 21 * 15 + len(remote))
         self.assertIn(len(remote), (0, 15 * 15))
         if memory_nodes() < 2:
             self.assertEqual(remote, [], "a numa axis on a host with one NUMA node")
@@ -68,14 +69,15 @@ class Listing(unittest.TestCase):
         for n in names:
             self.assertRegex(n, NAME)
         self.assertIn("Transfer/dir:h2d/mem:pinned/bytes:268435456/manual_time", names)
-        self.assertIn("Transfer/dir:d2d/mem:device/bytes:4/manual_time", names)
+        self.assertIn("Transfer/dir:d2d/mem:device/cache:cold/bytes:4/manual_time", names)
+        self.assertIn("Transfer/dir:d2d/mem:device/cache:warm/bytes:1073741824/manual_time", names)
         self.assertNotIn("Transfer/dir:d2h/mem:managed_fault/bytes:4/manual_time", names)
         self.assertEqual(len([n for n in names if n.startswith("Overlap/")]), 43)
         self.assertEqual(len([n for n in names if n.startswith("HostBlocking/")]), 24)
         counts = {fam: len([n for n in names if n.startswith(fam + "/")])
                   for fam in ("SyncPlacement", "Streams", "Events", "Launch", "SmallCopy", "Alloc")}
         self.assertEqual(counts, {"SyncPlacement": 10, "Streams": 20, "Events": 9, "Launch": 6, "SmallCopy": 30,
-                                  "Alloc": 18})
+                                  "Alloc": 21})
 
     def test_full_matrix(self):
         r = run("--benchmark_list_tests", "--full", "--benchmark_filter=^Overlap/")
@@ -213,6 +215,38 @@ class DeviceAll(unittest.TestCase):
         r = run("--benchmark_list_tests", "--benchmark_filter=^Peer/", env=self.NO_GPU)
         self.assertEqual(r.returncode, 1)
         self.assertIn("only where a GPU is visible", r.stderr)
+
+
+class SamplingAndPresets(unittest.TestCase):
+    def test_help_says_how_sampling_stops(self):
+        r = run("--help")
+        for needle in ("--noise=PCT", "--max_time_per_case=S", "--samples=on", "--verify=each", "--progress=WHEN",
+                       "--preset=NAME", "noise_pct", "Iterations is 1"):
+            self.assertIn(needle, r.stdout)
+
+    def test_the_gate_preset_selects_its_short_list(self):
+        r = run("--preset=gate", "--benchmark_list_tests", env={"CUDA_VISIBLE_DEVICES": ""})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(r.stdout.split()), sorted([
+            "SmallCopy/dir:h2d/mem:pinned/bytes:4/manual_time",
+            "SmallCopy/dir:d2h/mem:pinned/bytes:4/manual_time",
+            "Transfer/dir:h2d/mem:pinned/bytes:268435456/manual_time",
+            "Transfer/dir:d2h/mem:pinned/bytes:268435456/manual_time",
+            "Transfer/dir:bidir/mem:pinned/bytes:268435456/manual_time",
+            "Transfer/dir:d2d/mem:device/cache:cold/bytes:268435456/manual_time"]))
+
+    def test_conflicting_or_incomplete_flags_are_one_line_and_exit_2(self):
+        for args, needle in ((["--preset=gate", "--benchmark_filter=Transfer"], "drop --benchmark_filter"),
+                             (["--samples=on"], "give one"),
+                             (["--noise=0"], "--noise takes a number"),
+                             (["--max_time_per_case=forever"], "--max_time_per_case takes a number"),
+                             (["--preset=quick"], "--preset takes default, nightly or gate")):
+            with tempfile.TemporaryDirectory() as d:
+                r = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=d, timeout=60)
+                self.assertEqual(r.returncode, 2, args)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertIn(needle, r.stderr)
+                self.assertEqual(os.listdir(d), [])
 
 
 class NewFamily(unittest.TestCase):

@@ -20,12 +20,12 @@ namespace {
 
 void run_probe(benchmark::State& state, std::uint64_t bytes) {
   device_buffer& dst = buffer_cache::instance().device(bytes, 0);
-  stream_set streams(1);
+  stream_set& streams = stream_set::cached(1);
   int value = 0;
   case_plan plan;
   plan.prepare = [&] { value = (value + 1) & 0xff; };
   plan.measure = [&] {
-    return streams.measure(&process_gate(),
+    return streams.measure(true,
                            [&] { CUDA_CHECK(cudaMemsetAsync(dst.data(), value, bytes, streams.origin())); });
   };
   plan.verify = [&] {
@@ -56,6 +56,7 @@ const family_registration registration{{
     "x=bytes;series=op",
     family_scope::single_gpu,
     "^Probe/",
+    "",
     [] {
       for (std::uint64_t n : {std::uint64_t{64} << 10, std::uint64_t{16} << 20}) {
         case_name name("Probe");

@@ -1,5 +1,6 @@
-// The reference the Transfer family is held to: a bare event-timed cudaMemcpyAsync loop on pinned memory,
-// with none of gpu_bench's machinery. Prints one JSON object:
+// The reference the Transfer family is held to: a bare event-timed cudaMemcpyAsync loop on host memory of
+// one kind (pinned by default; write_combined, registered, pageable), with none of gpu_bench's machinery.
+// Prints one JSON object:
 //   per_copy_*  : an event pair around each copy, synchronised each time (latency of one copy, including
 //                 whatever gap the host leaves between recording the start event and issuing the copy)
 //   queued_*    : an event pair around each copy, 8 pairs at a time queued behind a kernel that holds the
@@ -8,13 +9,16 @@
 //   deep_*      : the same with 2000 pairs behind a 50 ms hold (the GPU then also fetches a long command
 //                 queue while it works)
 //   batched_*   : one event pair around `iterations` back-to-back copies (per-copy throughput)
-// usage: bare_memcpy h2d|d2h BYTES ITERATIONS [DEVICE]
+// Pageable copies wait for the GPU inside the call, so only per_copy and batched are measured for them.
+// usage: bare_memcpy h2d|d2h BYTES ITERATIONS [DEVICE] [KIND]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "fixtures/cuda/check.hpp"
@@ -41,13 +45,19 @@ stats summarize(std::vector<double> us) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: bare_memcpy h2d|d2h BYTES ITERATIONS [DEVICE]\n");
+    std::fprintf(stderr, "usage: bare_memcpy h2d|d2h BYTES ITERATIONS [DEVICE] [pinned|write_combined|registered|pageable]\n");
     return 2;
   }
   const bool h2d = std::strcmp(argv[1], "h2d") == 0;
   const std::size_t bytes = std::strtoull(argv[2], nullptr, 10);
   const int iters = std::atoi(argv[3]);
   const int device = argc > 4 ? std::atoi(argv[4]) : 0;
+  const std::string kind_name = argc > 5 ? argv[5] : "pinned";
+  if (kind_name != "pinned" && kind_name != "write_combined" && kind_name != "registered" && kind_name != "pageable") {
+    std::fprintf(stderr, "bare_memcpy: unknown memory kind '%s'\n", kind_name.c_str());
+    return 2;
+  }
+  const bool pageable = kind_name == "pageable";
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::fprintf(stderr, "bare_memcpy: no CUDA GPU is visible\n");
@@ -56,7 +66,15 @@ int main(int argc, char** argv) {
   try {
     CUDA_CHECK(cudaSetDevice(device));
     void *host = nullptr, *dev = nullptr;
-    CUDA_CHECK(cudaMallocHost(&host, bytes));
+    if (kind_name == "pinned") {
+      CUDA_CHECK(cudaMallocHost(&host, bytes));
+    } else if (kind_name == "write_combined") {
+      CUDA_CHECK(cudaHostAlloc(&host, bytes, cudaHostAllocWriteCombined));
+    } else {
+      host = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+      if (host == nullptr) throw std::runtime_error("out of host memory");
+      if (kind_name == "registered") CUDA_CHECK(cudaHostRegister(host, bytes, cudaHostRegisterDefault));
+    }
     CUDA_CHECK(cudaMalloc(&dev, bytes));
     std::memset(host, 1, bytes);
     CUDA_CHECK(cudaMemset(dev, 2, bytes));
@@ -109,8 +127,8 @@ int main(int argc, char** argv) {
       for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
       return summarize(queued);
     };
-    const stats q = queued_pairs(8, 1000ull * 1000);
-    const stats deep = queued_pairs(2000, 50ull * 1000 * 1000);
+    const stats q = pageable ? per_copy : queued_pairs(8, 1000ull * 1000);
+    const stats deep = pageable ? per_copy : queued_pairs(2000, 50ull * 1000 * 1000);
 
     CUDA_CHECK(cudaEventRecord(a, s));
     for (int i = 0; i < iters; ++i) CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
@@ -122,13 +140,19 @@ int main(int argc, char** argv) {
 
     const double gb = static_cast<double>(bytes) / 1e9;
     std::printf(
-        "{\"dir\": \"%s\", \"bytes\": %zu, \"iterations\": %d, \"per_copy_mean_us\": %.4f, \"per_copy_median_us\": "
-        "%.4f, \"per_copy_gbps\": %.4f, \"queued_mean_us\": %.4f, \"queued_median_us\": %.4f, \"queued_gbps\": %.4f, "
-        "\"deep_mean_us\": %.4f, "
-        "\"batched_us\": %.4f, \"batched_gbps\": %.4f}\n",
-        argv[1], bytes, iters, per_copy.mean, per_copy.median, gb / (per_copy.mean * 1e-6), q.mean, q.median,
-        gb / (q.mean * 1e-6), deep.mean, batched, gb / (batched * 1e-6));
-    CUDA_CHECK(cudaFreeHost(host));
+        "{\"dir\": \"%s\", \"kind\": \"%s\", \"bytes\": %zu, \"iterations\": %d, \"per_copy_mean_us\": %.4f, "
+        "\"per_copy_median_us\": %.4f, \"per_copy_gbps\": %.4f, \"per_copy_median_gbps\": %.4f, "
+        "\"queued_mean_us\": %.4f, \"queued_median_us\": %.4f, \"queued_gbps\": %.4f, \"queued_median_gbps\": %.4f, "
+        "\"deep_mean_us\": %.4f, \"batched_us\": %.4f, \"batched_gbps\": %.4f}\n",
+        argv[1], kind_name.c_str(), bytes, iters, per_copy.mean, per_copy.median, gb / (per_copy.mean * 1e-6),
+        gb / (per_copy.median * 1e-6), q.mean, q.median, gb / (q.mean * 1e-6), gb / (q.median * 1e-6), deep.mean,
+        batched, gb / (batched * 1e-6));
+    if (kind_name == "pinned" || kind_name == "write_combined") {
+      CUDA_CHECK(cudaFreeHost(host));
+    } else {
+      if (kind_name == "registered") CUDA_CHECK(cudaHostUnregister(host));
+      std::free(host);
+    }
     CUDA_CHECK(cudaFree(dev));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bare_memcpy: %s\n", e.what());

@@ -9,7 +9,7 @@ import sys
 
 from gpu_common import Checker, iteration_runs, run_gpu_bench
 
-FILTER = ("^(Transfer/dir:(h2d|d2h)/mem:(pinned|pageable|mapped)/bytes:65536/|Transfer/dir:d2d/mem:device/bytes:65536/"
+FILTER = ("^(Transfer/dir:(h2d|d2h)/mem:(pinned|pageable|mapped)/bytes:65536/|Transfer/dir:d2d/mem:device/cache:cold/bytes:65536/"
           "|HostBlocking/mem:pinned/bytes:65536/|Overlap/schedule:(serial|depth_first)/mem:pinned/streams:(1|8)/"
           "bytes:16777216/|SyncPlacement/op:copy/|Streams/op:normalize/streams:(1|2)/|Streams/kind:blocking"
           "|Events/op:wait_cross_stream/|Launch/op:graph_replay/kernels:10/|SmallCopy/dir:h2d/mem:pinned/bytes:4/"
@@ -20,7 +20,7 @@ REPS = 3
 
 def main(exe, out):
     rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}", f"--benchmark_repetitions={REPS}",
-                            "--benchmark_enable_random_interleaving=true")
+                            "--benchmark_enable_random_interleaving=true", "--max_time_per_case=0.1")
     c = Checker()
     c.check(rc == 0, f"gpu_bench exited {rc}")
     runs = iteration_runs(doc)

@@ -3,6 +3,7 @@
 // Exits 77 (CTest's skip) when no GPU is visible.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -118,17 +119,16 @@ TEST(Gate, TimesOutLoudly) {
 
 TEST(Timing, GatedTimeExcludesTheHostsEnqueueDelay) {
   // The host dawdles for 20 ms while enqueueing; behind the gate that must not show in GPU time.
-  gate g(5.0);
   stream_set ss(1);
   device_buffer a(1 << 20), b(1 << 20);
-  const sample gated = ss.measure(&g, [&] {
+  const sample gated = ss.measure(true, [&] {
     CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), 1 << 20, cudaMemcpyDeviceToDevice, ss.origin()));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CUDA_CHECK(cudaMemcpyAsync(a.data(), b.data(), 1 << 20, cudaMemcpyDeviceToDevice, ss.origin()));
   });
   EXPECT_LT(gated.seconds, 0.005);
   EXPECT_GE(gated.host_s, 0.02);
-  const sample ungated = ss.measure(nullptr, [&] {
+  const sample ungated = ss.measure(false, [&] {
     CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), 1 << 20, cudaMemcpyDeviceToDevice, ss.origin()));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CUDA_CHECK(cudaMemcpyAsync(a.data(), b.data(), 1 << 20, cudaMemcpyDeviceToDevice, ss.origin()));
@@ -136,15 +136,34 @@ TEST(Timing, GatedTimeExcludesTheHostsEnqueueDelay) {
   EXPECT_GE(ungated.seconds, 0.019);
 }
 
-TEST(Timing, ForkAndJoinCoverEveryStream) {
-  // Work on a side stream must fall between the origin's start and stop events.
-  gate g(5.0);
+TEST(Timing, EveryStreamIsCovered) {
+  // Work on a side stream counts in the sample's time, and in that stream's own span.
   stream_set ss(3);
   device_buffer a(64 << 20), b(64 << 20);
   const sample one = ss.measure(
-      &g, [&] { CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), 64 << 20, cudaMemcpyDeviceToDevice, ss[2])); });
-  const sample none = ss.measure(&g, [] {});
+      true, [&] { CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), 64 << 20, cudaMemcpyDeviceToDevice, ss[2])); });
+  const sample none = ss.measure(true, [] {});
   EXPECT_GT(one.seconds, none.seconds + 10e-6);
+  EXPECT_GT(one.spans.at(2), 10e-6);
+  EXPECT_LT(one.spans.at(0), one.spans.at(2));
+}
+
+TEST(Timing, StreamsRunSideBySideWithoutAJoin) {
+  // Two copies on two streams take about as long as the longer one, not their sum; a join on the origin
+  // ends the sample no earlier than the last stream.
+  stream_set ss(2);
+  device_buffer a(256 << 20), b(256 << 20), c(256 << 20), d(256 << 20);
+  auto both = [&] {
+    CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), 256 << 20, cudaMemcpyDeviceToDevice, ss[0]));
+    CUDA_CHECK(cudaMemcpyAsync(d.data(), c.data(), 16 << 20, cudaMemcpyDeviceToDevice, ss[1]));
+  };
+  const sample apart = ss.measure(true, both);
+  EXPECT_NEAR(apart.seconds, std::max(apart.spans.at(0), apart.spans.at(1)), 20e-6);
+  stream_set::hooks h;
+  h.join_on_origin = true;
+  const sample joined = ss.measure(true, both, h);
+  EXPECT_GE(joined.seconds, std::max(joined.spans.at(0), joined.spans.at(1)));
+  EXPECT_GE(joined.wall_s, joined.seconds * 0.5);
 }
 
 TEST(Allocation, TooLargeIsAClearError) {

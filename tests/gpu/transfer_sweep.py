@@ -12,7 +12,7 @@ FILTER = "Transfer/.*/bytes:(4|65536|16777216)/"
 
 
 def main(exe, out):
-    rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}")
+    rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}", "--samples=on", "--max_time_per_case=0.2")
     c = Checker()
     c.check(rc == 0, f"gpu_bench exited {rc}")
     ctx = doc["context"]
@@ -20,11 +20,13 @@ def main(exe, out):
     for key in CONTEXT_KEYS:
         c.check(bool(ctx.get(key)), f"context key {key} missing or empty")
     expected = list_cases(exe, f"--benchmark_filter={FILTER}")
-    # Several NUMA nodes (and libnuma): 15 kinds x 3 sizes gain a numa:remote twin.
+    # d2d has a cold and a warm cache; several NUMA nodes (and libnuma): 15 kinds x 3 sizes gain a
+    # numa:remote twin.
     binding = ctx.get("host.numa_binding", "")
     nodes = int(ctx["host.numa_nodes"]) if ctx.get("host.numa_nodes", "").isdigit() else 0
     axis = nodes > 1 and not any(w in binding for w in ("without libnuma", "policy of its own"))
-    c.check(len(expected) == (105 if axis else 60), f"expected {105 if axis else 60} cases listed, got {len(expected)}")
+    want = 108 if axis else 63
+    c.check(len(expected) == want, f"expected {want} cases listed, got {len(expected)}")
     c.check(any("/numa:remote/" in n for n in expected) == axis,
             f"numa axis listed: {not axis} with {nodes} node(s), {binding!r}")
     runs = {b["name"]: b for b in iteration_runs(doc)}
@@ -45,7 +47,17 @@ def main(exe, out):
         c.check(host_us >= 0, f"{name}: host_blocked_us {host_us}")
         if bytes_ == 16777216 and ("mem:pinned" in name or "mem:device" in name):
             c.check(gbps > 5, f"{name}: {gbps} GB/s is implausibly slow for 16 MiB")
-        c.check(("mem:pageable" in name) == (b.get("label") == "ungated"), f"{name}: label {b.get('label')!r}")
+        c.check(("mem:pageable" in name) == ("ungated" in b.get("label", "")), f"{name}: label {b.get('label')!r}")
+        # Every figure says how sure it is: enough samples, and a noise figure.
+        c.check(b.get("iterations") == 1, f"{name}: iterations {b.get('iterations')}, not one run of the sampling")
+        c.check(b.get("samples", 0) >= 10 or "one sample exceeds" in b.get("label", ""),
+                f"{name}: {b.get('samples')} samples")
+        c.check(0 <= b.get("noise_pct", -1) < 100, f"{name}: noise_pct {b.get('noise_pct')}")
+        if "dir:bidir" in name:
+            h2d, d2h = b.get("gbps_h2d", 0), b.get("gbps_d2h", 0)
+            c.check(h2d > 0 and d2h > 0, f"{name}: per-direction rates {h2d} / {d2h}")
+            # The aggregate moves 2N in the longer direction's time: at most the sum of the two rates.
+            c.check(gbps <= 1.02 * (h2d + d2h), f"{name}: {gbps} GB/s exceeds {h2d} + {d2h}")
         # Where the host side lies: ordinary pages always say (given libnuma); a bound buffer is where it was put.
         node = b.get("numa_node")
         if "without libnuma" not in binding and ("mem:pageable" in name or "mem:registered" in name):
@@ -59,6 +71,19 @@ def main(exe, out):
         # Google Benchmark's bytes_per_second must agree with our GB/s (same bytes, same GPU time).
         bps = b.get("bytes_per_second", 0)
         c.check(abs(bps / 1e9 - gbps) <= 0.01 * gbps, f"{name}: bytes_per_second {bps} vs gbps {gbps}")
+        # --samples=on: the samples behind the figure, whose median is the reported time.
+        times = sorted(b.get("sample_times_s", []))
+        c.check(len(times) == b.get("samples"), f"{name}: {len(times)} sample times for {b.get('samples')} samples")
+        if times:
+            mid = len(times) // 2
+            median = times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
+            c.check(abs(median * 1e6 - b["real_time"]) <= 1e-3 * b["real_time"] + 1e-3,
+                    f"{name}: real_time {b['real_time']} us is not the samples' median {median * 1e6} us")
+    for key in ("gpu_bench.elapsed_s", "gpu_bench.timed_s", "gpu_bench.noise_target_pct", "gpu_bench.preset"):
+        c.check(bool(ctx.get(key)), f"context key {key} missing")
+    if ctx.get("gpu_bench.elapsed_s") and ctx.get("gpu_bench.timed_s"):
+        c.check(0 < float(ctx["gpu_bench.timed_s"]) < float(ctx["gpu_bench.elapsed_s"]),
+                f"timed_s {ctx['gpu_bench.timed_s']} vs elapsed_s {ctx['gpu_bench.elapsed_s']}")
     return c.finish(f"{len(expected)} Transfer cases ran, verified and reported plausible rates")
 
 

@@ -51,6 +51,16 @@ TEST(Profile, FromTypedFacts) {
   f.nvml.nvlink_version = 4;
   EXPECT_DOUBLE_EQ(*profile_from(f).nvlink_gbps, 450.0);
 
+  device_facts gen4x8 = f;  // a Gen5 x16 card in a Gen4 x8 slot: NVML's maximum is the slot's
+  gen4x8.nvml.pcie_gen_max = 4;
+  gen4x8.nvml.pcie_width_max = 8;
+  EXPECT_NEAR(*profile_from(gen4x8).host_link_gbps, 15.75, 0.01);
+
+  device_facts grace = f;  // host memory over NVLink-C2C
+  grace.nvml.c2c = true;
+  EXPECT_EQ(profile_from(grace).host_link_name, "NVLink-C2C");
+  EXPECT_DOUBLE_EQ(*profile_from(grace).host_link_gbps, 450.0);
+
   const device_profile u = profile_from(device_facts{});
   EXPECT_FALSE(u.host_link_gbps.has_value());
   EXPECT_FALSE(u.pcie_gen_max.has_value());

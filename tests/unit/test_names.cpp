@@ -50,10 +50,11 @@ TEST(MemKind, NamesRoundTripAndAreUnique) {
 TEST(TransferGrid, CoversEveryValidPairOnceAndNoInvalidOne) {
   const auto sizes = parse_size_spec("pow4");
   const auto grid = transfer_grid(sizes);
-  // h2d: 7 kinds, d2h: 6, bidir: 6, d2d: 1.
-  EXPECT_EQ(grid.size(), (7u + 6u + 6u + 1u) * sizes.size());
+  // h2d: 7 kinds, d2h: 6, bidir: 6, d2d: 1 with a cold and a warm cache.
+  EXPECT_EQ(grid.size(), (7u + 6u + 6u + 2u) * sizes.size());
   std::set<std::string> names;
-  const std::regex form(R"(Transfer/dir:(h2d|d2h|bidir|d2d)/mem:[a-z_]+/bytes:[0-9]+)");
+  const std::regex form(
+      R"(Transfer/(dir:(h2d|d2h|bidir)/mem:[a-z_]+|dir:d2d/mem:device/cache:(cold|warm))/bytes:[0-9]+)");
   for (const auto& c : grid) {
     EXPECT_TRUE(transfer_valid(c.dir, c.mem));
     const std::string n = transfer_name(c).str();

@@ -31,3 +31,50 @@ TEST(Stats, TheMedianIgnoresAMinorityOfSlowIterations) {
 
 }  // namespace
 }  // namespace gpu_bench
+
+namespace gpu_bench {
+namespace {
+
+TEST(Stats, MedianConfidenceRanksMatchTheBinomialTables) {
+  // Published ranks for a 95% interval of the median (1-based lower rank): n=6 -> 1, n=10 -> 2, n=20 -> 6,
+  // n=50 -> 18, n=100 -> 40.
+  EXPECT_EQ(median_ci_ranks(5), std::make_pair(std::size_t{0}, std::size_t{4}));  // too few: the extremes
+  EXPECT_EQ(median_ci_ranks(6), std::make_pair(std::size_t{0}, std::size_t{5}));
+  EXPECT_EQ(median_ci_ranks(10), std::make_pair(std::size_t{1}, std::size_t{8}));
+  EXPECT_EQ(median_ci_ranks(20), std::make_pair(std::size_t{5}, std::size_t{14}));
+  EXPECT_EQ(median_ci_ranks(50), std::make_pair(std::size_t{17}, std::size_t{32}));
+  EXPECT_EQ(median_ci_ranks(100), std::make_pair(std::size_t{39}, std::size_t{60}));
+  // The normal approximation takes over smoothly.
+  const auto exact = median_ci_ranks(2000), approx = median_ci_ranks(2001);
+  EXPECT_NEAR(static_cast<double>(approx.first), static_cast<double>(exact.first), 1.0);
+}
+
+TEST(Stats, NoiseIsTheIntervalsHalfWidthOverTheMedian) {
+  std::vector<double> v;
+  for (int i = 1; i <= 10; ++i) v.push_back(100.0 + i);  // 101 .. 110, median 105.5
+  // ranks 1 and 8 (0-based): 102 and 109.
+  EXPECT_NEAR(median_noise_pct(v), 100.0 * (109 - 102) / 2.0 / 105.5, 1e-12);
+  EXPECT_DOUBLE_EQ(median_noise_pct(std::vector<double>(20, 3.0)), 0.0);
+  EXPECT_DOUBLE_EQ(median_noise_pct({5.0}), 0.0);
+}
+
+}  // namespace
+}  // namespace gpu_bench
+
+#include "fixtures/run/progress.hpp"
+
+namespace gpu_bench {
+namespace {
+
+TEST(Progress, LinesSayWhereTheRunIsAndHowLongIsLeft) {
+  EXPECT_EQ(format_duration(45), "45s");
+  EXPECT_EQ(format_duration(100), "1m40s");
+  EXPECT_EQ(format_duration(7500), "2h05m");
+  const progress quiet(462, 0.5, nullptr);
+  EXPECT_EQ(quiet.opening(), "gpu_bench: 462 case runs selected; at most about 4m37s (--max_time_per_case=0.5 s each)");
+  EXPECT_EQ(quiet.line("Transfer", 120, 100.0), "gpu_bench: [Transfer 120/462, 1m40s, ~4m45s left]");
+  EXPECT_EQ(quiet.line("Alloc", 462, 200.0), "gpu_bench: [Alloc 462/462, 3m20s]");
+}
+
+}  // namespace
+}  // namespace gpu_bench
