@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine: build, run the tests, then the measurements an issue asks for. JSON results and logs land
-# in OUTDIR (logs also packed into OUTDIR/logs.tgz, as a device machine brings back only a few files).
+# in OUTDIR; logs are packed into OUTDIR/logs_TAG.tgz (a device machine brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
 #   steps: build tests smoke default bare gate families overlap timeline multi sanitize (default: build tests)
 # Environment: BUILD_DIR (default build), TAG (a suffix for file names, default the GPU's name).
@@ -10,7 +10,7 @@ out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
 shift
 mkdir -p "$out/logs"
 logs=$out/logs
-trap 'tar czf "$out/logs.tgz" -C "$out" logs' EXIT
+trap 'tar czf "$out/logs_${tag:-run}.tgz" -C "$out" logs && rm -rf "$out/logs"' EXIT
 steps=${*:-build tests}
 build=${BUILD_DIR:-$root/build}
 tag=${TAG:-$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1 | tr ' ' '_')}
