@@ -93,10 +93,11 @@ case_plan normalize_plan(stream_set& streams, const normalize_buffers& b) {
         CUDA_CHECK(cudaMemcpyAsync(b.host_out + a * kArrayElements, d, bytes, cudaMemcpyDeviceToHost, s));
       }
     };
-    // Each stream's first work is a copy in: a small one behind the gate primes its copy engine.
+    // Every stream's first work is a copy in: a small one on the first stream, behind the gate, primes
+    // the copy engine they share.
     stream_set::hooks h;
     h.prime = [&](int i) {
-      CUDA_CHECK(cudaMemcpyAsync(b.dev, b.host_in, 64 << 10, cudaMemcpyHostToDevice, streams[i]));
+      if (i == 0) CUDA_CHECK(cudaMemcpyAsync(b.dev, b.host_in, 64 << 10, cudaMemcpyHostToDevice, streams[i]));
     };
     return streams.measure(true, enqueue, h);
   };

@@ -43,6 +43,8 @@ __global__ void copy_two_ways_kernel(char* __restrict__ dst0, const char* __rest
   auto* dw = reinterpret_cast<std::uint32_t*>(dst + vec * 16);
   const auto* sw = reinterpret_cast<const std::uint32_t*>(src + vec * 16);
   for (std::size_t i = first; i < words; i += stride) dw[i] = sw[i];
+  // Writes to mapped host memory are posted: the span ends when they are visible to the host, not issued.
+  __threadfence_system();
   __syncthreads();
   if (threadIdx.x == 0) atomicMax(&spans[2 * second + 1], global_ns());
 }

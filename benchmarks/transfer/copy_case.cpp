@@ -251,7 +251,7 @@ std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer
   state.counters["host_blocked_us"] = set->mean_host_s() * 1e6;
   // Where the host side's pages are, read back from the kernel where it can say: the numa axis's proof.
   if (const auto node = legs.front().host_node) state.counters["numa_node"] = *node;
-  state.SetBytesProcessed(static_cast<std::int64_t>(moved * static_cast<double>(set->size())));
+  state.SetBytesProcessed(static_cast<std::int64_t>(moved));  // per reported iteration: the median sample
   copy_result result{*set, 0.0};
   if (steady_batch > 0) {
     case_plan batch;
