@@ -11,19 +11,21 @@ warn() { say "warning: $*"; }
 
 # Each step names itself and what to do when it fails, so that any failure, foreseen or not, ends with the
 # one line "setup: STEP failed: WHAT TO DO" on stderr. fail() must run in this shell, never in $(...).
-step_name="start"
-step_advice="run it again; if it fails the same way, report this line"
+step_name="scratch folder"
+step_advice="make TMPDIR (default /tmp) a folder you can write and run again"
 reported=false
 step() { step_name=$1; step_advice=$2; }
 fail() { say "$step_name failed: $*"; reported=true; exit 1; }
-scratch=$(mktemp -d)
+scratch=""
 on_exit() {
   local rc=$?
-  rm -rf "$scratch"
+  [ -z "$scratch" ] || rm -rf "$scratch"
   if [ "$rc" -ne 0 ] && ! $reported; then say "$step_name failed: $step_advice"; fi
 }
 trap on_exit EXIT
-trap 'say "$step_name interrupted"; reported=true; exit 130' INT TERM
+trap 'say "$step_name interrupted"; reported=true; exit 130' INT
+trap 'say "$step_name interrupted"; reported=true; exit 143' TERM
+scratch=$(mktemp -d 2>/dev/null)
 
 # A one-line reason from a command's LOG: its last error line (pip's ERROR:, apt's E:), else its last line.
 last_line() {
