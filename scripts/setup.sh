@@ -1,21 +1,68 @@
 #!/usr/bin/env bash
-# Installs whatever gpu_bench needs and is missing (Debian/Ubuntu packages, Python packages), then
-# configures and builds it into build/. Needs only the CUDA toolkit to be there already.
-# Environment: BUILD_DIR (default build), GPU_BENCH_WERROR (ON/OFF, default OFF), CMAKE_ARGS (extra).
+# Installs whatever gpu_bench needs and is missing (Debian/Ubuntu packages, the Python tools' packages, NVML's
+# header), then configures and builds it into build/. Needs only the CUDA toolkit to be there already.
+# What it installs, the environment it reads and every line it prints: docs/setup.md.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
-say() { echo "setup: $*" >&2; }
+build=$(realpath -m "${BUILD_DIR:-$root/build}")
 
+say() { echo "setup: $*" >&2; }
+warn() { say "warning: $*"; }
+
+# Each step names itself and what to do when it fails, so that any failure, foreseen or not, ends with the
+# one line "setup: STEP failed: WHAT TO DO" on stderr. fail() must run in this shell, never in $(...).
+step_name="scratch folder"
+step_advice="make TMPDIR (default /tmp) a folder you can write and run again"
+reported=false
+step() { step_name=$1; step_advice=$2; }
+fail() { say "$step_name failed: $*"; reported=true; exit 1; }
+scratch=""
+on_exit() {
+  local rc=$?
+  [ -z "$scratch" ] || rm -rf "$scratch"
+  if [ "$rc" -ne 0 ] && ! $reported; then say "$step_name failed: $step_advice"; fi
+}
+trap on_exit EXIT
+trap 'say "$step_name interrupted"; reported=true; exit 130' INT
+trap 'say "$step_name interrupted"; reported=true; exit 143' TERM
+scratch=$(mktemp -d 2>/dev/null)
+
+# A one-line reason from a command's LOG: its last error line (pip's ERROR:, apt's E:), else its last line.
+last_line() {
+  local line
+  line=$(grep -E '^[[:space:]]*(ERROR|E):' "$1" | tail -n 1 || true)
+  [ -n "$line" ] || line=$(grep -v '^[[:space:]]*$' "$1" | tail -n 1 || true)
+  echo "${line#"${line%%[![:space:]]*}"}"
+}
+
+# --- CUDA toolkit -------------------------------------------------------------------------------------------
+step "CUDA toolkit" "install the CUDA toolkit, or put the folder holding nvcc on PATH, and run again"
 if ! command -v nvcc >/dev/null 2>&1; then
   for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
     if [ -x "$d/nvcc" ]; then export PATH="$d:$PATH"; break; fi
   done
 fi
-command -v nvcc >/dev/null 2>&1 || { say "the CUDA toolkit (nvcc) is not installed; install it first"; exit 1; }
+command -v nvcc >/dev/null 2>&1 ||
+  fail "no nvcc on PATH or in /usr/local/cuda*/bin; install the CUDA toolkit, or put the folder holding nvcc on PATH, and run again"
+cuda_root=$(dirname "$(dirname "$(realpath "$(command -v nvcc)")")")
+cuda_major=$(nvcc --version | sed -n 's/.*release \([0-9][0-9]*\)\..*/\1/p')
 
+# --- system packages ----------------------------------------------------------------------------------------
+step "system packages" "install cmake, g++, make, git, python3, libbenchmark-dev and nlohmann-json3-dev and run again"
+apt_log=$scratch/apt.log
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+can_apt() { command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; }; }
+apt_updated=false
+apt_install() {
+  if ! $apt_updated; then
+    as_root apt-get update -qq >"$apt_log" 2>&1 || return 1
+    apt_updated=true
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >"$apt_log" 2>&1
+}
 have_header() { for d in /usr/include /usr/local/include; do [ -e "$d/$1" ] && return 0; done; return 1; }
-required=() optional=()
+
+required=()
 command -v cmake >/dev/null 2>&1 || required+=(cmake)
 command -v g++ >/dev/null 2>&1 || required+=(g++)
 command -v make >/dev/null 2>&1 || required+=(make)
@@ -23,60 +70,154 @@ command -v git >/dev/null 2>&1 || required+=(git)
 command -v python3 >/dev/null 2>&1 || required+=(python3 python3-venv python3-pip)
 have_header benchmark/benchmark.h || required+=(libbenchmark-dev)
 have_header nlohmann/json.hpp || required+=(nlohmann-json3-dev)
-have_header gtest/gtest.h || optional+=(libgtest-dev)
-have_header numaif.h || optional+=(libnuma-dev)
+if [ ${#required[@]} -gt 0 ]; then
+  can_apt || fail "${required[*]} missing, and apt-get cannot be run here (no apt-get, or not root and no sudo); install them and run again"
+  say "installing ${required[*]} (apt-get)"
+  apt_install "${required[@]}" ||
+    fail "apt-get could not install ${required[*]} ($(last_line "$apt_log")); install them and run again"
+fi
 
-apt_install() {
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  command -v apt-get >/dev/null 2>&1 || return 1
-  $sudo apt-get update -qq >/dev/null 2>&1 || return 1
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+# Optional packages: gpu_bench builds without them, with less.
+install_optional() {  # HEADER PACKAGE WHAT-IS-LOST
+  have_header "$1" && return 0
+  if ! can_apt; then
+    warn "$2 is not installed, and apt-get cannot be run here (no apt-get, or not root and no sudo): $3"
+    return 0
+  fi
+  say "installing $2 (apt-get)"
+  apt_install "$2" || warn "apt-get could not install $2 ($(last_line "$apt_log")): $3"
 }
-if [ ${#required[@]} -gt 0 ] || [ ${#optional[@]} -gt 0 ]; then
-  say "installing ${required[*]} ${optional[*]}"
-  if ! apt_install "${required[@]}" "${optional[@]}"; then
-    [ ${#required[@]} -eq 0 ] || { say "could not install ${required[*]}; install them and run again"; exit 1; }
-    say "warning: could not install ${optional[*]}: without libgtest-dev the unit tests are not built, without libnuma-dev host memory is not bound to the GPU's NUMA node"
+install_optional gtest/gtest.h libgtest-dev "the unit and GPU fixture tests are not built"
+install_optional numaif.h libnuma-dev "host memory is not bound to the GPU's NUMA node"
+
+step "CMake version" "install CMake 3.25 or newer (e.g. python3 -m pip install cmake) and run again"
+cmake_version=$(cmake --version | sed -n '1s/[^0-9]*\([0-9][0-9.]*\).*/\1/p')
+[ "$(printf '%s\n' 3.25 "$cmake_version" | sort -V | head -n 1)" = 3.25 ] ||
+  fail "CMake $cmake_version is older than the 3.25 gpu_bench needs; install a newer one (e.g. python3 -m pip install cmake) and run again"
+
+# --- Python packages ----------------------------------------------------------------------------------------
+# The tools' own dependencies come from tools/pyproject.toml (with its test extra); pyflakes is test.sh's.
+# Offline first, which is enough where everything is there already (machines without a registry), then
+# from the registry. A python that refuses packages (PEP 668) or has no pip gets a virtual environment
+# beside the repository, seeing the system's packages.
+step "Python packages" "install python3 with pip (Debian/Ubuntu: python3-pip python3-venv) and run again"
+pip_log=$scratch/pip.log
+pip_install() {  # PYTHON ARGS...
+  local py=$1; shift
+  "$py" -m pip install -q --no-index --no-build-isolation "$@" >"$pip_log" 2>&1 ||
+    "$py" -m pip install -q "$@" >"$pip_log" 2>&1
+}
+install_tools() { pip_install "$1" -e "$root/tools[test]"; }
+refuses_packages() { grep -q -e externally-managed-environment -e 'No module named pip' "$pip_log"; }
+venv=$root/.venv
+make_venv() {
+  [ -x "$venv/bin/python" ] && return 0
+  if ! "$system_python" -m venv --system-site-packages "$venv" >"$pip_log" 2>&1; then
+    rm -rf "$venv"
+    can_apt && apt_install python3-venv || return 1
+    "$system_python" -m venv --system-site-packages "$venv" >"$pip_log" 2>&1 || { rm -rf "$venv"; return 1; }
+  fi
+  echo "*" >"$venv/.gitignore"  # keeps the environment out of git status
+}
+
+system_python=$(command -v python3)
+py=$system_python
+tools_installed=false
+if install_tools "$py"; then
+  tools_installed=true
+elif refuses_packages; then
+  if make_venv; then
+    py=$venv/bin/python
+    install_tools "$py" && tools_installed=true
   fi
 fi
+$tools_installed ||
+  warn "could not install the Python tools' packages (tools/pyproject.toml) into $py ($(last_line "$pip_log")): the C++ build goes on, the Python tools and their tests may not run"
+# The interpreter itself, not a launcher such as pyenv's shim, which may pick another one later.
+py=$("$py" -c 'import sys; print(sys.executable)')
+if ! "$py" -c 'import pyflakes' >/dev/null 2>&1; then
+  pip_install "$py" pyflakes ||
+    warn "could not install pyflakes into $py ($(last_line "$pip_log")): test.sh cannot check the Python files"
+fi
 
-# Python: use python3 as it is when it has what the tools need, else a virtual environment beside the repo.
-py=python3
-pydeps="numpy scipy matplotlib pytest hypothesis pyflakes"
-if ! $py -c 'import numpy, scipy, matplotlib, pytest, hypothesis, pyflakes' >/dev/null 2>&1; then
-  if ! $py -m pip install -q $pydeps >/dev/null 2>&1; then
-    if [ ! -x "$root/.venv/bin/python" ]; then
-      $py -m venv --system-site-packages "$root/.venv" 2>/dev/null || { apt_install python3-venv && $py -m venv --system-site-packages "$root/.venv"; }
-    fi
-    if "$root/.venv/bin/python" -m pip install -q $pydeps >/dev/null 2>&1; then
-      py="$root/.venv/bin/python"
-    else
-      # Offline (as GPU machines often are): build anyway; the Python tools' tests will say what is missing.
-      say "warning: could not install the Python packages ($pydeps); the C++ builds, the tools may not run"
-    fi
+# --- NVML header --------------------------------------------------------------------------------------------
+# The toolkit's when it has one, else NVIDIA's nvidia-nvml-dev wheel from PyPI (headers only: the library is
+# the driver's, loaded at run time), else none. CMake is always told the choice, so that its own search
+# through the toolkit's hints cannot find a header GPU_BENCH_CUDA_INCLUDE was set to hide.
+step "NVML header" "set GPU_BENCH_NVML_INCLUDE to a folder holding nvml.h, or to none, and run again"
+nvml_wheel_dir=$root/.whl/nvml-cuda$cuda_major
+nvml_wheel_spec() {
+  if [ "${cuda_major:-0}" -ge 13 ]; then echo "nvidia-nvml-dev==$cuda_major.*"; else echo "nvidia-nvml-dev-cu$cuda_major"; fi
+}
+fetch_nvml_wheel() {
+  [ -f "$nvml_wheel_dir/nvml.h" ] && return 0
+  [ -n "$cuda_major" ] || { echo "nvcc --version names no release" >"$pip_log"; return 1; }
+  rm -rf "$scratch/wheel" && mkdir -p "$scratch/wheel" "$nvml_wheel_dir"
+  "$py" -m pip download -q --no-deps --only-binary=:all: -d "$scratch/wheel" "$(nvml_wheel_spec)" >"$pip_log" 2>&1 || return 1
+  "$py" - "$scratch/wheel" "$nvml_wheel_dir" >"$pip_log" 2>&1 <<'EOF'
+import glob, os, sys, zipfile
+wheel_dir, out_dir = sys.argv[1:]
+for wheel in glob.glob(os.path.join(wheel_dir, "*.whl")):
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if name.endswith("/include/nvml.h"):
+                with open(os.path.join(out_dir, "nvml.h"), "wb") as f:
+                    f.write(z.read(name))
+                sys.exit(0)
+sys.exit("the wheel holds no include/nvml.h")
+EOF
+}
+# The toolkit's include folders (or GPU_BENCH_CUDA_INCLUDE instead), then the system's, one a line.
+nvml_search_dirs() {
+  if [ -n "${GPU_BENCH_CUDA_INCLUDE:-}" ]; then
+    echo "$GPU_BENCH_CUDA_INCLUDE"
+  else
+    echo "$cuda_root/include"
+    ls -d "$cuda_root"/targets/*/include 2>/dev/null || true
   fi
-fi
-if [ -f "$root/tools/pyproject.toml" ]; then
-  # Offline machines (no build isolation possible) use the setuptools already installed.
-  { $py -m pip install -q --no-deps -e "$root/tools" >/dev/null 2>&1 ||
-    $py -m pip install -q --no-deps --no-build-isolation -e "$root/tools" >/dev/null 2>&1; } ||
-    say "warning: could not install the tools' console scripts; run them as '$py -m gpu_bench_tools.<tool>'"
+  echo /usr/include
+  echo /usr/local/include
+}
+find_nvml_dir() {  # sets nvml_dir
+  local d
+  while read -r d; do
+    if [ -f "$d/nvml.h" ]; then nvml_dir=$(realpath "$d"); return 0; fi
+  done < <(nvml_search_dirs)
+  if fetch_nvml_wheel; then nvml_dir=$nvml_wheel_dir; return 0; fi
+  warn "no nvml.h in the toolkit, and NVIDIA's nvidia-nvml-dev wheel could not be fetched ($(last_line "$pip_log")): the NVML facts read unavailable"
+  nvml_dir=none
+}
+case ${GPU_BENCH_NVML_INCLUDE:-} in
+  "") find_nvml_dir ;;
+  none) nvml_dir=none ;;
+  *) [ -f "$GPU_BENCH_NVML_INCLUDE/nvml.h" ] ||
+       fail "GPU_BENCH_NVML_INCLUDE=$GPU_BENCH_NVML_INCLUDE holds no nvml.h; point it at a folder that does, or set it to none, and run again"
+     nvml_dir=$(realpath "$GPU_BENCH_NVML_INCLUDE") ;;
+esac
+
+# --- configure and build ------------------------------------------------------------------------------------
+step "configure" "read $build.configure.log, fix what it names and run again"
+configure_log=$build.configure.log
+mkdir -p "$(dirname "$build")" 2>/dev/null ||
+  fail "cannot create $(dirname "$build"); set BUILD_DIR to a folder you can write and run again"
+# CMAKE_ARGS is split on spaces, as documented.
+# shellcheck disable=SC2086
+if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPU_BENCH_WERROR="${GPU_BENCH_WERROR:-OFF}" \
+     -DPython3_EXECUTABLE="$py" -DGPU_BENCH_NVML_INCLUDE="$nvml_dir" ${CMAKE_ARGS:-} >"$configure_log" 2>&1; then
+  say "configure failed: CMake could not configure $build; fix what its log below names (kept in $configure_log) and run again"
+  reported=true
+  cat "$configure_log" >&2
+  exit 1
 fi
 
-# NVML's header: the toolkit's when it has one, else NVIDIA's nvidia-nvml-dev package from PyPI (headers
-# only; the library itself is the driver's, loaded at run time).
-nvml_args=()
-cuda_inc=$(dirname "$(command -v nvcc)")/../include
-if [ ! -f "$cuda_inc/nvml.h" ] && ! ls "$cuda_inc"/../targets/*/include/nvml.h >/dev/null 2>&1; then
-  find_nvml() { $py -c 'import glob, nvidia; print(next(iter(sorted(p for d in nvidia.__path__ for p in glob.glob(d + "/*/include/nvml.h") + glob.glob(d + "/nvml/include/nvml.h"))), ""))' 2>/dev/null; }
-  nvml_h=$(find_nvml)
-  if [ -z "$nvml_h" ]; then $py -m pip install -q nvidia-nvml-dev >/dev/null 2>&1 || true; nvml_h=$(find_nvml); fi
-  if [ -n "$nvml_h" ]; then nvml_args=(-DGPU_BENCH_NVML_INCLUDE="$(dirname "$nvml_h")"); else say "warning: no nvml.h: NVML facts will read unavailable"; fi
+step "build" "read $build/build.log, fix what it names and run again"
+build_log=$build/build.log
+say "building $build (log: $build_log)"
+if ! cmake --build "$build" -j "$(nproc)" >"$build_log" 2>&1; then
+  say "build failed: the compiler or linker stopped; fix what its log below names (kept in $build_log) and run again"
+  reported=true
+  cat "$build_log" >&2
+  exit 1
 fi
-
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPU_BENCH_WERROR="${GPU_BENCH_WERROR:-OFF}" \
-  -DPython3_EXECUTABLE="$(command -v $py || echo $py)" "${nvml_args[@]}" ${CMAKE_ARGS:-} >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log" >&2; exit 1; }
-cmake --build "$build" -j "$(nproc)"
+[ -x "$build/gpu_bench" ] || fail "the build made no $build/gpu_bench; read $build_log and run again"
 echo "$py" >"$build/python"
