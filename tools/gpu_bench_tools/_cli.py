@@ -9,7 +9,7 @@ import sqlite3
 import sys
 from typing import Callable, Sequence
 
-from .load import InputError
+from .errors import InputError
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
 

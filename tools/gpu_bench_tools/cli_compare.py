@@ -7,6 +7,7 @@ import sys
 from typing import Sequence
 
 from . import compare as cmp_mod
+from . import compare_render as render
 from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, run, want_colour
 from .load import InputError, load_files
 
@@ -17,7 +18,7 @@ def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog=PROG,
         description="Compare gpu_bench JSON files case by case against the first file. "
-        "GB/s for transfer-like families, time otherwise; verdicts from a Mann-Whitney U test "
+        "Each family's headline figure (from its descriptor; GB/s or time in older files); verdicts from a Mann-Whitney U test "
         f"when both sides have {cmp_mod.MIN_REPS}+ repetitions.",
     )
     p.add_argument("files", nargs="+", metavar="FILE.json", help="the first file is the baseline")
@@ -50,13 +51,13 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.filter and not result.rows and not result.only_in:
         raise InputError(f"no case matches --filter {args.filter!r}")
     if args.format == "table":
-        out = cmp_mod.render_table(result, colour=want_colour(args.colour))
+        out = render.render_table(result, colour=want_colour(args.colour))
     elif args.format == "markdown":
-        out = cmp_mod.render_markdown(result)
+        out = render.render_markdown(result)
     elif args.format == "csv":
-        out = cmp_mod.render_csv(result)
+        out = render.render_csv(result)
     else:
-        out = cmp_mod.render_json(result)
+        out = render.render_json(result)
     sys.stdout.write(out)
     sys.stdout.flush()
     if args.format != "table":
