@@ -6,7 +6,7 @@ import sys
 from typing import Sequence
 
 from . import plot as plot_mod
-from ._cli import EXIT_OK, ArgumentParser, run
+from ._cli import EXIT_OK, ArgumentParser, positive_int, run
 from .load import InputError, load_any, load_timeline
 
 PROG = "gpu-bench-plot"
@@ -29,7 +29,7 @@ def build_parser() -> ArgumentParser:
                    "peer_matrix, peer_latency, all_host, timeline")
     p.add_argument("--one-per-kind", action="store_true",
                    help="one representative figure per kind, named KIND.png (for documentation)")
-    p.add_argument("--dpi", type=int, default=110)
+    p.add_argument("--dpi", type=positive_int, default=110, help="pixels per inch of PNG figures (default 110)")
     return p
 
 

@@ -1,15 +1,17 @@
 """Compare the same cases across files: values, ratios to the first file, and a verdict per case.
 
-With at least MIN_REPS repetitions on both sides the verdict rests on a Mann-Whitney U test plus a
-minimum effect size; with fewer it rests on the ratio alone and the comparison says so.
+A case's verdict rests on its own values only: a Mann-Whitney U test on its samples (gpu_bench's
+per-sample times where both files have them, its repetitions otherwise; stats.py says which method),
+the smallest change worth a verdict (--min-effect) and the noise on both sides (the noise_pct gpu_bench
+wrote, else the 95% confidence interval of the median of the repetitions). A change is called faster or
+slower only when it is at least --min-effect, larger than the noise of either file, and significant.
+Where the samples are too few for the test ever to reach --alpha, the verdict rests on the ratio and the
+noise alone and is marked untested.
 """
 
 from __future__ import annotations
 
-import math
 import re
-import statistics
-import warnings
 from dataclasses import dataclass, field
 
 from .load import (
@@ -22,8 +24,8 @@ from .load import (
     metric_for,
     unit_and_direction,
 )
+from .stats import gmean, noise_pct, smallest_p, u_test_pvalues
 
-MIN_REPS = 5
 VERDICTS = ("faster", "slower", "same", "noisy")
 
 
@@ -32,10 +34,14 @@ class Cell:
     """One file's figures for one case, in the row's unit."""
 
     center: float | None
-    n: int
+    n: int  # repetitions
     cv_pct: float | None
-    values: list[float] = field(default_factory=list, repr=False)
+    values: list[float] = field(default_factory=list, repr=False)  # what the test uses
     problem: str | None = None
+    noise_pct: float | None = None
+    noise_from: str = ""  # 'gpu_bench' (written noise_pct) or 'repetitions'
+    samples: bool = False  # values are gpu_bench's per-sample values, not repetitions
+    reps: list[float] = field(default_factory=list, repr=False)  # one value per repetition
 
 
 @dataclass
@@ -48,6 +54,8 @@ class Versus:
     tested: bool
     p_value: float | None = None
     higher_is_better: bool = False
+    method: str = ""
+    noise_pct: float | None = None  # the larger of the two files' noise
 
     @property
     def slowdown_pct(self) -> float:
@@ -106,38 +114,24 @@ def _convert(values: list[float], metric: str, from_unit: str, to_unit: str) -> 
     return values
 
 
-def _cell(case: Case, metric: str, unit: str) -> Cell:
+def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str) -> Cell:
     if not case.ok:
         return Cell(None, 0, None, [], case.problem)
     if not case.has_metric(metric):
         return Cell(None, 0, None, [], f"no '{metric}' counter")
-    vals = _convert(case.values(metric), metric, case.time_unit, unit)
+    reps = _convert(case.values(metric), metric, case.time_unit, unit)
     center = case.center(metric)
     if center is not None:
         center = _convert([center], metric, case.time_unit, unit)[0]
-    return Cell(center, len(vals), case.spread(metric), vals)
-
-
-def u_test_pvalues(pairs: list[tuple[list[float], list[float]]]) -> list[float]:
-    """Two-sided Mann-Whitney p-values, batched by sample sizes so a full matrix costs a few calls."""
-    if not pairs:
-        return []
-    import numpy as np
-    from scipy.stats import mannwhitneyu
-
-    out = [1.0] * len(pairs)
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, (a, b) in enumerate(pairs):
-        groups.setdefault((len(a), len(b)), []).append(i)
-    for idx in groups.values():
-        a = np.array([pairs[i][0] for i in idx], dtype=float)
-        b = np.array([pairs[i][1] for i in idx], dtype=float)
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            p = np.atleast_1d(mannwhitneyu(a, b, axis=1, alternative="two-sided").pvalue)
-        for j, i in enumerate(idx):
-            out[i] = float(p[j]) if math.isfinite(p[j]) else 1.0
-    return out
+    d = f.descriptor(case.family)
+    per_sample = _convert(case.sample_values(metric, d.headline, d.headline_kind), metric, case.time_unit, unit) \
+        if d else []
+    written = case.written_noise_pct() if d and canonical_metric(metric) in (d.headline, "real_time") else None
+    noise, source = (written, "gpu_bench") if written is not None else (noise_pct(reps), "repetitions")
+    cell = Cell(center, len(reps), case.spread(metric), reps, noise_pct=noise, noise_from=source, reps=reps)
+    if per_sample:
+        cell.values, cell.samples = per_sample, True
+    return cell
 
 
 def compare(
@@ -165,7 +159,7 @@ def compare(
 
     rows: list[Row] = []
     only_in: list[tuple[str, list[int]]] = []
-    pending: list[tuple[Row, int]] = []
+    pending: list[tuple[Row, int, list[float], list[float]]] = []
     no_metric = 0
     for key in keys:
         present = [i for i, f in enumerate(files) if key in f.cases]
@@ -180,7 +174,7 @@ def compare(
             continue
         unit, hib = unit_and_direction(files[0], first.family, m, first.time_unit)
         cells: list[Cell | None] = [
-            _cell(f.cases[key], m, unit if unit in TIME_UNIT_NS else f.cases[key].time_unit) if key in f.cases
+            _cell(f, f.cases[key], m, unit if unit in TIME_UNIT_NS else f.cases[key].time_unit) if key in f.cases
             else None for f in files
         ]
         row = Row(key, first.family, m, unit, hib, cells, [None] * len(files))
@@ -194,34 +188,29 @@ def compare(
                 row.versus[i] = Versus(None, None, "error", False)
                 continue
             ratio = c.center / base.center if base.center else None
-            speed = None
-            if ratio:
-                speed = ratio if hib else 1.0 / ratio
-            row.versus[i] = Versus(ratio, speed, "same", False, higher_is_better=hib)
-            if base.n >= MIN_REPS and c.n >= MIN_REPS:
-                pending.append((row, i))
+            speed = (ratio if hib else 1.0 / ratio) if ratio and ratio > 0 else None
+            noises = [x for x in (base.noise_pct, c.noise_pct) if x is not None]
+            v = row.versus[i] = Versus(ratio, speed, "same", False, higher_is_better=hib,
+                                       noise_pct=max(noises) if noises else None)
+            # The same kind of values on both sides: per-sample where both have them, else repetitions.
+            a, b = (base.values, c.values) if base.samples == c.samples else (base.reps, c.reps)
+            if smallest_p(len(a), len(b)) < alpha:
+                pending.append((row, i, list(a), list(b)))
             else:
-                row.versus[i].verdict = _verdict_from_ratio(speed, min_effect_pct)
+                v.verdict = _verdict(speed, None, alpha, min_effect_pct, v.noise_pct)
         rows.append(row)
 
-    pvals = u_test_pvalues([(r.cells[0].values, r.cells[i].values) for r, i in pending])
-    for (row, i), p in zip(pending, pvals):
+    for (row, i, _, _), (p, method) in zip(pending, u_test_pvalues([(a, b) for _, _, a, b in pending])):
         v = row.versus[i]
-        v.tested, v.p_value = True, p
-        big = v.speed is not None and abs(v.speed - 1.0) * 100.0 >= min_effect_pct
-        if p < alpha and big:
-            v.verdict = "faster" if v.speed > 1.0 else "slower"
-        elif big:
-            v.verdict = "noisy"
-        else:
-            v.verdict = "same"
+        v.tested, v.p_value, v.method = True, p, method
+        v.verdict = _verdict(v.speed, p, alpha, min_effect_pct, v.noise_pct)
 
     untested = sum(1 for r in rows for v in r.versus if v and v.verdict in VERDICTS and not v.tested)
     if untested:
         notes.append(
-            f"{untested} comparison(s) have fewer than {MIN_REPS} repetitions on a side: their verdicts come "
-            f"from the ratio alone (effect >= {min_effect_pct:g}%), not from a test; "
-            f"run gpu_bench with --benchmark_repetitions={MIN_REPS} or more"
+            f"{untested} comparison(s) have too few samples on a side for a test to reach p < {alpha:g}: their "
+            f"verdicts come from the ratio and the noise alone (effect >= {min_effect_pct:g}%); run gpu_bench "
+            "with --benchmark_repetitions=5 or more"
         )
     if no_metric:
         notes.append(f"{no_metric} case(s) have no '{metric}' counter and are left out")
@@ -246,11 +235,16 @@ def compare(
     )
 
 
-def _verdict_from_ratio(speed: float | None, min_effect_pct: float) -> str:
+def _verdict(speed: float | None, p: float | None, alpha: float, min_effect_pct: float,
+             noise: float | None) -> str:
+    """faster/slower when the change is at least min_effect, beyond the noise and (where tested) significant."""
     if speed is None:
         return "error"
-    if abs(speed - 1.0) * 100.0 < min_effect_pct:
+    change = abs(speed - 1.0) * 100.0
+    if change < min_effect_pct:
         return "same"
+    if (noise is not None and change <= noise) or (p is not None and p >= alpha):
+        return "noisy"
     return "faster" if speed > 1.0 else "slower"
 
 
@@ -263,9 +257,7 @@ def _family_summaries(rows: list[Row], nfiles: int) -> list[FamilySummary]:
         geo: list[float | None] = [None] * nfiles
         counts: list[dict[str, int]] = [{} for _ in range(nfiles)]
         for i in range(1, nfiles):
-            speeds = [r.versus[i].speed for r in rs if r.versus[i] and r.versus[i].speed]
-            if speeds:
-                geo[i] = math.exp(statistics.fmean(math.log(s) for s in speeds))
+            geo[i] = gmean([r.versus[i].speed for r in rs if r.versus[i] and r.versus[i].speed])
             for r in rs:
                 v = r.versus[i]
                 if v:

@@ -192,6 +192,7 @@ def render_csv(cmp: Comparison) -> str:
     head += [f"value_{i + 1}" for i in range(n)] + [f"n_{i + 1}" for i in range(n)]
     for i in range(2, n + 1):
         head += [f"ratio_{i}", f"verdict_{i}", f"p_{i}", f"tested_{i}"]
+    head += [f"noise_pct_{i + 1}" for i in range(n)] + [f"method_{i}" for i in range(2, n + 1)]
     w.writerow(head)
     for r in cmp.rows:
         line = [r.key, r.family, r.metric, r.unit]
@@ -201,6 +202,8 @@ def render_csv(cmp: Comparison) -> str:
             v = r.versus[i]
             line += ["" if v.ratio is None else repr(v.ratio), v.verdict,
                      "" if v.p_value is None else repr(v.p_value), int(v.tested)]
+        line += ["" if c is None or c.noise_pct is None else repr(c.noise_pct) for c in r.cells]
+        line += [r.versus[i].method for i in range(1, n)]
         w.writerow(line)
     compared = {r.key for r in cmp.rows}
     for key, present in cmp.only_in:
@@ -209,7 +212,7 @@ def render_csv(cmp: Comparison) -> str:
         line = [key, key.split("/")[0], "", ""] + [""] * (2 * n)
         for i in range(1, n):
             line += ["", "missing" if i not in present else "no-baseline", "", 0]
-        w.writerow(line)
+        w.writerow(line + [""] * n + [""] * (n - 1))
     return buf.getvalue()
 
 
@@ -230,9 +233,11 @@ def to_dict(cmp: Comparison) -> dict:
             "case": r.key, "family": r.family, "metric": r.metric, "unit": r.unit,
             "higher_is_better": r.higher_is_better,
             "cells": [None if c is None else {"value": c.center, "n": c.n, "cv_pct": c.cv_pct,
-                                              "problem": c.problem} for c in r.cells],
+                                              "noise_pct": c.noise_pct, "noise_from": c.noise_from,
+                                              "samples": len(c.values), "problem": c.problem} for c in r.cells],
             "versus": [None if v is None else {"ratio": v.ratio, "speed": v.speed, "verdict": v.verdict,
-                                               "tested": v.tested, "p_value": v.p_value} for v in r.versus],
+                                               "tested": v.tested, "p_value": v.p_value, "method": v.method,
+                                               "noise_pct": v.noise_pct} for v in r.versus],
         })
     return d
 
