@@ -319,7 +319,8 @@ def test_history_keeps_each_device_apart_and_finds_the_slow_one(tmp_path, capsys
     code, out, err = run_cli(cli_history.main, ["--db", db, "ingest", *paths], capsys)
     assert code == 0 and "4 run(s) added" in out, err
     with sqlite3.connect(db) as c:
-        names = {r[0] for r in c.execute("SELECT DISTINCT case_name FROM results WHERE run_id = 1")}
+        names = {r[0] for r in c.execute("SELECT cases.name FROM results JOIN cases ON cases.id = results.case_id "
+                                         "WHERE run_id = 1")}
         assert (c.execute("SELECT COUNT(*) FROM machines").fetchone()[0]) == 1
     assert "Transfer/dir:h2d/mem:pinned/bytes:4096/device:0" in names
     assert "Transfer/dir:h2d/mem:pinned/bytes:4096/device:1" in names
