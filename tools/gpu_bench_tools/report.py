@@ -9,12 +9,13 @@ from __future__ import annotations
 import base64
 import html
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
 from .compare import Comparison, compare
+from .configurations import configurations
 from .compare_render import fmt_cell, fmt_num, fmt_ratio, fmt_verdict
 from .families import FamilyDescriptor
 from .load import (
@@ -23,7 +24,6 @@ from .load import (
     Case,
     Timeline,
     context_rows,
-    file_labels,
     gpu_count,
     gpu_fact,
     gpu_summary,
@@ -65,6 +65,8 @@ class Headline:
     family: str
     what: str
     rows: list[tuple[str, list[str]]]
+    values: list[list[float | None]] = field(default_factory=list)  # per row, per file: the number in the cell
+    higher_is_better: bool = True
 
 
 def _e(s: object) -> str:
@@ -138,24 +140,27 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
         axes = row_axes(desc)
         groups = _group(files, fam, axes)
         unit = headline_unit(desc)
-        rows = []
+        rows, numbers = [], []
         for key in sorted(groups, key=lambda k: tuple(_value_key(a, v) for a, v in zip(axes + ("device",), k))):
             per_file = groups[key]
             varying = {k for k, _ in set(kv for cases in per_file for c in cases for kv in c.name.axes)
                        if len({c.axis(k) for cases in per_file for c in cases}) > 1}
-            cells = []
+            cells, nums = [], []
             for cases in per_file:
                 vals = [(headline_scale(desc, c)(c.center(desc.headline)), c) for c in cases
                         if c.ok and c.has_metric(desc.headline) and c.center(desc.headline) is not None]
                 if not vals:
                     cells.append("-")
+                    nums.append(None)
                     continue
                 v, c = (max if desc.higher_is_better else min)(vals, key=lambda vc: vc[0])
                 cells.append(f"{fmt_num(v)} {unit}{_where(c, axes, varying)}".replace("  ", " "))
+                nums.append(v)
             rows.append((_row_label(key, axes + ("device",)), cells))
+            numbers.append(nums)
         what = "best " + ("bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline)
         what += f" ({desc.better} is better, median of repetitions)"
-        out.append(Headline(fam, what, rows))
+        out.append(Headline(fam, what, rows, numbers, desc.higher_is_better))
     return out
 
 
@@ -163,6 +168,37 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
 
 # ---------------------------------------------------------------------------------------------
 # page
+
+
+def _headline_table(h: Headline, labels: list[str]) -> str:
+    """The family's best figures, a column per machine and, for each machine after the first, its ratio to it."""
+    head = [""]
+    for i, lab in enumerate(labels):
+        head.append(f"[{i + 1}] {lab}")
+        if i:
+            head.append(f"[{i + 1}]/[1]")
+    body, classes = [], []
+    for (label, cells), nums in zip(h.rows, h.values):
+        row, cls = [label], [""]
+        for i, cell in enumerate(cells):
+            row.append(cell)
+            cls.append("num")
+            if i:
+                ok = nums[0] and nums[i] is not None
+                row.append(f"{nums[i] / nums[0]:.3f}" if ok else "-")
+                cls.append("num")
+        body.append(row)
+        classes.append(cls)
+    return _table(head, body, classes=classes)
+
+
+def _caption(p, labels: list[str]) -> str:
+    """The figure's title and the machine (or machines) it is drawn from."""
+    if p.kind == "timeline":
+        return p.title
+    if p.machine is not None:
+        return f"{p.title}. Machine: [{p.machine + 1}] {labels[p.machine]}"
+    return f"{p.title}. Machines: " + "; ".join(f"[{i + 1}] {lab}" for i, lab in enumerate(labels))
 
 
 def _table(head: list[str], rows: list[list[str]], classes: list[list[str]] | None = None,
@@ -305,7 +341,10 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
                  with_plots: bool = True, dpi: int = 90) -> str:
     """The whole page as one string."""
     timelines = timelines or []
-    labels = file_labels(files)
+    configs = configurations(files)
+    sources = files
+    files = [c.file for c in configs]
+    labels = [c.label for c in configs]
     title = title or default_title(files)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections: list[tuple[str, str, str]] = []
@@ -313,13 +352,16 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
     if files:
         ctx = context_rows(files, per_gpu=False)  # each GPU and link is in the topology section
         head = ["fact"] + [f"[{i + 1}] {lab}" for i, lab in enumerate(labels)]
-        rows = [["file"] + [Path(f.path).name for f in files], ["run date"] + [str(f.context.get("date", "-"))
-                                                                            for f in files]]
+        rows = [["files"] + [", ".join(Path(p).name for p in c.paths) for c in configs],
+                ["run date"] + [str(f.context.get("date", "-")) + (f" (and {len(c.paths) - 1} more)" if len(c.paths) > 1
+                                                                  else "") for f, c in zip(files, configs)]]
         rows += [[k] + v for k, v in ctx]
         rows.append(["cases with a figure"] + [f"{len(f.ok_cases())} of {len(f.cases)}" for f in files])
-        diff = ["differs" if len(files) > 1 and len(set(r[1:])) > 1 and r[0] not in ("file", "run date") else ""
+        diff = ["differs" if len(files) > 1 and len(set(r[1:])) > 1 and r[0] not in ("files", "run date") else ""
                 for r in rows]
-        note = "<p class='note'>Highlighted rows differ between the machines.</p>" if len(files) > 1 else ""
+        note = ("<p class='note'>One column per machine configuration (host, GPUs, driver and runtime): files of "
+                "the same configuration are taken together as repetitions. Highlighted rows differ between the "
+                "machines.</p>")
         sections.append(("machines", "Machines", note + _table(head, rows, row_classes=diff)))
         topo = topology_html(files, labels)
         if topo:
@@ -328,13 +370,13 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
         parts = []
         for h in headlines(files):
             parts.append(f"<h3>{_e(h.family)}: {_e(h.what)}</h3>")
-            parts.append(_table([""] + [f"[{i + 1}] {lab}" for i, lab in enumerate(labels)],
-                                [[k] + v for k, v in h.rows],
-                                classes=[[""] + ["num"] * len(files) for _ in h.rows]))
+            parts.append(_headline_table(h, labels))
         sections.append(("headlines", "Headline numbers", "\n".join(parts)))
 
         if len(files) > 1:
-            sections.append(("comparison", "Comparison against [1]", _comparison_html(compare(files))))
+            cmp = compare(files)
+            cmp.labels = labels
+            sections.append(("comparison", "Comparison against [1]", _comparison_html(cmp)))
 
         problems = [(i, c) for i, f in enumerate(files) for c in f.cases.values() if not c.ok]
         if problems:
@@ -344,21 +386,21 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
 
     if with_plots:
         with tempfile.TemporaryDirectory(prefix="gpu_bench_report_") as tmp:
-            plots = make_plots(list(files) + list(timelines), tmp, formats=("png",), dpi=dpi)
+            plots = make_plots(list(files) + list(timelines), tmp, formats=("png",), dpi=dpi, labels=labels)
             titles = section_titles(files)
             by_kind: dict[str, list[str]] = {}
             for p in plots:
                 data = base64.b64encode(Path(p.paths[0]).read_bytes()).decode("ascii")
                 by_kind.setdefault(p.kind, []).append(
                     f'<figure><img alt="{_e(p.title)}" src="data:image/png;base64,{data}">'
-                    f"<figcaption>{_e(p.title)}</figcaption></figure>"
+                    f"<figcaption>{_e(_caption(p, labels))}</figcaption></figure>"
                 )
         for kind, figs in by_kind.items():
             sections.append((f"plots-{kind}", titles.get(kind, kind), "\n".join(figs)))
 
     toc = " ".join(f'<a href="#{sid}">{_e(t)}</a>' for sid, t, _ in sections)
     body = "\n".join(f'<h2 id="{sid}">{_e(t)}</h2>\n{content}' for sid, t, content in sections)
-    sources = ", ".join(_e(Path(x.path).name) for x in list(files) + list(timelines))
+    sources = ", ".join(_e(Path(x.path).name) for x in list(sources) + list(timelines))
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -65,12 +65,12 @@ def available_kinds(inputs: list[BenchmarkFile | Timeline]) -> list[str]:
     return kinds if any(isinstance(x, Timeline) for x in inputs) else [k for k in kinds if k != TIMELINE_KIND]
 
 
-def _makers(files: list[BenchmarkFile], timelines: list[Timeline]):
+def _makers(files: list[BenchmarkFile], timelines: list[Timeline], labels: list[str] | None = None):
     """(kinds, make) per family, then the timelines; make() returns [(Plot, Canvas)]."""
     from .gantt import gantt_plots
     from .generic import generic_plots
 
-    ctx = PlotContext(files, file_labels(files))
+    ctx = PlotContext(files, labels or file_labels(files))
     mods = family_modules()
     for fam in _family_order(files):
         if fam in mods:
@@ -84,10 +84,12 @@ def _makers(files: list[BenchmarkFile], timelines: list[Timeline]):
 def make_plots(
     inputs: list[BenchmarkFile | Timeline], out_dir: str | Path, formats: tuple[str, ...] = ("png", "svg"),
     dpi: int = 110, kinds: Iterable[str] | None = None, one_per_kind: bool = False,
+    labels: list[str] | None = None,
 ) -> list[Plot]:
     """Draw every figure the inputs have data for; returns what was written, in reading order.
 
     kinds: only these plot kinds; one the inputs cannot have raises InputError naming the ones they can.
+    labels: one legend label per benchmark file (default: GPU and driver, see file_labels).
     """
     if dpi <= 0:
         raise InputError(f"--dpi must be more than 0, not {dpi}")
@@ -102,7 +104,7 @@ def make_plots(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Plot] = []
-    for family_kinds, make in _makers(files, timelines):
+    for family_kinds, make in _makers(files, timelines, labels):
         if not set(family_kinds) & set(wanted):
             continue
         made = [pc for pc in make() if pc[0].kind in wanted]

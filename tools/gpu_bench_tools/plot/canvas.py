@@ -30,7 +30,7 @@ class Plot:
     title: str
     paths: list[str] = field(default_factory=list)
     points: int = 0
-    caption: str = ""  # what the figure shows and from which machines, for a report
+    machine: int | None = None  # the one file a figure is drawn from (heat maps), else None: every file
 
 
 @dataclass

@@ -118,7 +118,8 @@ def heatmaps(files: list[BenchmarkFile], family: str, kind: str, what: str,
         sub = textwrap.fill(f"{sub}; source GPU on the rows, destination on the columns",
                             int(canvas.fig.get_figwidth() * 11))
         set_title(canvas, t, sub)
-        out.append((Plot(kind, slug(f"{kind}_{fslug}"), f"{t} ({Path(f.path).name})", points=npoints), canvas))
+        out.append((Plot(kind, slug(f"{kind}_{fslug}"), f"{t} ({Path(f.path).name})", points=npoints, machine=i),
+                    canvas))
     return out
 
 
