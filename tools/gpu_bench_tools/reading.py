@@ -206,7 +206,7 @@ def _benchmark_file_from_doc(path: str, doc: Any) -> BenchmarkFile:
         if type(real) not in numbers or type(cpu) not in numbers:
             bad = "real_time" if type(real) not in numbers else "cpu_time"
             raise InputError(f"{where}: '{bad}' is not a number")
-        if run_type == "iteration" and (real < 0 or cpu < 0):
+        if real < 0 or cpu < 0:
             bad, v = ("real_time", real) if real < 0 else ("cpu_time", cpu)
             raise InputError(f"{where}: '{bad}' is negative ({v}): not a time")
         if time_unit != case.time_unit and not (run_type == "aggregate" and e.get("aggregate_unit") == "percentage"):
