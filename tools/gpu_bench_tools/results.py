@@ -201,13 +201,16 @@ class BenchmarkFile:
 
 
 def cv_pct(vals: list[float]) -> float | None:
-    """Sample standard deviation over the mean, in percent."""
+    """Sample standard deviation over the mean, in percent (numpy: statistics.stdev works in exact fractions,
+    ten times slower over a full matrix)."""
     if len(vals) < 2:
         return None
-    mean = statistics.fmean(vals)
+    import numpy as np
+
+    mean = float(np.mean(vals))
     if not mean:
         return None
-    return statistics.stdev(vals) / abs(mean) * 100.0
+    return float(np.std(vals, ddof=1)) / abs(mean) * 100.0
 
 
 # ---------------------------------------------------------------------------------------------
