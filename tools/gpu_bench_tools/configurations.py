@@ -54,9 +54,11 @@ def configurations(files: list[BenchmarkFile]) -> list[Configuration]:
     groups: dict[tuple, list[BenchmarkFile]] = {}
     for f in files:
         groups.setdefault(configuration_key(f), []).append(f)
+    labels = [configuration_label(fs[0]) for fs in groups.values()]
     out = []
-    for fs in groups.values():
-        label = configuration_label(fs[0])
+    for (key, fs), label in zip(groups.items(), labels):
+        if labels.count(label) > 1:  # one host name on several machines (virtual machines): tell them by GPU
+            label += f" [{key[1][0][:12]}]"
         if len(fs) > 1:
             label += f" ({len(fs)} files)"
         out.append(Configuration(label, merge(fs), [f.path for f in fs]))

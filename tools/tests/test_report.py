@@ -164,3 +164,18 @@ def test_captions_name_the_machines(report):
     captions = re.findall(r"<figcaption>(.*?)</figcaption>", page)
     plots = [c for c in captions if not c.startswith("Timeline")]
     assert plots and all("Machines: [1] H100 80GB HBM3 on node-a" in c and "[3] H200 on node-a" in c for c in plots)
+
+
+def test_machines_that_share_a_host_name_are_told_apart_by_gpu(tmp_path):
+    from gpu_bench_tools.configurations import configurations
+    from gpu_bench_tools.load import benchmark_file_from_doc
+
+    a = synth.make_run(families=("SyncPlacement",), host="vm", seed=1)
+    b = synth.make_run(families=("SyncPlacement",), host="vm", seed=2)
+    b["context"]["gpu.uuid"] = "GPU-0000ffff-0000-0000-0000-000000000001"
+    c = synth.make_run(families=("SyncPlacement",), host="vm", seed=3)  # a's machine again
+    configs = configurations([benchmark_file_from_doc(f"{n}.json", d) for n, d in zip("abc", (a, b, c))])
+    assert [x.label for x in configs] == [
+        "H100 80GB HBM3 on vm, driver 580.159.04, CUDA runtime 13.0 [GPU-6f1e2d3c] (2 files)",
+        "H100 80GB HBM3 on vm, driver 580.159.04, CUDA runtime 13.0 [GPU-0000ffff]"]
+    assert [len(x.file.cases["SyncPlacement/op:add/sync:both"].samples) for x in configs] == [10, 5]
