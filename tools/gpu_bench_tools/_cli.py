@@ -9,7 +9,7 @@ import sqlite3
 import sys
 from typing import Callable, Sequence
 
-from .load import InputError
+from .errors import InputError
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -74,3 +74,31 @@ def positive_float(text: str) -> float:
     if not v >= 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
     return v
+
+
+def probability(text: str) -> float:
+    """A significance level: strictly between 0 and 1."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), not {text}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text}")
+    return v
+
+
+def cut(items: list, limit: int) -> tuple[list, str | None]:
+    """The first `limit` items, and the line that says how many were left out (None if none were)."""
+    if len(items) <= limit:
+        return items, None
+    return items[:limit], f"... and {len(items) - limit} more"

@@ -7,7 +7,8 @@ import sys
 from typing import Sequence
 
 from . import compare as cmp_mod
-from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, run, want_colour
+from . import compare_render as render
+from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, cut, positive_float, probability, run, want_colour
 from .load import InputError, load_files
 
 PROG = "gpu-bench-compare"
@@ -16,9 +17,10 @@ PROG = "gpu-bench-compare"
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog=PROG,
-        description="Compare gpu_bench JSON files case by case against the first file. "
-        "GB/s for transfer-like families, time otherwise; verdicts from a Mann-Whitney U test "
-        f"when both sides have {cmp_mod.MIN_REPS}+ repetitions.",
+        description="Compare gpu_bench JSON files case by case against the first file, on each family's "
+        "headline figure (from its descriptor; GB/s or time in older files). A case is faster or slower when "
+        "the change is at least --min-effect, larger than the noise of both files and significant in a "
+        "Mann-Whitney U test on that case's own samples.",
     )
     p.add_argument("files", nargs="+", metavar="FILE.json", help="the first file is the baseline")
     p.add_argument("--metric", help="compare this counter (gbps, time, host_blocked_us, ...) for every case")
@@ -27,7 +29,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--fail-on-regression", type=positive_float, metavar="PCT",
                    help="exit 1 when a case is slower than in the first file by more than PCT percent "
                    "and the U test says the difference is real")
-    p.add_argument("--alpha", type=positive_float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--alpha", type=probability, default=0.05,
+                   help="significance level, between 0 and 1 (default 0.05)")
     p.add_argument("--min-effect", type=positive_float, default=2.0, metavar="PCT",
                    help="smallest change in percent called faster or slower (default 2)")
     p.add_argument("--color", "--colour", dest="colour", choices=("auto", "always", "never"), default="auto")
@@ -50,13 +53,13 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.filter and not result.rows and not result.only_in:
         raise InputError(f"no case matches --filter {args.filter!r}")
     if args.format == "table":
-        out = cmp_mod.render_table(result, colour=want_colour(args.colour))
+        out = render.render_table(result, colour=want_colour(args.colour))
     elif args.format == "markdown":
-        out = cmp_mod.render_markdown(result)
+        out = render.render_markdown(result)
     elif args.format == "csv":
-        out = cmp_mod.render_csv(result)
+        out = render.render_csv(result)
     else:
-        out = cmp_mod.render_json(result)
+        out = render.render_json(result)
     sys.stdout.write(out)
     sys.stdout.flush()
     if args.format != "table":
@@ -66,9 +69,12 @@ def _main(argv: Sequence[str] | None) -> int:
         bad = result.regressions(args.fail_on_regression)
         if bad:
             print(f"{PROG}: {len(bad)} regression(s) beyond {args.fail_on_regression:g}%:", file=sys.stderr)
-            for row, i in bad[:20]:
+            shown, more = cut(bad, 20)
+            for row, i in shown:
                 v = row.versus[i]
                 print(f"  [{i + 1}] {row.key}: {v.slowdown_pct:.1f}% slower (p={v.p_value:.2g})", file=sys.stderr)
+            if more:
+                print(f"  {more}", file=sys.stderr)
             return EXIT_REGRESSION
     return EXIT_OK
 

@@ -7,7 +7,7 @@ import sys
 from typing import Sequence
 
 from . import history
-from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, run
+from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, probability, run
 from .load import InputError
 
 PROG = "gpu-bench-history"
@@ -25,21 +25,24 @@ def build_parser() -> ArgumentParser:
     s = sub.add_parser("ingest", parents=[common], help="add runs; a file already there adds nothing")
     s.add_argument("files", nargs="+", metavar="FILE.json")
 
-    s = sub.add_parser("check", parents=[common], help="newest run of each machine against its trailing window")
-    s.add_argument("--window", type=int, default=7, help="earlier runs to compare with (default 7)")
+    s = sub.add_parser("check", parents=[common],
+                       help="newest run of each machine against the earlier runs of its configuration")
+    s.add_argument("--window", type=positive_int, default=10,
+                   help="earlier runs of the same configuration to look at (default 10)")
     s.add_argument("--threshold", type=positive_float, default=5.0, metavar="PCT",
                    help="smallest change in percent worth reporting; exit 1 on a regression beyond it (default 5)")
-    s.add_argument("--metric", help="judge every case on this counter (default: GB/s for transfers, else time)")
+    s.add_argument("--metric", help="judge every case on this counter (default: its family's headline)")
     s.add_argument("--case", metavar="REGEX", help="only cases whose name matches")
-    s.add_argument("--alpha", type=positive_float, default=0.05, help="significance level of the U test")
+    s.add_argument("--alpha", type=probability, default=0.001,
+                   help="significance level of a change point, between 0 and 1 (default 0.001, Otava's)")
 
     s = sub.add_parser("trend", parents=[common], help="plot selected cases over time per machine")
     s.add_argument("--case", required=True, metavar="REGEX", help="cases whose name matches (re.search)")
     s.add_argument("--out", required=True, metavar="DIR")
-    s.add_argument("--metric", help="counter to plot (default: GB/s for transfers, else time)")
+    s.add_argument("--metric", help="counter to plot (default: its family's headline)")
     s.add_argument("--machine", metavar="TEXT", help="only machines whose label or fingerprint contains TEXT")
     s.add_argument("--format", default="png", help="comma-separated: png, svg, pdf (default png)")
-    s.add_argument("--max-cases", type=int, default=50)
+    s.add_argument("--max-cases", type=positive_int, default=50)
 
     sub.add_parser("runs", parents=[common], help="list machines and their runs")
     return p
@@ -57,8 +60,6 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"{len(res.added)} run(s) added, {len(res.already)} already present, {res.rows} rows; database {db}")
         return EXIT_OK
     if args.command == "check":
-        if args.window < 1:
-            raise InputError("--window must be 1 or more")
         rep = history.check(db, window=args.window, threshold_pct=args.threshold, metric=args.metric,
                             case_regex=args.case, alpha=args.alpha)
         sys.stdout.write(history.render_check(rep))

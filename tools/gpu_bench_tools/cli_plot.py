@@ -6,7 +6,7 @@ import sys
 from typing import Sequence
 
 from . import plot as plot_mod
-from ._cli import EXIT_OK, ArgumentParser, run
+from ._cli import EXIT_OK, ArgumentParser, positive_int, run
 from .load import InputError, load_any, load_timeline
 
 PROG = "gpu-bench-plot"
@@ -24,11 +24,12 @@ def build_parser() -> ArgumentParser:
                    help="a Chrome trace written by gpu_bench --timeline (may repeat)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the figures (created if missing)")
     p.add_argument("--format", default="png,svg", help="comma-separated: png, svg, pdf (default png,svg)")
-    p.add_argument("--kind", action="append", choices=plot_mod.KIND_ORDER,
-                   help="only these plot kinds (may repeat)")
+    p.add_argument("--kind", action="append", metavar="KIND",
+                   help="only this plot kind (may repeat): a family's kind (transfer, small_copy, ...), "
+                   "peer_matrix, peer_latency, all_host, timeline")
     p.add_argument("--one-per-kind", action="store_true",
                    help="one representative figure per kind, named KIND.png (for documentation)")
-    p.add_argument("--dpi", type=int, default=110)
+    p.add_argument("--dpi", type=positive_int, default=110, help="pixels per inch of PNG figures (default 110)")
     return p
 
 

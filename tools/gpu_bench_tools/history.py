@@ -1,8 +1,16 @@
-"""Nightly history in SQLite: ingest runs, check the newest run of each machine against its past, plot trends.
+"""Nightly history: ingest runs, and check the newest run of each machine against its series.
 
-A machine is its host and its GPU (UUID, or name and PCI bus where the UUID is unavailable).  Driver,
-CUDA and the gpu_bench build are facts of each run, so a driver update shows as a change on the same
-machine instead of a new machine.  Each ingest is one transaction: all files or none.
+A machine is its host and the GPUs a run measured (UUIDs). A series is one machine in one configuration:
+driver, CUDA versions, gate and NUMA facts; the newest run is judged against the earlier runs of its own
+series only. Changes are found by Apache Otava's e-divisive change-point detection (the method of Fleming
+et al., "Hunter", ICPE 2023) over each case's per-run figures, then kept only where the change is at least
+--threshold, significant at --alpha, and larger than the noise on both sides of the change point: the noise
+gpu_bench wrote for those runs, the spread of their figures (95% confidence interval of the median) and,
+for a single run, the spread of its repetitions. A change is attributed to the first run of its new level,
+with what changed in the context there. When the newest run starts a new configuration, it is compared with
+the runs of the configuration before and those differences are listed as what the configuration change did.
+
+Every SQL statement is in history_store.py. Each ingest is one transaction: all files or none.
 """
 
 from __future__ import annotations
@@ -12,59 +20,29 @@ import json
 import math
 import os
 import re
-import sqlite3
+import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
+from . import history_store as store
+from .facts import GATE_AND_NUMA_FACTS, gate, gpu_label
 from .load import (
     TIME_UNIT_NS,
     BenchmarkFile,
     InputError,
     benchmark_file_from_doc,
     canonical_metric,
-    default_metric,
+    gpu_uuids,
     higher_is_better,
-    median,
-    metric_title,
     metric_unit,
     read_json,
-    short_gpu_name,
 )
 
-SCHEMA_VERSION = "1"
-
-DDL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS machines (
-    id INTEGER PRIMARY KEY,
-    fingerprint TEXT NOT NULL UNIQUE,
-    host TEXT, gpu_uuid TEXT, gpu_name TEXT, pci_bus_id TEXT
-);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    machine_id INTEGER NOT NULL REFERENCES machines(id),
-    content_sha256 TEXT NOT NULL UNIQUE,
-    run_time TEXT NOT NULL,
-    ingested_at TEXT NOT NULL,
-    driver TEXT, cuda TEXT, runtime TEXT,
-    gpu_bench_version TEXT, gpu_bench_git TEXT, benchmark_version TEXT,
-    source TEXT, context_json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_by_machine ON runs (machine_id, run_time);
-CREATE TABLE IF NOT EXISTS results (
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    case_name TEXT NOT NULL,
-    family TEXT NOT NULL,
-    repetition INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    real_time REAL, cpu_time REAL, time_unit TEXT, iterations INTEGER,
-    counters_json TEXT, error TEXT,
-    PRIMARY KEY (run_id, case_name, repetition)
-);
-CREATE INDEX IF NOT EXISTS results_by_case ON results (case_name);
-"""
+# Context keys that change from run to run by nature; they never explain a change.
+VOLATILE_FACTS = frozenset({"date", "load_avg", "gpu_bench.elapsed_s", "gpu_bench.timed_s", "executable",
+                            "mhz_per_cpu", "gpu.other_processes", "caches"})
 
 
 def default_db_path() -> Path:
@@ -72,47 +50,7 @@ def default_db_path() -> Path:
     return Path(base) / "gpu_bench" / "history.sqlite"
 
 
-# ---------------------------------------------------------------------------------------------
-# opening
-
-
-def open_db(path: str | os.PathLike, create: bool) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit); refuses what is not our database."""
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"{p}: is a directory, not a history database")
-    if not create and not p.exists():
-        raise InputError(f"{p}: no history database here; run 'gpu-bench-history ingest FILE...' first")
-    if create:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(p), isolation_level=None)
-    else:
-        conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, isolation_level=None)
-    try:
-        conn.execute("PRAGMA foreign_keys = ON")
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables and "meta" not in tables:
-            raise InputError(f"{p}: an SQLite database, but not a gpu-bench-history one")
-        if "meta" in tables:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if not row or row[0] != SCHEMA_VERSION:
-                raise InputError(f"{p}: history schema {row[0] if row else '?'} is not {SCHEMA_VERSION}")
-        elif create:
-            conn.execute("BEGIN IMMEDIATE")
-            for stmt in DDL.strip().split(";"):
-                if stmt.strip():
-                    conn.execute(stmt)
-            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            conn.execute("COMMIT")
-        else:
-            raise InputError(f"{p}: empty history database; ingest some runs first")
-    except sqlite3.DatabaseError as e:
-        conn.close()
-        raise InputError(f"{p}: not a history database ({e})") from None
-    except InputError:
-        conn.close()
-        raise
-    return conn
+open_db = store.open_db
 
 
 # ---------------------------------------------------------------------------------------------
@@ -123,26 +61,48 @@ def open_db(path: str | os.PathLike, create: bool) -> sqlite3.Connection:
 class Machine:
     fingerprint: str
     host: str | None
-    gpu_uuid: str | None
-    gpu_name: str | None
-    pci_bus_id: str | None
+    gpu_uuids: str
+    gpu_label: str
 
     @property
     def label(self) -> str:
-        name = short_gpu_name(self.gpu_name or "GPU")
-        ident = (self.gpu_uuid or "")[:12] or self.pci_bus_id or "?"
-        return f"{name} [{ident}] on {self.host or '?'}"
+        first = self.gpu_uuids.split(",")[0]
+        return f"{self.gpu_label} [{first[:12] or '?'}] on {self.host or '?'}"
 
 
 def machine_of(f: BenchmarkFile) -> Machine:
-    uuid, name = f.fact("gpu.uuid"), f.fact("gpu.name")
-    host, pci = f.fact("host_name"), f.fact("gpu.pci_bus_id")
     if not f.is_gpu_bench:
         raise InputError(f"{f.path}: plain Google Benchmark JSON; history needs gpu_bench's GPU facts")
-    if not uuid and not name:
+    uuids = gpu_uuids(f)
+    name = gpu_label(f)
+    if not uuids and not name:
         raise InputError(f"{f.path}: neither gpu.uuid nor gpu.name is known, so the machine cannot be told")
-    gpu = uuid or f"{name}@{pci or '?'}"
-    return Machine(f"{host or '?'}|{gpu}", host, uuid, name, pci)
+    ids = ",".join(uuids) or f"{f.fact('gpu.name')}@{f.fact('gpu.pci_bus_id') or '?'}"
+    host = f.fact("host_name")
+    return Machine(f"{host or '?'}|{ids}", host, ids, name or "GPU")
+
+
+def series_facts(f: BenchmarkFile) -> dict[str, str | None]:
+    """What a series is keyed on besides the machine: driver, CUDA versions, gate and NUMA facts."""
+    facts = {"driver": f.fact("driver.version"), "CUDA": f.fact("driver.cuda_version"),
+             "CUDA runtime": f.fact("runtime.version"), "gate": gate(f)}
+    facts.update({k: f.fact(k) for k in GATE_AND_NUMA_FACTS if k != "gpu_bench.gate"})
+    return facts
+
+
+def series_text(facts: dict[str, str | None]) -> str:
+    head = f"driver {facts.get('driver') or '?'}, CUDA {facts.get('CUDA') or '?'}"
+    if facts.get("CUDA runtime") and facts.get("CUDA runtime") != facts.get("CUDA"):
+        head += f" (runtime {facts['CUDA runtime']})"
+    if facts.get("gate") == "off":
+        head += ", gate off"
+    return head
+
+
+def series_change(before: dict, after: dict) -> str:
+    """'driver 570.86.15 -> 580.159.04, CUDA runtime 12.8 -> 13.0': only what differs."""
+    parts = [f"{k} {before.get(k) or '?'} -> {after.get(k) or '?'}" for k in after if before.get(k) != after.get(k)]
+    return ", ".join(parts) or "nothing"
 
 
 def parse_run_time(f: BenchmarkFile) -> str:
@@ -168,7 +128,7 @@ class _Prepared:
 
 def _prepare(path: str | os.PathLike) -> _Prepared:
     doc = read_json(path)
-    f = benchmark_file_from_doc(path, doc)
+    f = benchmark_file_from_doc(path, doc, require_figures=False)  # a night where every case failed counts
     canon = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     sha = hashlib.sha256(canon.encode("utf-8")).hexdigest()
     return _Prepared(str(path), f, sha, machine_of(f), parse_run_time(f))
@@ -181,61 +141,58 @@ class IngestResult:
     rows: int = 0
 
 
-def _result_rows(run_id: int, f: BenchmarkFile) -> Iterable[tuple]:
+def result_rows(f: BenchmarkFile, case_id: dict[str, int], run_id: int) -> list[tuple]:
+    """One results row per case: the headline per repetition in its unit, their median, noise, counters."""
+    out = []
     for c in f.cases.values():
-        if c.samples:
-            for i, s in enumerate(c.samples):
-                yield (run_id, c.key, c.family, i, "repetition", s.real_time, s.cpu_time, c.time_unit, s.iterations,
-                       json.dumps(s.counters), None)
-        elif c.ok:
-            agg = c.aggregates.get("median") or c.aggregates["mean"]
-            counters = {k: v for k, v in agg.items() if k not in ("real_time", "cpu_time")}
-            yield (run_id, c.key, c.family, -1, "aggregate", agg.get("real_time"), agg.get("cpu_time"), c.time_unit,
-                   None, json.dumps(counters), None)
-        else:
-            yield (run_id, c.key, c.family, -1, "error", None, None, c.time_unit, None, None, c.problem)
+        d = f.descriptor(c.family)
+        metric = d.headline
+        unit = d.unit or (c.time_unit if metric == "real_time" else metric_unit(metric, c.time_unit))
+        scale = 1.0
+        if metric == "real_time" and unit in TIME_UNIT_NS:
+            scale = TIME_UNIT_NS[c.time_unit] / TIME_UNIT_NS[unit]
+        reps = [v * scale for v in c.values(metric)]
+        value = statistics.median(reps) if reps else None
+        if value is None and c.ok:
+            agg = c.center(metric)
+            value = agg * scale if agg is not None else None
+        error = None if value is not None else (c.problem or f"no '{metric}' counter")
+        counters = json.dumps([dict(s.counters, real_time=s.real_time, cpu_time=s.cpu_time) for s in c.samples]) \
+            if c.samples else None
+        out.append((run_id, case_id[c.key], metric, unit, d.better, value, json.dumps(reps),
+                    c.written_noise_pct(), c.time_unit, counters, error))
+    return out
 
 
-def _insert_results(conn: sqlite3.Connection, run_id: int, f: BenchmarkFile) -> int:
-    rows = list(_result_rows(run_id, f))
-    conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+def _insert_results(conn, run_id: int, f: BenchmarkFile, case_id: dict[str, int]) -> int:
+    rows = result_rows(f, case_id, run_id)
+    store.add_results(conn, rows)
     return len(rows)
 
 
 def ingest(db: str | os.PathLike, paths: Iterable[str | os.PathLike]) -> IngestResult:
     """Add runs; a file already present (same content) adds nothing.  All files or none are added."""
     prepared = [_prepare(p) for p in paths]  # every file is read and checked before the database is touched
-    conn = open_db(db, create=True)
+    conn = store.open_db(db, create=True)
     result = IngestResult()
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00")
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        store.begin(conn)
         for p in prepared:
-            if conn.execute("SELECT 1 FROM runs WHERE content_sha256 = ?", (p.sha256,)).fetchone():
+            if store.has_run(conn, p.sha256):
                 result.already.append(p.path)
                 continue
-            m = p.machine
-            conn.execute(
-                "INSERT OR IGNORE INTO machines (fingerprint, host, gpu_uuid, gpu_name, pci_bus_id) VALUES (?,?,?,?,?)",
-                (m.fingerprint, m.host, m.gpu_uuid, m.gpu_name, m.pci_bus_id),
-            )
-            (machine_id,) = conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (m.fingerprint,)).fetchone()
-            f = p.file
-            cur = conn.execute(
-                "INSERT INTO runs (machine_id, content_sha256, run_time, ingested_at, driver, cuda, runtime, "
-                "gpu_bench_version, gpu_bench_git, benchmark_version, source, context_json) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (machine_id, p.sha256, p.run_time, now, f.fact("driver.version"), f.fact("driver.cuda_version"),
-                 f.fact("runtime.version"), f.fact("gpu_bench.version"), f.fact("gpu_bench.git"),
-                 f.fact("benchmark.version") or f.fact("library_version"), os.path.abspath(p.path),
-                 json.dumps(f.context, sort_keys=True)),
-            )
-            result.rows += _insert_results(conn, cur.lastrowid, f)
+            m, f = p.machine, p.file
+            mid = store.machine_id(conn, m.fingerprint, m.host, m.gpu_uuids, m.gpu_label)
+            sid = store.series_id(conn, mid, json.dumps(series_facts(f), sort_keys=True))
+            run_id = store.add_run(conn, mid, sid, p.sha256, p.run_time, now, f.fact("gpu_bench.git"),
+                                   os.path.abspath(p.path), json.dumps(f.context, sort_keys=True))
+            ids = store.case_ids(conn, {c.key: c.family for c in f.cases.values()})
+            result.rows += _insert_results(conn, run_id, f, ids)
             result.added.append((p.path, m.label, p.run_time))
-        conn.execute("COMMIT")
+        store.commit(conn)
     except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        store.rollback(conn)
         raise
     finally:
         conn.close()
@@ -249,337 +206,100 @@ def ingest(db: str | os.PathLike, paths: Iterable[str | os.PathLike]) -> IngestR
 @dataclass
 class Run:
     id: int
-    machine_id: int
+    series_id: int
+    facts: dict
     run_time: str
-    driver: str | None
-    cuda: str | None
-    runtime: str | None
     git: str | None
-
-    @property
-    def env(self) -> tuple:
-        return (self.driver, self.cuda, self.runtime)
+    context: dict
 
     def env_text(self) -> str:
-        return f"driver {self.driver or '?'}, CUDA {self.cuda or '?'}"
+        return series_text(self.facts)
 
 
-def machines(conn: sqlite3.Connection) -> dict[int, Machine]:
-    return {r[0]: Machine(*r[1:]) for r in conn.execute(
-        "SELECT id, fingerprint, host, gpu_uuid, gpu_name, pci_bus_id FROM machines ORDER BY id")}
+def machines(conn) -> dict[int, Machine]:
+    return {r[0]: Machine(*r[1:]) for r in store.machines(conn)}
 
 
-def runs_of(conn: sqlite3.Connection, machine_id: int) -> list[Run]:
-    return [Run(*r) for r in conn.execute(
-        "SELECT id, machine_id, run_time, driver, cuda, runtime, gpu_bench_git FROM runs WHERE machine_id = ? "
-        "ORDER BY run_time, id", (machine_id,))]
-
-
-def _value(metric: str, real_time, time_unit, counters_json) -> float | None:
-    m = canonical_metric(metric)
-    if m == "real_time":
-        if real_time is None:
-            return None
-        return float(real_time) * TIME_UNIT_NS.get(time_unit or "ns", 1.0)  # ns
-    if counters_json is None:
-        return None
-    v = json.loads(counters_json).get(m)
-    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+def runs_of(conn, machine_id: int) -> list[Run]:
+    return [Run(i, s, json.loads(fj), t, g, json.loads(cj)) for i, s, fj, t, g, cj in store.runs_of(conn, machine_id)]
 
 
 @dataclass
-class _CaseData:
+class Point:
+    """One run's figure of one case."""
+
+    run: Run
+    value: float
+    reps: list[float]
+    noise_pct: float | None  # as gpu_bench wrote it
+
+
+@dataclass
+class CaseSeries:
+    name: str
     family: str
     metric: str
-    unit: str = "ns"
-    values: dict[int, list[float]] = field(default_factory=dict)  # run id -> values
-    errors: dict[int, str] = field(default_factory=dict)
+    unit: str
+    higher_is_better: bool
+    points: list[Point] = field(default_factory=list)
+    errors: dict[int, str] = field(default_factory=dict)  # run id -> error
 
 
-def _load_cases(conn, run_ids: list[int], metric: str | None, rx: re.Pattern | None) -> dict[str, _CaseData]:
-    out: dict[str, _CaseData] = {}
-    if not run_ids:
-        return out
-    marks = ",".join("?" * len(run_ids))
-    q = (f"SELECT run_id, case_name, family, real_time, time_unit, counters_json, error FROM results "
-         f"WHERE run_id IN ({marks}) ORDER BY run_id, case_name, repetition")
-    for run_id, case, family, real_time, unit, counters, error in conn.execute(q, run_ids):
-        if rx and not rx.search(case):
+def _metric_value(metric: str, counters_json: str | None, time_unit: str | None) -> tuple[float | None, list[float]]:
+    """(median, per repetition) of a counter other than the headline, from the stored counters."""
+    if not counters_json:
+        return None, []
+    m = canonical_metric(metric)
+    reps = [r.get(m) for r in json.loads(counters_json)]
+    reps = [float(v) for v in reps if isinstance(v, (int, float)) and math.isfinite(v)]
+    return (statistics.median(reps) if reps else None), reps
+
+
+def load_series(conn, runs: list[Run], metric: str | None, rx: re.Pattern | None) -> dict[str, CaseSeries]:
+    """Every case's figures over the given runs (oldest first), on its headline or on `metric`."""
+    names = store.cases(conn)
+    by_id = {r.id: r for r in runs}
+    out: dict[str, CaseSeries] = {}
+    rows = store.results_of(conn, [r.id for r in runs], with_counters=bool(metric))
+    rows.sort(key=lambda row: runs.index(by_id[row[0]]))
+    for run_id, case_id, headline, unit, better, value, reps_json, noise, time_unit, counters, error in rows:
+        name, family = names[case_id]
+        if rx and not rx.search(name):
             continue
-        d = out.get(case)
-        if d is None:
-            d = out[case] = _CaseData(family, metric or default_metric(family))
+        s = out.get(name)
+        m = canonical_metric(metric) if metric else headline
+        if s is None:
+            if metric and m != headline:
+                unit, hib = metric_unit(m, time_unit or "ns"), higher_is_better(m)
+            else:
+                hib = better == "higher"
+            s = out[name] = CaseSeries(name, family, m, unit or "", hib)
         if error:
-            d.errors[run_id] = error
+            s.errors[run_id] = error
             continue
-        v = _value(d.metric, real_time, unit, counters)
-        if v is None and not metric and d.metric != "time" and not d.values:
-            # A transfer-like case without a gbps counter is judged on its time, as compare does.
-            d.metric = "time"
-            v = _value("time", real_time, unit, counters)
-        if v is not None:
-            d.values.setdefault(run_id, []).append(v)
-            if unit:
-                d.unit = unit
+        if metric and m != headline:
+            value, reps = _metric_value(m, counters, time_unit)
+            noise = None
+        else:
+            reps = json.loads(reps_json) if reps_json else []
+        if value is not None and math.isfinite(value):
+            s.points.append(Point(by_id[run_id], value, reps, noise))
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# check
+def known_metrics(conn, runs: list[Run]) -> list[str]:
+    """Headlines and counters the runs have, for an error message."""
+    found = {"time"}
+    for row in store.results_of(conn, [r.id for r in runs], with_counters=True):
+        found.add(row[2])
+        if row[9]:
+            for rep in json.loads(row[9])[:1]:
+                found.update(rep)
+    return sorted(found - {"real_time"})
 
 
-@dataclass
-class Finding:
-    case: str
-    metric: str
-    unit: str
-    kind: str  # regression / improvement / failing
-    baseline: float | None
-    newest: float | None
-    worse_pct: float | None
-    p_value: float | None
-    detail: str = ""
+from .history_check import CheckReport, Finding, MachineCheck, check  # noqa: E402  (uses the readers above)
+from .history_render import list_runs, render_check, trend  # noqa: E402  (the output half of this module)
 
-
-@dataclass
-class MachineCheck:
-    machine: Machine
-    newest: Run
-    baseline_runs: list[Run]
-    driver_change: tuple[str, str] | None  # (before, after) when the baseline ran another driver
-    findings: list[Finding]
-    cases_checked: int
-    note: str = ""
-    missing: int = 0  # cases the baseline runs had that the newest run does not
-
-    @property
-    def counts_for_exit(self) -> bool:
-        return self.driver_change is None
-
-
-@dataclass
-class CheckReport:
-    machines: list[MachineCheck]
-    threshold_pct: float
-
-    def failures(self) -> list[tuple[MachineCheck, Finding]]:
-        return [(m, f) for m in self.machines if m.counts_for_exit for f in m.findings
-                if f.kind in ("regression", "failing")]
-
-
-def _mad_sigma(vals: list[float]) -> float:
-    m = median(vals)
-    return 1.4826 * median([abs(v - m) for v in vals])
-
-
-def check(db: str | os.PathLike, window: int = 7, threshold_pct: float = 5.0, metric: str | None = None,
-          case_regex: str | None = None, alpha: float = 0.05, k_sigma: float = 3.0) -> CheckReport:
-    """Newest run of each machine against its trailing window of runs.
-
-    A change counts when it is at least threshold_pct in the metric, the U test (five or more repetitions
-    on both sides) says it is real, and, with three or more baseline runs, it lies beyond k_sigma robust
-    standard deviations (1.4826 x MAD) of the baseline runs' medians.
-    """
-    from .compare import u_test_pvalues
-
-    rx = re.compile(case_regex) if case_regex else None
-    conn = open_db(db, create=False)
-    try:
-        out: list[MachineCheck] = []
-        pending: list[tuple[Finding, list[float], list[float], bool, MachineCheck]] = []
-        for mid, mach in machines(conn).items():
-            runs = runs_of(conn, mid)
-            if not runs:
-                continue
-            newest, prev = runs[-1], runs[:-1]
-            same = [r for r in prev if r.env == newest.env]
-            change = None
-            if same:
-                base = same[-window:]
-            else:
-                base = prev[-window:]
-                if prev:
-                    before = prev[-1]
-                    change = (before.env_text(), newest.env_text())
-            mc = MachineCheck(mach, newest, base, change, [], 0)
-            out.append(mc)
-            if not base:
-                mc.note = "only one run so far: nothing to compare with yet"
-                continue
-            data = _load_cases(conn, [newest.id] + [r.id for r in base], metric, rx)
-            for case, d in data.items():
-                m = d.metric
-                base_runs = [d.values[r.id] for r in base if d.values.get(r.id)]
-                new = d.values.get(newest.id, [])
-                unit_is_time = canonical_metric(m) == "real_time"
-                show = (lambda v: v / TIME_UNIT_NS[d.unit]) if unit_is_time else (lambda v: v)
-                unit = metric_unit(m, d.unit)
-                if not new:
-                    if base_runs and newest.id in d.errors:
-                        mc.findings.append(Finding(case, m, unit, "failing", show(median([median(v) for v in base_runs])),
-                                                   None, None, None, d.errors[newest.id]))
-                    elif base_runs:
-                        mc.missing += 1
-                    continue
-                if not base_runs:
-                    continue
-                mc.cases_checked += 1
-                meds = [median(v) for v in base_runs]
-                bm, nm = median(meds), median(new)
-                if not bm:
-                    continue
-                ratio = nm / bm
-                hib = higher_is_better(m)
-                worse = (1.0 - ratio) * 100.0 if hib else (ratio - 1.0) * 100.0
-                if abs(worse) < threshold_pct:
-                    continue
-                if len(meds) >= 3:
-                    sigma = _mad_sigma(meds)
-                    if sigma > 0 and abs(nm - bm) <= k_sigma * sigma:
-                        continue
-                f = Finding(case, m, unit, "regression" if worse > 0 else "improvement", show(bm), show(nm), worse,
-                            None)
-                pooled = [v for vs in base_runs for v in vs]
-                if len(new) >= 5 and len(pooled) >= 5:
-                    pending.append((f, new, pooled, True, mc))
-                else:
-                    f.detail = "too few repetitions for a U test"
-                    mc.findings.append(f)
-        pvals = u_test_pvalues([(a, b) for _, a, b, _, _ in pending])
-        for (f, _, _, _, mc), p in zip(pending, pvals):
-            f.p_value = p
-            if p < alpha:
-                mc.findings.append(f)
-        for mc in out:
-            order = {"failing": 0, "regression": 1, "improvement": 2}
-            mc.findings.sort(key=lambda f: (order[f.kind], -(abs(f.worse_pct or 0.0))))
-        return CheckReport(out, threshold_pct)
-    finally:
-        conn.close()
-
-
-def render_check(rep: CheckReport) -> str:
-    from .compare import fmt_num
-
-    lines = []
-    if not rep.machines:
-        return "no runs in the database\n"
-    for mc in rep.machines:
-        lines.append(f"{mc.machine.label}: newest run {mc.newest.run_time} ({mc.newest.env_text()}), "
-                     f"against {len(mc.baseline_runs)} earlier run(s)")
-        if mc.note:
-            lines.append(f"  {mc.note}")
-            continue
-        if mc.driver_change:
-            lines.append(f"  DRIVER CHANGE: {mc.driver_change[0]} -> {mc.driver_change[1]}. The differences below are "
-                         "what the change did; they are not counted as regressions. Runs with the new driver "
-                         "become the baseline from the next run on.")
-        for f in mc.findings:
-            if f.kind == "failing":
-                lines.append(f"  FAILING      {f.case}: now fails ({f.detail}); was {fmt_num(f.baseline)} {f.unit}")
-                continue
-            tag = ("changed" if mc.driver_change else f.kind.upper() if f.kind == "regression" else f.kind)
-            p = f", p={f.p_value:.2g}" if f.p_value is not None else f" ({f.detail})" if f.detail else ""
-            lines.append(f"  {tag:<12} {f.case}  {f.metric} {fmt_num(f.baseline)} -> {fmt_num(f.newest)} {f.unit} "
-                         f"({abs(f.worse_pct or 0):.1f}% {'worse' if (f.worse_pct or 0) > 0 else 'better'}{p})")
-        if mc.missing:
-            lines.append(f"  note: {mc.missing} case(s) of the earlier runs are not in the newest run")
-        n_reg = sum(1 for f in mc.findings if f.kind == "regression")
-        n_imp = sum(1 for f in mc.findings if f.kind == "improvement")
-        n_fail = sum(1 for f in mc.findings if f.kind == "failing")
-        if mc.driver_change:
-            lines.append(f"  {mc.cases_checked} cases checked: {n_reg} worse and {n_imp} better with the new driver, "
-                         f"{n_fail} newly failing (threshold {rep.threshold_pct:g}%; none counted as regressions)")
-        else:
-            lines.append(f"  {mc.cases_checked} cases checked: {n_reg} regression(s), {n_imp} improvement(s), "
-                         f"{n_fail} newly failing (threshold {rep.threshold_pct:g}%)")
-    return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------------------------------------
-# trend
-
-
-def trend(db: str | os.PathLike, case_regex: str, out_dir: str | os.PathLike, metric: str | None = None,
-          machine_filter: str | None = None, formats: tuple[str, ...] = ("png",), max_cases: int = 50,
-          dpi: int = 110) -> list[str]:
-    """One figure per matching case: its median per run over time, a line per machine, driver changes marked."""
-    from .plot import _Canvas, _colours, _slug
-
-    rx = re.compile(case_regex)
-    conn = open_db(db, create=False)
-    try:
-        ms = {mid: m for mid, m in machines(conn).items()
-              if not machine_filter or machine_filter.lower() in m.label.lower()
-              or machine_filter.lower() in m.fingerprint.lower()}
-        if not ms:
-            raise InputError(f"no machine matches {machine_filter!r}" if machine_filter else "no machines in the database")
-        runs = {mid: runs_of(conn, mid) for mid in ms}
-        all_ids = [r.id for rs in runs.values() for r in rs]
-        data = _load_cases(conn, all_ids, metric, rx)
-    finally:
-        conn.close()
-    cases = sorted(data)
-    if not cases:
-        raise InputError(f"no case in the database matches {case_regex!r}")
-    if len(cases) > max_cases:
-        raise InputError(f"{len(cases)} cases match {case_regex!r}; narrow --case (or raise --max-cases)")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    colours = _colours(len(ms))
-    written = []
-    for case in cases:
-        d = data[case]
-        m = d.metric
-        show = (lambda v: v / TIME_UNIT_NS[d.unit]) if canonical_metric(m) == "real_time" else (lambda v: v)
-        canvas = _Canvas(1, 1, w=10.0, h=4.2)
-        ax = canvas.axes[0][0]
-        drawn = False
-        for n, (mid, mach) in enumerate(ms.items()):
-            xs, ys, lo, hi, drivers = [], [], [], [], []
-            for r in runs[mid]:
-                vals = d.values.get(r.id)
-                if not vals:
-                    continue
-                xs.append(datetime.fromisoformat(r.run_time))
-                ys.append(show(median(vals)))
-                lo.append(show(min(vals)))
-                hi.append(show(max(vals)))
-                drivers.append(r.env_text())
-            if not xs:
-                continue
-            drawn = True
-            ax.plot(xs, ys, marker="o", ms=4, color=colours[n], label=mach.label)
-            ax.fill_between(xs, lo, hi, color=colours[n], alpha=0.15, lw=0)
-            for j in range(1, len(xs)):
-                if drivers[j] != drivers[j - 1]:
-                    ax.axvline(xs[j], color=colours[n], ls="--", lw=1)
-                    ax.annotate(drivers[j], (xs[j], 1.0), xycoords=("data", "axes fraction"), rotation=90,
-                                va="top", ha="right", fontsize=7, color=colours[n])
-        if not drawn:
-            continue
-        unit = metric_unit(m, d.unit)
-        ax.set_ylabel(f"{metric_title(m)} ({unit})" if unit else metric_title(m))
-        ax.set_xlabel("run date (UTC); dashed line: driver or CUDA changed")
-        ax.grid(True, alpha=0.3)
-        ax.set_ylim(bottom=0)
-        canvas.fig.autofmt_xdate()
-        canvas.legend(ncols=2)
-        canvas.fig.suptitle(f"{case}\nmedian per run, band from the slowest to the fastest repetition", fontsize=11)
-        written += canvas.save(out, _slug("trend_" + case), formats, dpi)
-    return written
-
-
-def list_runs(db: str | os.PathLike) -> str:
-    conn = open_db(db, create=False)
-    try:
-        lines = []
-        for mid, m in machines(conn).items():
-            rs = runs_of(conn, mid)
-            lines.append(f"{m.label}: {len(rs)} run(s)")
-            for r in rs:
-                (n,) = conn.execute("SELECT COUNT(DISTINCT case_name) FROM results WHERE run_id = ?", (r.id,)).fetchone()
-                lines.append(f"  {r.run_time}  {r.env_text()}  gpu_bench {r.git or '?'}  {n} cases")
-        return "\n".join(lines) + "\n" if lines else "no runs in the database\n"
-    finally:
-        conn.close()
+__all__ = ["CheckReport", "Finding", "MachineCheck", "check", "default_db_path", "ingest", "list_runs", "open_db",
+           "render_check", "trend"]

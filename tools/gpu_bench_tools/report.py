@@ -9,41 +9,29 @@ from __future__ import annotations
 import base64
 import html
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 from . import __version__
-from .compare import Comparison, compare, fmt_cell, fmt_num, fmt_ratio, fmt_verdict
+from .compare import Comparison, compare
+from .configurations import configurations
+from .compare_render import fmt_cell, fmt_num, fmt_ratio, fmt_verdict
+from .families import FamilyDescriptor
 from .load import (
     TOPOLOGY_FACTS,
     BenchmarkFile,
     Case,
     Timeline,
     context_rows,
-    file_labels,
     gpu_count,
     gpu_fact,
     gpu_summary,
     short_gpu_name,
     topology,
 )
-from .plot import DIR_ORDER, MEM_ORDER, human_bytes, make_plots
-
-KIND_TITLES = {
-    "transfer": "Transfer bandwidth",
-    "peer_matrix": "Peer bandwidth between GPUs",
-    "peer": "Peer copies by size",
-    "peer_latency": "Peer copy latency",
-    "all_host": "All GPUs and the host at once",
-    "overlap": "Copy/compute overlap",
-    "sync_placement": "Sync placement",
-    "small_copy": "Small-copy latency",
-    "host_blocking": "Host blocking",
-    "other": "Other families",
-    "timeline": "Timelines",
-}
+from .plot import human_bytes, make_plots, section_titles
+from .plot.canvas import PREFERRED_ORDER, headline_scale, headline_unit
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 24px auto;
@@ -77,6 +65,8 @@ class Headline:
     family: str
     what: str
     rows: list[tuple[str, list[str]]]
+    values: list[list[float | None]] = field(default_factory=list)  # per row, per file: the number in the cell
+    higher_is_better: bool = True
 
 
 def _e(s: object) -> str:
@@ -85,14 +75,6 @@ def _e(s: object) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # headline numbers
-
-
-def _best(cases: list[Case], metric: str, pick: Callable = max) -> tuple[float, Case] | None:
-    vals = [(c.center(metric), c) for c in cases if c.ok and c.has_metric(metric)]
-    vals = [(v, c) for v, c in vals if v is not None]
-    if not vals:
-        return None
-    return pick(vals, key=lambda vc: vc[0])
 
 
 def _group(files: list[BenchmarkFile], family: str, axes: tuple[str, ...]) -> dict[tuple, list[list[Case]]]:
@@ -106,139 +88,117 @@ def _group(files: list[BenchmarkFile], family: str, axes: tuple[str, ...]) -> di
     return groups
 
 
-def _sorted_keys(keys, orders: tuple[tuple[str, ...], ...]):
-    def k(key):
-        return tuple((o.index(v) if v in o else 99, int(v) if v.isdigit() else -1, v)
-                     for v, o in zip(key, orders + ((),) * len(key)))
-
-    return sorted(keys, key=k)
+def _value_key(axis: str, v: str):
+    order = PREFERRED_ORDER.get(axis, ())
+    return (order.index(v) if v in order else 99, int(v) if v.isdigit() else -1, v)
 
 
-def _row_label(family: str, key: tuple[str, ...], axes: tuple[str, ...]) -> str:
-    """'h2d pinned', 'h2d pinned, GPU 1', 'GPU 0 -> GPU 1, peer access on, oneway'."""
+def _row_label(key: tuple[str, ...], axes: tuple[str, ...]) -> str:
+    """'h2d pinned', 'h2d pinned, GPU 1', 'GPU 0 -> GPU 1'."""
     d = {a: v for a, v in zip(axes, key) if v != "-"}
+    parts = []
     if "src" in d or "dst" in d:
-        parts = [f"GPU {d.pop('src', '?')} -> GPU {d.pop('dst', '?')}"]
-        if "peer_access" in d:
-            parts.append(f"peer access {d.pop('peer_access')}")
-        parts += [v for a, v in d.items() if a != "device"]
-        return ", ".join(parts)
+        parts.append(f"GPU {d.pop('src', '?')} -> GPU {d.pop('dst', '?')}")
     text = " ".join(v for a, v in d.items() if a != "device")
-    return f"{text}, GPU {d['device']}" if "device" in d else text
+    if text:
+        parts.append(text)
+    if "device" in d:
+        parts.append(f"GPU {d['device']}")
+    return ", ".join(parts) or "all cases"
+
+
+def row_axes(desc: FamilyDescriptor) -> tuple[str, ...]:
+    """The axes a family's headline table has a row per value of: its descriptor's panel and series hints,
+    else (no hints, or a file without descriptors) its first two axes, never the x axis, the size or the device."""
+    hinted = tuple(a for a in (desc.plot.get("panel"), desc.plot.get("series")) if a)
+    if hinted and not desc.inferred:
+        return hinted
+    skip = {desc.plot.get("x"), "bytes", "device"}
+    return tuple(a for a in desc.axes if a not in skip)[:2]
+
+
+def _where(c: Case, axes: tuple[str, ...], varying: set[str]) -> str:
+    """' at 256 MiB' or ' at streams: 8, 64 MiB': the axes that vary within a row, for its best case."""
+    parts = []
+    for k, v in c.name.axes:
+        if k in axes or k == "device" or k not in varying:
+            continue
+        parts.append(human_bytes(int(v)) if k == "bytes" and v.isdigit() else f"{k}: {v}")
+    return f" at {', '.join(parts)}" if parts else ""
 
 
 def headlines(files: list[BenchmarkFile]) -> list[Headline]:
+    """Per family: the best headline figure per row (see row_axes), one cell per file."""
     out: list[Headline] = []
-    fams = []
+    fams: list[str] = []
     for f in files:
         for c in f.cases.values():
             if c.family not in fams:
                 fams.append(c.family)
-
-    def size_of(c: Case) -> str:
-        b = c.axis_int("bytes")
-        return f" at {human_bytes(b)}" if b is not None else ""
-
-    def headline(fam: str, axes: tuple[str, ...], orders: tuple, cell: Callable[[list[Case]], str],
-                 what: str) -> Headline:
-        """One row per value of `axes` (and device), one cell per file, each made by `cell`."""
-        g = _group(files, fam, axes)
-        rows = [(_row_label(fam, key, axes + ("device",)), [cell(cases) for cases in g[key]])
-                for key in _sorted_keys(g, orders)]
-        return Headline(fam, what, rows)
-
-    def by_size(cases: list[Case], metric: str | None = None) -> list[Case]:
-        return sorted((c for c in cases if c.ok and (metric is None or c.has_metric(metric))),
-                      key=lambda c: c.axis_int("bytes") or 0)
-
-    def best_rate(cases: list[Case]) -> str:
-        b = _best(cases, "gbps")
-        return f"{fmt_num(b[0])} GB/s{size_of(b[1])}" if b else "-"
-
-    def peer_latency(cases: list[Case]) -> str:
-        ok = by_size(cases)
-        if not ok:
-            return "-"
-        c = ok[0]
-        us = c.center("latency_us") if c.has_metric("latency_us") else c.center("time") * _US[c.time_unit]
-        return f"{fmt_num(us)} us{size_of(c)}"
-
-    def all_host(cases: list[Case]) -> str:
-        b = _best(cases, "gbps")
-        if not b:
-            return "-"
-        n = b[1].center("gpus")
-        gpus = f" with {n:.0f} GPUs" if n is not None else ""
-        return f"{fmt_num(b[0])} GB/s{gpus}{size_of(b[1])}"
-
-    def overlap(cases: list[Case]) -> str:
-        b = _best(cases, "speedup")
-        if not b:
-            return "-"
-        eff = b[1].center("efficiency")
-        extra = f", efficiency {eff:.2f}" if eff is not None else ""
-        return f"{b[0]:.2f}x with {b[1].axis('streams', '?')} streams{extra}"
-
-    def sync_error(cases: list[Case]) -> str:
-        b = _best(cases, "error_pct", min)
-        return f"{b[0]:.1f}%" if b else "-"
-
-    def small_copy(cases: list[Case]) -> str:
-        ok = by_size(cases)
-        if not ok:
-            return "-"
-        c = ok[0]
-        p50 = c.aggregate("p50", "time") or c.center("time")
-        p99 = c.aggregate("p99", "time")
-        tail = f", p99 {fmt_num(p99 * _US[c.time_unit])} us" if p99 is not None else ""
-        return f"{fmt_num(p50 * _US[c.time_unit])} us{size_of(c)}{tail}"
-
-    def host_blocked(cases: list[Case]) -> str:
-        ok = by_size(cases, "host_blocked_us")
-        return f"{fmt_num(ok[-1].center('host_blocked_us'))} us{size_of(ok[-1])}" if ok else "-"
-
     for fam in fams:
-        if fam == "Transfer":
-            out.append(headline(fam, ("dir", "mem"), (DIR_ORDER, MEM_ORDER), best_rate,
-                                "peak bandwidth (median of repetitions, best size)"))
-        elif fam == "Peer":
-            out.append(headline(fam, ("src", "dst", "peer_access", "dir"), ((), (), ("on", "off"), ("oneway", "bidir")),
-                                best_rate, "peak bandwidth (median of repetitions, best size)"))
-        elif fam == "PeerLatency":
-            out.append(headline(fam, ("src", "dst", "peer_access"), ((), (), ("on", "off")), peer_latency,
-                                "GPU time of the smallest peer copy"))
-        elif fam == "AllHost":
-            out.append(headline(fam, ("dir",), (DIR_ORDER,), all_host,
-                                "aggregate bandwidth of every GPU at once (best size)"))
-        elif fam == "Overlap":
-            out.append(headline(fam, ("schedule", "mem"), (("serial", "depth_first", "breadth_first"), MEM_ORDER),
-                                overlap, "best speedup over serial"))
-        elif fam == "SyncPlacement":
-            out.append(headline(fam, ("op", "sync"), ((), ("both", "before", "after", "none", "events")), sync_error,
-                                "host-clock error against CUDA events"))
-        elif fam == "SmallCopy":
-            out.append(headline(fam, ("dir", "mem"), (DIR_ORDER, MEM_ORDER), small_copy,
-                                "latency of the smallest copy (p50)"))
-        elif fam == "HostBlocking":
-            out.append(headline(fam, ("mem", "mode"), (MEM_ORDER,), host_blocked, "host thread held, largest size"))
-        else:
-            cells_n, cells_t = [], []
-            for f in files:
-                cs = [c for c in f.cases.values() if c.family == fam]
-                ok = [c for c in cs if c.ok]
-                cells_n.append(f"{len(ok)} of {len(cs)}")
-                ts = sorted(c.center("time") * _US[c.time_unit] for c in ok)
-                cells_t.append(f"{fmt_num(ts[len(ts) // 2])} us" if ts else "-")
-            out.append(Headline(fam, "cases and their median time", [("cases with a figure", cells_n),
-                                                                      ("median time per case", cells_t)]))
+        desc = next(f.descriptor(fam) for f in files if f.descriptor(fam))
+        axes = row_axes(desc)
+        groups = _group(files, fam, axes)
+        unit = headline_unit(desc)
+        rows, numbers = [], []
+        for key in sorted(groups, key=lambda k: tuple(_value_key(a, v) for a, v in zip(axes + ("device",), k))):
+            per_file = groups[key]
+            varying = {k for k, _ in set(kv for cases in per_file for c in cases for kv in c.name.axes)
+                       if len({c.axis(k) for cases in per_file for c in cases}) > 1}
+            cells, nums = [], []
+            for cases in per_file:
+                vals = [(headline_scale(desc, c)(c.center(desc.headline)), c) for c in cases
+                        if c.ok and c.has_metric(desc.headline) and c.center(desc.headline) is not None]
+                if not vals:
+                    cells.append("-")
+                    nums.append(None)
+                    continue
+                v, c = (max if desc.higher_is_better else min)(vals, key=lambda vc: vc[0])
+                cells.append(f"{fmt_num(v)} {unit}{_where(c, axes, varying)}".replace("  ", " "))
+                nums.append(v)
+            rows.append((_row_label(key, axes + ("device",)), cells))
+            numbers.append(nums)
+        what = "best " + ("bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline)
+        what += f" ({desc.better} is better, median of repetitions)"
+        out.append(Headline(fam, what, rows, numbers, desc.higher_is_better))
     return out
 
 
-_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 
 # ---------------------------------------------------------------------------------------------
 # page
+
+
+def _headline_table(h: Headline, labels: list[str]) -> str:
+    """The family's best figures, a column per machine and, for each machine after the first, its ratio to it."""
+    head = [""]
+    for i, lab in enumerate(labels):
+        head.append(f"[{i + 1}] {lab}")
+        if i:
+            head.append(f"[{i + 1}]/[1]")
+    body, classes = [], []
+    for (label, cells), nums in zip(h.rows, h.values):
+        row, cls = [label], [""]
+        for i, cell in enumerate(cells):
+            row.append(cell)
+            cls.append("num")
+            if i:
+                ok = nums[0] and nums[i] is not None
+                row.append(f"{nums[i] / nums[0]:.3f}" if ok else "-")
+                cls.append("num")
+        body.append(row)
+        classes.append(cls)
+    return _table(head, body, classes=classes)
+
+
+def _caption(p, labels: list[str]) -> str:
+    """The figure's title and the machine (or machines) it is drawn from."""
+    if p.kind == "timeline":
+        return p.title
+    if p.machine is not None:
+        return f"{p.title}. Machine: [{p.machine + 1}] {labels[p.machine]}"
+    return f"{p.title}. Machines: " + "; ".join(f"[{i + 1}] {lab}" for i, lab in enumerate(labels))
 
 
 def _table(head: list[str], rows: list[list[str]], classes: list[list[str]] | None = None,
@@ -381,7 +341,10 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
                  with_plots: bool = True, dpi: int = 90) -> str:
     """The whole page as one string."""
     timelines = timelines or []
-    labels = file_labels(files)
+    configs = configurations(files)
+    sources = files
+    files = [c.file for c in configs]
+    labels = [c.label for c in configs]
     title = title or default_title(files)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections: list[tuple[str, str, str]] = []
@@ -389,13 +352,16 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
     if files:
         ctx = context_rows(files, per_gpu=False)  # each GPU and link is in the topology section
         head = ["fact"] + [f"[{i + 1}] {lab}" for i, lab in enumerate(labels)]
-        rows = [["file"] + [Path(f.path).name for f in files], ["run date"] + [str(f.context.get("date", "-"))
-                                                                            for f in files]]
+        rows = [["files"] + [", ".join(Path(p).name for p in c.paths) for c in configs],
+                ["run date"] + [str(f.context.get("date", "-")) + (f" (and {len(c.paths) - 1} more)" if len(c.paths) > 1
+                                                                  else "") for f, c in zip(files, configs)]]
         rows += [[k] + v for k, v in ctx]
         rows.append(["cases with a figure"] + [f"{len(f.ok_cases())} of {len(f.cases)}" for f in files])
-        diff = ["differs" if len(files) > 1 and len(set(r[1:])) > 1 and r[0] not in ("file", "run date") else ""
+        diff = ["differs" if len(files) > 1 and len(set(r[1:])) > 1 and r[0] not in ("files", "run date") else ""
                 for r in rows]
-        note = "<p class='note'>Highlighted rows differ between the machines.</p>" if len(files) > 1 else ""
+        note = ("<p class='note'>One column per machine configuration (host, GPUs, driver and runtime): files of "
+                "the same configuration are taken together as repetitions. Highlighted rows differ between the "
+                "machines.</p>")
         sections.append(("machines", "Machines", note + _table(head, rows, row_classes=diff)))
         topo = topology_html(files, labels)
         if topo:
@@ -404,13 +370,13 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
         parts = []
         for h in headlines(files):
             parts.append(f"<h3>{_e(h.family)}: {_e(h.what)}</h3>")
-            parts.append(_table([""] + [f"[{i + 1}] {lab}" for i, lab in enumerate(labels)],
-                                [[k] + v for k, v in h.rows],
-                                classes=[[""] + ["num"] * len(files) for _ in h.rows]))
+            parts.append(_headline_table(h, labels))
         sections.append(("headlines", "Headline numbers", "\n".join(parts)))
 
         if len(files) > 1:
-            sections.append(("comparison", "Comparison against [1]", _comparison_html(compare(files))))
+            cmp = compare(files)
+            cmp.labels = labels
+            sections.append(("comparison", "Comparison against [1]", _comparison_html(cmp)))
 
         problems = [(i, c) for i, f in enumerate(files) for c in f.cases.values() if not c.ok]
         if problems:
@@ -420,20 +386,21 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
 
     if with_plots:
         with tempfile.TemporaryDirectory(prefix="gpu_bench_report_") as tmp:
-            plots = make_plots(list(files) + list(timelines), tmp, formats=("png",), dpi=dpi)
+            plots = make_plots(list(files) + list(timelines), tmp, formats=("png",), dpi=dpi, labels=labels)
+            titles = section_titles(files)
             by_kind: dict[str, list[str]] = {}
             for p in plots:
                 data = base64.b64encode(Path(p.paths[0]).read_bytes()).decode("ascii")
                 by_kind.setdefault(p.kind, []).append(
                     f'<figure><img alt="{_e(p.title)}" src="data:image/png;base64,{data}">'
-                    f"<figcaption>{_e(p.title)}</figcaption></figure>"
+                    f"<figcaption>{_e(_caption(p, labels))}</figcaption></figure>"
                 )
         for kind, figs in by_kind.items():
-            sections.append((f"plots-{kind}", KIND_TITLES.get(kind, kind), "\n".join(figs)))
+            sections.append((f"plots-{kind}", titles.get(kind, kind), "\n".join(figs)))
 
     toc = " ".join(f'<a href="#{sid}">{_e(t)}</a>' for sid, t, _ in sections)
     body = "\n".join(f'<h2 id="{sid}">{_e(t)}</h2>\n{content}' for sid, t, content in sections)
-    sources = ", ".join(_e(Path(x.path).name) for x in list(files) + list(timelines))
+    sources = ", ".join(_e(Path(x.path).name) for x in list(sources) + list(timelines))
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

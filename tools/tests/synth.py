@@ -70,8 +70,11 @@ def context(gpu="H100", driver="580.159.04", cuda="13.0", gb_version="1.8.3", ho
 
 
 class _Writer:
-    def __init__(self, reps, seed, noise, slow, aggregates, p_aggregates=False):
+    def __init__(self, reps, seed, noise, slow, aggregates, p_aggregates=False, samples=0, sample_times=False):
+        """samples: timed samples per repetition as gpu_bench schema 2 writes them (0: a schema 1 repetition);
+        with samples, each entry carries `samples` and `noise_pct` and, where samples > 0, `sample_times_s`."""
         self.reps, self.noise, self.slow, self.aggregates = reps, noise, slow or {}, aggregates
+        self.samples, self.sample_times = samples, sample_times
         self.rng = random.Random(seed)
         self.entries = []
         self.family_index = -1
@@ -105,14 +108,25 @@ class _Writer:
                 continue
             t = seconds / self.factor(name) * math.exp(self.rng.gauss(0.0, self.noise))
             iters = max(1, int(0.05 / t)) if t > 0 else 1
+            times = None
+            if self.samples:
+                times = [t * math.exp(self.rng.gauss(0.0, self.noise)) for _ in range(self.samples)]
+                t = _median(times)
+                iters = 1
             e = dict(base, repetition_index=r, iterations=iters, real_time=t * scale,
                      cpu_time=t * scale * 1.2 + 2.0, time_unit=time_unit)
             e.update(counters_fn(t))
+            if self.samples and self.sample_times:
+                e["sample_times_s"] = times
+            if self.samples:
+                # The normal model's 95% half-width of a median (1.96 x 1.2533 sigma / sqrt(n)), as a stand-in.
+                e.update(samples=self.samples, noise_pct=100 * 1.96 * 1.2533 * self.noise / math.sqrt(self.samples))
             reps.append(e)
             self.entries.append(e)
         if error or self.reps < 2 or not self.aggregates:
             return
-        keys = [k for k in reps[0] if k not in base and k not in ("repetition_index", "iterations", "time_unit")]
+        keys = [k for k in reps[0] if k not in base and k not in ("repetition_index", "iterations", "time_unit",
+                                                                  "sample_times_s")]
         stats = [("mean", _mean), ("median", _median), ("stddev", _stdev), ("cv", _cv)]
         if p_aggregates or self.p_aggregates:
             stats += [("p50", lambda v: _pct(v, 50)), ("p99", lambda v: _pct(v, 99))]
@@ -156,11 +170,18 @@ def _pct(v, p):
 def make_run(gpu="H100", driver="580.159.04", cuda="13.0", reps=5, seed=1, noise=0.004, slow=None,
              families=("Transfer", "Overlap", "SyncPlacement", "SmallCopy", "HostBlocking"), sizes=None,
              full=False, gb_version="1.8.3", host="node-a", date="2025-01-07T02:00:00+00:00", schema="1",
-             aggregates=True, errors=True, git="abc1234", unavailable=()):
-    """A whole gpu_bench JSON document as a dict."""
+             aggregates=True, errors=True, git="abc1234", unavailable=(), samples=None, sample_times=False,
+             extra_context=None):
+    """A whole gpu_bench JSON document as a dict.
+
+    schema "2" adds the family descriptors, the device profile and each case's `samples` and `noise_pct`
+    (`samples` timed samples per repetition, 11 unless given); sample_times adds every sample's time.
+    """
     g = GPUS[gpu]
     sizes = sizes or (full_sizes() if full else small_sizes())
-    w = _Writer(reps, seed, noise, slow, aggregates)
+    if samples is None:
+        samples = 11 if schema == "2" else 0
+    w = _Writer(reps, seed, noise, slow, aggregates, samples=samples, sample_times=sample_times)
     if "Transfer" in families:
         dirs = ("h2d", "d2h", "bidir", "d2d")
         mems = tuple(MEM_PEAK) if full else ("pageable", "pinned", "managed_prefetch")
@@ -223,9 +244,54 @@ def make_run(gpu="H100", driver="580.159.04", cuda="13.0", reps=5, seed=1, noise
                     blocked = t * 1e6 if (mode == "sync_copy" or mem == "pageable") else 4.0
                     w.add(f"HostBlocking/mem:{mem}/bytes:{b}/mode:{mode}", t,
                           lambda t, blocked=blocked: {"host_blocked_us": blocked})
-    doc = {"context": context(gpu, driver, cuda, gb_version, host, git, date, schema, unavailable),
-           "benchmarks": w.entries}
-    return doc
+    if "Probe" in families:
+        for mode in ("quiet", "loud"):
+            for depth in (1, 2, 4, 8):
+                t = 2e-6 * depth * (1.5 if mode == "loud" else 1.0)
+                w.add(f"Probe/mode:{mode}/depth:{depth}", t, lambda t: {"probe_score": 1e-3 / t})
+    ctx = context(gpu, driver, cuda, gb_version, host, git, date, schema, unavailable)
+    if schema == "2":
+        ctx.update(schema2_context(g, families))
+    ctx.update(extra_context or {})
+    return {"context": ctx, "benchmarks": w.entries}
+
+
+# What gpu_bench schema 2 writes about each family (docs/json.md, "Family descriptors"). Probe is a family
+# the tools have no code for: it is drawn, compared and reported from its descriptor alone.
+DESCRIPTORS = {
+    "Transfer": dict(summary="host and device copies by direction, memory kind and size", axes="dir,mem,numa,bytes",
+                     headline="gbps", unit="GB/s", better="higher", headline_kind="rate",
+                     host_link="dir:h2d|dir:d2h|dir:bidir", plot="x=bytes;series=mem;panel=dir"),
+    "Overlap": dict(summary="copies and kernels over several streams", axes="schedule,mem,streams,bytes,work,sync",
+                    headline="speedup", unit="x", better="higher", headline_kind="other", host_link="yes",
+                    plot="x=streams;series=schedule;panel=sync"),
+    "SyncPlacement": dict(summary="where the host synchronises, and what its clock then says", axes="op,sync",
+                          headline="error_pct", unit="%", better="lower", headline_kind="other", host_link="no",
+                          plot=""),
+    "SmallCopy": dict(summary="latency of small copies", axes="dir,mem,bytes", headline="real_time", unit="us",
+                      better="lower", headline_kind="time", host_link="dir:h2d|dir:d2h",
+                      plot="x=bytes;series=mem;panel=dir"),
+    "HostBlocking": dict(summary="how long a copy holds the host thread", axes="mem,bytes,mode",
+                         headline="host_blocked_us", unit="us", better="lower", headline_kind="other",
+                         host_link="yes", plot="x=bytes;series=mode;panel=mem"),
+    "Probe": dict(summary="a family the tools were never taught", axes="mode,depth", headline="probe_score",
+                  unit="pt", better="higher", headline_kind="rate", host_link="no", plot="x=depth;panel=mode"),
+}
+
+
+def schema2_context(g, families, preset="default", gate="on", noise_target="1"):
+    ctx = {"gpu_bench.preset": preset, "gpu_bench.gate": gate, "gpu_bench.device": "0",
+           "gpu_bench.noise_target_pct": noise_target, "gpu_bench.max_time_per_case_s": "2",
+           "gpu_bench.min_samples": "5", "gpu_bench.elapsed_s": "312.5", "gpu_bench.timed_s": "201.7",
+           "profile.host_link": f"PCIe gen{g['pcie'][0]} x{g['pcie'][1]}", "profile.host_link_gbps": "63.015",
+           "profile.memory_gbps": str(g["hbm_gbps"]), "profile.l2_bytes": "52428800", "profile.nvlink_gbps": "none"}
+    for fam in DESCRIPTORS:  # every family compiled in, whether or not the run selected its cases
+        slug = fam.lower()
+        ctx[f"family.{slug}.name"] = fam
+        ctx[f"family.{slug}.scope"] = "single_gpu"
+        for k, v in DESCRIPTORS[fam].items():
+            ctx[f"family.{slug}.{k}"] = v
+    return ctx
 
 
 def make_timeline(cases=2, streams=4, chunks=4):
@@ -240,7 +306,7 @@ def make_timeline(cases=2, streams=4, chunks=4):
                     events.append({"name": f"{kind} chunk {c}", "cat": cat, "ph": "X", "ts": t, "dur": dur,
                                    "pid": pid, "tid": s, "args": {"bytes": 4194304}})
                     t += dur + 1.0 + (120.0 * (streams - 1) if kind == "h2d" else 0.0) / streams
-    return {"traceEvents": events, "displayTimeUnit": "ns"}
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": {"source": "gpu_bench --timeline"}}
 
 
 def write(path, doc):

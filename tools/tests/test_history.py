@@ -33,10 +33,14 @@ def test_ingest_is_idempotent(tmp_path, db, capsys):
     assert code == 0 and "2 run(s) added" in out
     first = counts(db)
     assert first[0] == 1 and first[1] == 2
-    # one row per case and repetition
-    n_rows = len([e for e in json.load(open(a))["benchmarks"] if e["run_type"] == "iteration"])
+    # one row per case, holding each repetition's headline
+    doc = json.load(open(a))
+    n_cases = len({e["run_name"] for e in doc["benchmarks"] if e["run_type"] == "iteration"})
+    n_reps = len([e for e in doc["benchmarks"] if e["run_type"] == "iteration" and not e.get("error_occurred")])
     with sqlite3.connect(db) as c:
-        assert c.execute("SELECT COUNT(*) FROM results WHERE run_id = 1").fetchone()[0] == n_rows
+        assert c.execute("SELECT COUNT(*) FROM results WHERE run_id = 1").fetchone()[0] == n_cases
+        reps = [json.loads(r[0]) for r in c.execute("SELECT reps_json FROM results WHERE run_id = 1")]
+        assert sum(len(r) for r in reps) == n_reps
     code, out, _ = run_cli(cli_history.main, ["--db", db, "ingest", a, b, a], capsys)
     assert code == 0 and "0 run(s) added, 3 already present" in out
     assert counts(db) == first
@@ -53,9 +57,9 @@ def test_interrupted_ingest_leaves_the_database_as_it_was(tmp_path, db, monkeypa
     real = history._insert_results
     calls = []
 
-    def failing(conn, run_id, f):
+    def failing(conn, run_id, *rest):
         calls.append(run_id)
-        n = real(conn, run_id, f)
+        n = real(conn, run_id, *rest)
         if len(calls) == 2:
             raise KeyboardInterrupt  # as if Ctrl-C arrived half way through the second file
         return n
@@ -115,12 +119,12 @@ def test_driver_change_is_shown_as_such(tmp_path, db, capsys):
     nights(tmp_path, db, driver="580.159.04", slow={"Transfer/dir:d2h": 0.9})
     code, out, _ = run_cli(cli_history.main, ["--db", db, "check"], capsys)
     assert code == 0, out
-    assert "DRIVER CHANGE: driver 570.86.15, CUDA 13.0 -> driver 580.159.04, CUDA 13.0" in out
+    assert "CONFIGURATION CHANGE: driver 570.86.15 -> 580.159.04." in out
     assert "REGRESSION" not in out and out.count(" changed ") == 21
     # The next night on the new driver is judged against the new driver's runs only.
     history.ingest(db, [night(tmp_path, 7, driver="580.159.04", slow={"Transfer/dir:d2h": 0.9}, seed=777)])
     code, out, _ = run_cli(cli_history.main, ["--db", db, "check"], capsys)
-    assert code == 0 and "DRIVER CHANGE" not in out and "against 1 earlier run(s)" in out
+    assert code == 0 and "CONFIGURATION CHANGE" not in out and "against 1 earlier run(s)" in out
     assert "0 regression(s)" in out
 
 

@@ -130,8 +130,8 @@ MALFORMED = {
     "no_benchmarks": (b'{"context": {"date": "x"}}', "not Google Benchmark output"),
     "no_context": (b'{"benchmarks": [{"name": "a"}]}', "not Google Benchmark output"),
     "empty_benchmarks": (b'{"context": {}, "benchmarks": []}', "no benchmarks"),
-    "schema2": (json.dumps({"context": {"gpu_bench.schema": "2"}, "benchmarks": [{"name": "a"}]}).encode(),
-                "gpu_bench.schema '2' is unknown"),
+    "schema3": (json.dumps({"context": {"gpu_bench.schema": "3"}, "benchmarks": [{"name": "a"}]}).encode(),
+                "gpu_bench.schema '3' is unknown"),
     "gb_schema2": (json.dumps({"context": {"json_schema_version": 2}, "benchmarks": [{"name": "a"}]}).encode(),
                    "json_schema_version"),
     "nameless": (b'{"context": {}, "benchmarks": [{"real_time": 1}]}', "has no name"),
@@ -177,8 +177,8 @@ SMALL_TEXT = json.dumps(SMALL)
 @given(cut=st.integers(min_value=0, max_value=len(SMALL_TEXT) - 1))
 def test_any_truncation_is_refused_cleanly(cut):
     with pytest.raises(InputError):
-        load._parse_json("t.json", SMALL_TEXT[:cut]) if cut == 0 or not SMALL_TEXT[:cut].strip() else \
-            load.benchmark_file_from_doc("t.json", load._parse_json("t.json", SMALL_TEXT[:cut]))
+        load.parse_json("t.json", SMALL_TEXT[:cut]) if cut == 0 or not SMALL_TEXT[:cut].strip() else \
+            load.benchmark_file_from_doc("t.json", load.parse_json("t.json", SMALL_TEXT[:cut]))
 
 
 json_values = st.recursive(

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 import synth
 from conftest import run_cli
 from gpu_bench_tools import cli_compare, cli_history, cli_plot, cli_report, history, load, plot
-from gpu_bench_tools.compare import compare, render_table
+from gpu_bench_tools.compare import compare
+from gpu_bench_tools.compare_render import render_table
 from gpu_bench_tools.load import benchmark_file_from_doc, load_file, metric_for, parse_name
 from gpu_bench_tools.report import build_report, headlines
 
@@ -60,8 +61,8 @@ def test_multi_gpu_file_loads_per_device_and_picks_each_familys_metric(data):
     fams = {c.family for c in f.cases.values()}
     assert fams == {"Transfer", "Peer", "PeerLatency", "AllHost"}
     by_fam = {c.family: c for c in f.cases.values()}
-    assert {fam: metric_for(c, None) for fam, c in by_fam.items()} == {
-        "Transfer": "gbps", "Peer": "gbps", "AllHost": "gbps", "PeerLatency": "time"}
+    assert {fam: metric_for(f, c, None) for fam, c in by_fam.items()} == {
+        "Transfer": "gbps", "Peer": "gbps", "AllHost": "gbps", "PeerLatency": "real_time"}
     allhost = f.cases["AllHost/dir:h2d/bytes:268435456"]
     assert allhost.center("gpus") == 4 and allhost.has_metric("gbps_gpu3") and not allhost.has_metric("gbps_gpu4")
     lat = f.cases["PeerLatency/src:0/dst:1/peer_access:on/bytes:4"]
@@ -225,7 +226,8 @@ def test_transfer_has_a_line_per_device_and_file(multi_plots):
     for dev in range(4):
         assert f"4 x H100 80GB HBM3, driver 580.159.04 (multi4), GPU {dev}" in text
         assert f"4 x H100 80GB HBM3, driver 580.159.04 (multi4_slow_link), GPU {dev}" in text
-    assert "mem: pinned" in text and "mem: pageable" in text and "ideal: PCIe gen5 x16 63.0 GB/s" in text
+    # A file without a device profile (schema 1) has no peak to draw.
+    assert "mem: pinned" in text and "mem: pageable" in text and "peak" not in text
 
 
 def test_all_host_bars_show_the_aggregate_and_each_gpu(multi_plots):
@@ -248,7 +250,8 @@ def test_one_per_kind_names_the_multi_gpu_kinds(data, tmp_path, capsys):
                            for x in ("png", "svg"))
     assert re.search(r"^peer_matrix\s+\S+peer_matrix\.png, \S+peer_matrix\.svg$", out, re.M)
     peer = svg_text(tmp_path / "peer.svg")
-    assert "Peer copy bandwidth vs. size (peer access off, one way)" in peer and "src: 0, dst: 1" in peer
+    assert re.search(r"Peer copy bandwidth vs. size: peer_access: o(n|ff), dir: (oneway|bidir)", peer)
+    assert "src: 0, dst: 1" in peer
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,7 +269,7 @@ def multi_report(data, tmp_path_factory):
 def test_report_shows_the_topology_and_the_heat_maps(multi_report):
     page = multi_report
     for section in ("GPUs and links", "Peer bandwidth between GPUs", "Peer copy latency",
-                    "All GPUs and the host at once", "Peer copies by size", "Transfer bandwidth"):
+                    "All GPUs and the host at once", "Peer copies by size", "Transfer"):
         assert f">{section}</h2>" in page, section
     assert "gpu_bench report: 2 x H100 80GB HBM3, driver 580.159.04" in page
     topo = page.split(">GPUs and links</h2>")[1].split("<h2")[0]
@@ -291,13 +294,14 @@ def test_multi_gpu_headlines(data):
     transfer = dict(h["Transfer"].rows)
     assert "h2d pinned, GPU 3" in transfer and transfer["h2d pinned, GPU 3"][0].endswith("GB/s at 256 MiB")
     peer = dict(h["Peer"].rows)
-    a, b = (float(x.split()[0]) for x in peer["GPU 0 -> GPU 1, peer access on, oneway"])
-    assert b < a / 5
-    assert list(peer)[0] == "GPU 0 -> GPU 1, peer access on, oneway"
-    lat = dict(h["PeerLatency"].rows)["GPU 1 -> GPU 0, peer access on"]
-    assert lat[0].endswith("us at 4 B") and float(lat[1].split()[0]) > float(lat[0].split()[0])
+    a, b = (float(x.split()[0]) for x in peer["GPU 0 -> GPU 1"])
+    assert b < a / 5  # the best over peer access and direction: NVLink against a PCIe switch
+    assert list(peer)[0] == "GPU 0 -> GPU 1" and peer["GPU 0 -> GPU 1"][0].endswith(
+        "GB/s at peer_access: on, dir: bidir, 256 MiB")
+    lat = dict(h["PeerLatency"].rows)["GPU 1 -> GPU 0"]
+    assert lat[0].endswith("us at peer_access: on") and float(lat[1].split()[0]) > float(lat[0].split()[0])
     allhost = dict(h["AllHost"].rows)
-    assert allhost["h2d"][0].endswith("GB/s with 4 GPUs at 256 MiB")
+    assert allhost["h2d"][0].endswith("GB/s at 256 MiB")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,7 +319,8 @@ def test_history_keeps_each_device_apart_and_finds_the_slow_one(tmp_path, capsys
     code, out, err = run_cli(cli_history.main, ["--db", db, "ingest", *paths], capsys)
     assert code == 0 and "4 run(s) added" in out, err
     with sqlite3.connect(db) as c:
-        names = {r[0] for r in c.execute("SELECT DISTINCT case_name FROM results WHERE run_id = 1")}
+        names = {r[0] for r in c.execute("SELECT cases.name FROM results JOIN cases ON cases.id = results.case_id "
+                                         "WHERE run_id = 1")}
         assert (c.execute("SELECT COUNT(*) FROM machines").fetchone()[0]) == 1
     assert "Transfer/dir:h2d/mem:pinned/bytes:4096/device:0" in names
     assert "Transfer/dir:h2d/mem:pinned/bytes:4096/device:1" in names

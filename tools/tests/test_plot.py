@@ -51,17 +51,31 @@ def test_pictures_are_not_blank(plots):
         png_is_a_picture(p.paths[0])
 
 
-def test_transfer_figure_has_title_units_legend_per_file_and_ideal_bound(plots):
+def test_transfer_figure_has_title_units_legend_per_file_and_no_peak_without_a_profile(plots):
     made, out = plots
     text = svg_text(out / "transfer_dir-h2d.svg")
-    assert "Transfer bandwidth vs. size: host to device" in text
-    assert "bandwidth (GB/s, 1 GB = 1e9 B)" in text and "transfer size (log2 scale)" in text
+    assert "Transfer bandwidth vs. size: dir: h2d" in text
+    assert "bandwidth (GB/s, 1 GB = 1e9 B), higher is better" in text and "transfer size (log2 scale)" in text
     assert "H100 80GB HBM3, driver 580.159.04" in text and "H200, driver 570.86.15" in text
-    assert "ideal: PCIe gen5 x16 63.0 GB/s" in text
     assert "mem: pinned" in text and "256 MiB" in text and "1 KiB" in text
-    bidir = svg_text(out / "transfer_dir-bidir.svg")
-    assert "ideal: 2 x PCIe gen5 x16 126.0 GB/s" in bidir
-    assert "ideal" not in svg_text(out / "transfer_dir-d2d.svg")
+    # Schema 1 files have no device profile, so no peak line is drawn (docs/json.md).
+    assert "peak" not in text and "peak" not in svg_text(out / "transfer_dir-bidir.svg")
+
+
+def test_host_link_peak_comes_from_the_device_profile(tmp_path):
+    doc = synth.make_run(schema="2", families=("Transfer",))
+    made = plot.make_plots([benchmark_file_from_doc("t.json", doc)], tmp_path, formats=("svg",))
+    by_stem = {p.stem: p for p in made}
+    assert set(by_stem) == {"transfer"}  # the descriptor's hint: a panel per dir, a line per mem
+    text = svg_text(by_stem["transfer"].paths[0])
+    assert "host link peak: PCIe gen5 x16 63.0 GB/s per direction" in text
+    assert "host link peak: 2 x PCIe gen5 x16 126.0 GB/s" in text  # the bidir panel
+    assert text.count("host link peak") == 3  # h2d, d2h, bidir; not d2d, whose cases stay on the GPU
+    assert "dir: h2d" in text and "mem: pinned" in text and "host and device copies" in text
+    no_profile = synth.make_run(schema="2", families=("Transfer",), extra_context={
+        "profile.host_link_gbps": "unavailable"})
+    made = plot.make_plots([benchmark_file_from_doc("u.json", no_profile)], tmp_path / "u", formats=("svg",))
+    assert "host link peak" not in svg_text(made[0].paths[0])
 
 
 def test_overlap_sync_smallcopy_and_timeline_labels(plots):
@@ -73,17 +87,9 @@ def test_overlap_sync_smallcopy_and_timeline_labels(plots):
     sp = svg_text(out / "sync_placement_op-add.svg")
     assert "host clock error vs. events (%)" in sp and "CUDA events" in sp and "none" in sp
     sc = svg_text(out / "small_copy_dir-h2d.svg")
-    assert "latency (us), median and p99" in sc and "(p99)" in sc
+    assert "time (us), lower is better" in sc and "(p99)" in sc
     tl = svg_text(out / "timeline_timeline_0.svg")
     assert "copy host to device" in tl and "kernel" in tl and "stream 3" in tl and "Overlap/schedule" in tl
-
-
-def test_pcie_peak_comes_from_the_link_facts():
-    f = benchmark_file_from_doc("x.json", synth.make_run(families=("SyncPlacement",)))
-    assert plot.pcie_peak_gbps(f) == (pytest.approx(63.0, abs=0.1), "PCIe gen5 x16")
-    g = benchmark_file_from_doc("y.json", synth.make_run(families=("SyncPlacement",), unavailable=(
-        "gpu.pcie_gen", "gpu.pcie_gen_max")))
-    assert plot.pcie_peak_gbps(g) is None
 
 
 def test_one_per_kind_and_cli(data, tmp_path, capsys):
@@ -94,11 +100,14 @@ def test_one_per_kind_and_cli(data, tmp_path, capsys):
     png_is_a_picture(tmp_path / "transfer.png")
 
 
-def test_cli_refuses_nothing_to_draw_and_bad_format(tmp_path, capsys):
+def test_cli_refuses_an_unknown_kind_and_bad_format(tmp_path, capsys):
     only_launch = synth.write(tmp_path / "l.json", synth.doc_from_values(
         {f"Launch/kind:k{i}": [1.0] for i in range(60)}, counter="x"))
-    code, _, err = run_cli(cli_plot.main, [only_launch, "--out", str(tmp_path / "o")], capsys)
-    assert code == 2 and "nothing to draw" in err
+    code, _, err = run_cli(cli_plot.main, [only_launch, "--out", str(tmp_path / "o"), "--kind", "peer_matrix"],
+                           capsys)
+    assert code == 2 and "--kind peer_matrix: not a kind these inputs have; they have launch" in err
+    code, out, err = run_cli(cli_plot.main, [only_launch, "--out", str(tmp_path / "o")], capsys)
+    assert code == 0 and out.count("launch ") == 2  # 60 cases: two bar charts of at most 40
     code, _, err = run_cli(cli_plot.main, [only_launch, "--out", str(tmp_path / "o"), "--format", "gif"], capsys)
     assert code == 2 and "unknown format gif" in err
 
@@ -106,7 +115,7 @@ def test_cli_refuses_nothing_to_draw_and_bad_format(tmp_path, capsys):
 def test_other_families_get_a_bar_chart(tmp_path):
     doc = synth.doc_from_values({"Events/op:record": [2.0, 2.1], "Events/op:query": [1.0, 1.1]}, counter="x")
     made = plot.make_plots([benchmark_file_from_doc("e.json", doc)], tmp_path, formats=("svg",))
-    assert [p.kind for p in made] == ["other"]
+    assert [p.kind for p in made] == ["events"]
     assert "Events: time per case" in svg_text(made[0].paths[0]) and "op:record" in svg_text(made[0].paths[0])
 
 
@@ -115,6 +124,6 @@ def test_peer_copies_get_bandwidth_figures(tmp_path):
              for s, d in ((0, 1), (1, 0)) for a in ("on", "off") for k in range(12, 28, 4)}
     made = plot.make_plots([benchmark_file_from_doc("p.json", synth.doc_from_values(cases))], tmp_path,
                            formats=("svg",))
-    assert [p.stem for p in made] == ["peer_matrix_p", "peer_peer_access-off", "peer_peer_access-on"]
-    text = svg_text(made[2].paths[0])
-    assert "Peer copy bandwidth vs. size (peer access on)" in text and "src: 0, dst: 1" in text
+    assert [p.stem for p in made] == ["peer_matrix_p", "peer_peer_access-on", "peer_peer_access-off"]
+    text = svg_text(made[1].paths[0])
+    assert "Peer copy bandwidth vs. size: peer_access: on" in text and "src: 0, dst: 1" in text

@@ -7,16 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+import synth
+from conftest import SLOW, run_cli
 from gpu_bench_tools import cli_report
 from gpu_bench_tools.load import load_file
 from gpu_bench_tools.report import headlines
 
 
 @pytest.fixture(scope="module")
-def report(data, tmp_path_factory):
+def new_driver(tmp_path_factory):
+    """The base machine after a driver update that made pinned h2d copies and small d2h copies slower."""
+    doc = synth.make_run(seed=2, slow=SLOW, driver="590.44.01")
+    return synth.write(tmp_path_factory.mktemp("drv") / "new_driver.json", doc)
+
+
+@pytest.fixture(scope="module")
+def report(data, new_driver, tmp_path_factory):
     out = tmp_path_factory.mktemp("report") / "report.html"
-    code = cli_report.main([data["base"], data["slow"], data["h200"], "--timeline", data["timeline"],
+    # base and night2: one machine in one configuration (two files, one column); the same machine under
+    # another driver (its own column); an H200.
+    code = cli_report.main([data["base"], data["night2"], new_driver, data["h200"], "--timeline", data["timeline"],
                             "--out", str(out)])
     assert code == 0
     return out
@@ -33,13 +43,13 @@ def test_page_is_self_contained(report):
 
 def test_page_has_machines_headlines_comparison_and_plots(report):
     page = report.read_text()
-    for section in ("Machines", "Headline numbers", "Comparison against [1]", "Transfer bandwidth",
-                    "Copy/compute overlap", "Sync placement", "Small-copy latency", "Timelines"):
+    for section in ("Machines", "Headline numbers", "Comparison against [1]", "Transfer",
+                    "Copy/compute overlap", "Sync placement", "SmallCopy", "HostBlocking", "Timelines"):
         assert f">{section}</h2>" in page
-    assert "gpu_bench report: H100 80GB HBM3 vs. H200, drivers 580.159.04 vs. 570.86.15" in page
+    assert "gpu_bench report: H100 80GB HBM3 vs. H200, drivers 580.159.04 vs. 590.44.01 vs. 570.86.15" in page
     assert re.search(r'<tr class="differs"><td>GPU</td><td>NVIDIA H100 80GB HBM3</td>', page)
     assert '<td class="slower">slower (p=' in page
-    assert "Transfer: peak bandwidth" in page and "GB/s at 256 MiB" in page
+    assert "Transfer: best bandwidth (higher is better" in page and "GB/s at 256 MiB" in page
 
 
 def test_headlines_per_family(data):
@@ -48,7 +58,9 @@ def test_headlines_per_family(data):
     rows = dict(h["Transfer"].rows)
     base, slow = (float(v.split()[0]) for v in rows["h2d pinned"])
     assert slow == pytest.approx(base * 0.9, rel=0.02)
-    assert dict(h["Overlap"].rows)["breadth_first pinned"][0].startswith("1.3")
+    # A file without descriptors: every Overlap case has gbps, so that is its headline.
+    assert dict(h["Overlap"].rows)["breadth_first pinned"][0].endswith("GB/s at streams: 8, sync: end")
+    assert re.search(r"^\d+\.\d+ us at \d+ B$", dict(h["SmallCopy"].rows)["h2d pinned"][0])
     assert set(h) == {"Transfer", "Overlap", "SyncPlacement", "SmallCopy", "HostBlocking"}
 
 
@@ -123,3 +135,47 @@ window.addEventListener('load', () => {
     keep.mkdir(parents=True, exist_ok=True)
     if keep != tmp_path:
         shutil.copy(shot, keep / "report.png")
+
+
+def test_one_column_per_machine_configuration(report):
+    page = report.read_text()
+    machines = page.split(">Machines</h2>")[1].split("<h2")[0]
+    head = re.search(r"<tr><th>fact</th>(.*?)</tr>", machines).group(1)
+    assert head.count("<th>") == 3  # base + night2 merged, the new driver apart, the H200
+    assert "[1] H100 80GB HBM3 on node-a, driver 580.159.04, CUDA runtime 13.0 (2 files)" in head
+    assert "[2] H100 80GB HBM3 on node-a, driver 590.44.01, CUDA runtime 13.0</th>" in head
+    assert "<td>files</td><td>base.json, night2.json</td><td>new_driver.json</td><td>h200.json</td>" in machines
+    # Merged, the two nights are one column of ten repetitions per case.
+    full = page.split(">Comparison against [1]</h2>")[1].split("<h2")[0]
+    assert '<td class="slower">slower (p=' in full and "[2]/[1]" in full
+
+
+def test_headline_tables_have_a_ratio_column_against_the_first_machine(data, new_driver, report):
+    page = report.read_text()
+    table = page.split("Transfer: best bandwidth")[1].split("</table>")[0]
+    assert "<th>[2]/[1]</th>" in table and "<th>[3]/[1]</th>" in table
+    row = re.search(r"<tr><td>h2d pinned</td>(.*?)</tr>", table).group(1)
+    ratio = float(re.findall(r"<td class=\"num\">([0-9.]+)</td>", row)[0])  # [2]/[1]
+    assert ratio == pytest.approx(0.9, rel=0.02)  # the new driver's 10% slower pinned copies
+
+
+def test_captions_name_the_machines(report):
+    page = report.read_text()
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", page)
+    plots = [c for c in captions if not c.startswith("Timeline")]
+    assert plots and all("Machines: [1] H100 80GB HBM3 on node-a" in c and "[3] H200 on node-a" in c for c in plots)
+
+
+def test_machines_that_share_a_host_name_are_told_apart_by_gpu(tmp_path):
+    from gpu_bench_tools.configurations import configurations
+    from gpu_bench_tools.load import benchmark_file_from_doc
+
+    a = synth.make_run(families=("SyncPlacement",), host="vm", seed=1)
+    b = synth.make_run(families=("SyncPlacement",), host="vm", seed=2)
+    b["context"]["gpu.uuid"] = "GPU-0000ffff-0000-0000-0000-000000000001"
+    c = synth.make_run(families=("SyncPlacement",), host="vm", seed=3)  # a's machine again
+    configs = configurations([benchmark_file_from_doc(f"{n}.json", d) for n, d in zip("abc", (a, b, c))])
+    assert [x.label for x in configs] == [
+        "H100 80GB HBM3 on vm, driver 580.159.04, CUDA runtime 13.0 [GPU-6f1e2d3c] (2 files)",
+        "H100 80GB HBM3 on vm, driver 580.159.04, CUDA runtime 13.0 [GPU-0000ffff]"]
+    assert [len(x.file.cases["SyncPlacement/op:add/sync:both"].samples) for x in configs] == [10, 5]

@@ -1,0 +1,162 @@
+"""Machine facts from a file's context: the table of facts, what differs between files, labels, configurations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from .multigpu import gpu_count, gpu_summary, gpu_uuids, multi_gpu_rows, short_gpu_name
+from .results import UNAVAILABLE
+
+if TYPE_CHECKING:
+    from .results import BenchmarkFile
+
+# Facts worth showing when machines are put side by side, in reading order.
+FACTS = (
+    ("gpu.name", "GPU"),
+    ("gpu.uuid", "GPU UUID"),
+    ("gpu.cc", "compute capability"),
+    ("gpu.sm_count", "SMs"),
+    ("gpu.memory_bytes", "GPU memory"),
+    ("gpu.l2_bytes", "L2 cache"),
+    ("gpu.copy_engines", "copy engines"),
+    ("pcie", "PCIe link (now / max)"),
+    ("profile.host_link", "host link"),
+    ("profile.host_link_gbps", "host link peak GB/s"),
+    ("profile.memory_gbps", "memory peak GB/s"),
+    ("profile.nvlink_gbps", "NVLink peak GB/s"),
+    ("gpu.clock_sm_mhz", "SM clock MHz"),
+    ("gpu.ecc", "ECC"),
+    ("driver.version", "driver"),
+    ("driver.cuda_version", "driver CUDA"),
+    ("runtime.version", "CUDA runtime"),
+    ("host_name", "host"),
+    ("host.cpu", "host CPU"),
+    ("num_cpus", "CPUs"),
+    ("host.kernel", "kernel"),
+    ("host.thp", "transparent huge pages"),
+    ("host.gpu_numa_node", "GPU NUMA node"),
+    ("host.numa_nodes", "host NUMA nodes"),
+    ("host.numa_binding", "host memory bound to"),
+    ("host.numa_thread", "thread bound to"),
+    ("gpu_bench.version", "gpu_bench version"),
+    ("gpu_bench.git", "gpu_bench git"),
+    ("gpu_bench.preset", "preset"),
+    ("gpu_bench.gate", "gate"),
+    ("gpu_bench.noise_target_pct", "noise target %"),
+    ("benchmark.version", "Google Benchmark"),
+    ("library_build_type", "library build"),
+)
+# Facts only schema 2 writes: older gpu_bench files read '-' for them instead of 'unavailable'.
+SCHEMA_2_FACTS = ("profile.", "gpu_bench.preset", "gpu_bench.noise_target_pct")
+# What a run's results depend on besides the machine and its software: a change of any is a new series.
+GATE_AND_NUMA_FACTS = ("gpu_bench.gate", "host.gpu_numa_node", "host.numa_nodes", "host.numa_binding",
+                       "host.numa_thread")
+
+
+def pcie_link(f: BenchmarkFile) -> str | None:
+    gen, width = f.fact("gpu.pcie_gen"), f.fact("gpu.pcie_width")
+    gmax, wmax = f.fact("gpu.pcie_gen_max"), f.fact("gpu.pcie_width_max")
+    if not any((gen, width, gmax, wmax)):
+        return None
+    return f"gen{gen or '?'} x{width or '?'} / gen{gmax or '?'} x{wmax or '?'}"
+
+
+def gate(f: BenchmarkFile) -> str | None:
+    """The gate's state; every gpu_bench run from before --gate=off had it on."""
+    return f.fact("gpu_bench.gate") or ("on" if f.is_gpu_bench else None)
+
+
+def gpu_label(f: BenchmarkFile) -> str | None:
+    if (gpu_count(f) or 1) > 1:
+        return gpu_summary(f) or (short_gpu_name(f.fact("gpu.name")) if f.fact("gpu.name") else None)
+    return short_gpu_name(f.fact("gpu.name")) if f.fact("gpu.name") else None
+
+
+def machine_label(f: BenchmarkFile) -> str:
+    gpu = gpu_label(f)
+    driver = f.fact("driver.version")
+    if gpu and driver:
+        return f"{gpu}, driver {driver}"
+    return gpu or f.stem
+
+
+def file_labels(files: Iterable[BenchmarkFile]) -> list[str]:
+    """One legend label per file: GPU and driver, with the file name added where two would clash."""
+    files = list(files)
+    base = [machine_label(f) for f in files]
+    labels = [f"{lab} ({f.stem})" if base.count(lab) > 1 and lab != f.stem else lab for lab, f in zip(base, files)]
+    # Same GPU, driver and file stem in different folders: fall back to position.
+    for i, lab in enumerate(labels):
+        if labels.count(lab) > 1:
+            labels[i] = f"{lab} #{i + 1}"
+    return labels
+
+
+def configuration_key(f: BenchmarkFile) -> tuple:
+    """A machine configuration: host name, the GPUs measured (UUIDs), driver and runtime."""
+    uuids = gpu_uuids(f) or ((f.fact("gpu.name") or f.stem),)
+    return (f.fact("host_name") or "?", uuids, f.fact("driver.version") or "?", f.fact("runtime.version") or "?")
+
+
+def configuration_label(f: BenchmarkFile) -> str:
+    """'H100 80GB HBM3 on node-a, driver 580.159.04, CUDA 13.0'."""
+    parts = [gpu_label(f) or f.stem]
+    if f.fact("host_name"):
+        parts[0] += f" on {f.fact('host_name')}"
+    if f.fact("driver.version"):
+        parts.append(f"driver {f.fact('driver.version')}")
+    if f.fact("runtime.version"):
+        parts.append(f"CUDA runtime {f.fact('runtime.version')}")
+    return ", ".join(parts)
+
+
+def _show_bytes(v: str) -> str:
+    try:
+        n = int(v)
+    except ValueError:
+        return v
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def display_fact(f: BenchmarkFile, key: str) -> str | None:
+    v = f.fact(key)
+    if v is not None and key.endswith("_bytes"):
+        return _show_bytes(v)
+    return v
+
+
+def _missing(f: BenchmarkFile, key: str) -> str:
+    if not f.is_gpu_bench and "." in key:
+        return "-"
+    if key.startswith(SCHEMA_2_FACTS) and f.schema == "1":
+        return "-"
+    return UNAVAILABLE
+
+
+def context_rows(files: list[BenchmarkFile], per_gpu: bool = True) -> list[tuple[str, list[str]]]:
+    """Every known fact as (label, value per file); a missing fact reads 'unavailable'.
+
+    Multi-GPU runs add, after the first GPU's name, the GPU count and (per_gpu) each GPU's name, PCI bus
+    and NUMA node and each ordered pair's link.
+    """
+    rows = []
+    for key, label in FACTS:
+        vals = [display_fact(f, key) or _missing(f, key) for f in files]
+        if key == "benchmark.version":
+            vals = [f.fact(key) or f.fact("library_version") or "-" for f in files]
+        if key == "gpu_bench.gate":
+            vals = [gate(f) or "-" for f in files]
+        rows.append((label, vals))
+        if key == "gpu.name":
+            rows += multi_gpu_rows(files, per_gpu)
+    return rows
+
+
+def context_differences(files: list[BenchmarkFile]) -> list[tuple[str, list[str]]]:
+    """The facts whose value is not the same in every file."""
+    if len(files) < 2:
+        return []
+    return [(label, vals) for label, vals in context_rows(files) if len(set(vals)) > 1]

@@ -1,0 +1,158 @@
+"""Family descriptors: what a family's headline is, its unit and direction, whether it crosses the host link,
+and how the generic plot lays it out (docs/json.md, "Family descriptors").
+
+Schema 2 files carry them as ``family.<slug>.*`` context keys.  Older files have none, so a descriptor is
+inferred from the cases: ``gbps`` where every case of the family has it, else ``real_time`` (lower is
+better), no host link (so no peak lines) and, where every case has an integer ``bytes`` axis, a line
+against it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .errors import InputError
+from .names import snake
+
+if TYPE_CHECKING:
+    from .results import BenchmarkFile, Case
+
+FIELDS = ("name", "summary", "axes", "headline", "unit", "better", "headline_kind", "host_link", "plot", "scope")
+BETTER = ("higher", "lower")
+HEADLINE_KINDS = ("rate", "time", "other")
+PLOT_KEYS = ("x", "series", "panel")
+_FAMILY_KEY = re.compile(r"^family\.([A-Za-z0-9_]+)\.([a-z_]+)$")
+
+
+@dataclass(frozen=True)
+class FamilyDescriptor:
+    name: str
+    headline: str
+    unit: str | None  # None: the case's own time unit (a real_time headline of an older file)
+    better: str
+    headline_kind: str = "other"
+    summary: str = ""
+    axes: tuple[str, ...] = ()
+    host_link: str = "no"
+    plot: dict[str, str] = field(default_factory=dict)
+    scope: str = "single_gpu"
+    inferred: bool = False  # read from the cases of a file without descriptors
+
+    @property
+    def kind(self) -> str:
+        """The plot kind of the family's generic figures ('SmallCopy' -> 'small_copy')."""
+        return snake(self.name)
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.better == "higher"
+
+    @property
+    def is_time(self) -> bool:
+        return self.headline in ("real_time", "time")
+
+    def crosses_host_link(self, case: Case) -> bool:
+        """Whether the case moves data over the host link, by the descriptor's host_link rule."""
+        rule = self.host_link.strip()
+        if rule in ("yes", "no", ""):
+            return rule == "yes"
+        parts = set(case.key.split("/")[1:])
+        return any(tok.strip() in parts for tok in rule.split("|"))
+
+
+def parse_plot_hint(text: str, where: str) -> dict[str, str]:
+    """'x=bytes;series=mem;panel=dir' -> {'x': 'bytes', ...}; keys other than x, series, panel are ignored."""
+    out: dict[str, str] = {}
+    for part in text.split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" not in part:
+            raise InputError(f"{where}: plot hint {text!r} is not KEY=AXIS;KEY=AXIS")
+        k, v = (x.strip() for x in part.split("=", 1))
+        if k in PLOT_KEYS and v:
+            out[k] = v
+    return out
+
+
+def _from_context(path: str, ctx: dict) -> dict[str, FamilyDescriptor]:
+    groups: dict[str, dict[str, str]] = {}
+    for k, v in ctx.items():
+        m = _FAMILY_KEY.match(str(k))
+        if m and m.group(2) in FIELDS:
+            groups.setdefault(m.group(1), {})[m.group(2)] = str(v).strip()
+    out: dict[str, FamilyDescriptor] = {}
+    for slug, d in groups.items():
+        where = f"{path}: family.{slug}"
+        name = d.get("name") or ""
+        if not name:
+            raise InputError(f"{where} has no name")
+        headline = d.get("headline") or ""
+        if not headline:
+            raise InputError(f"{where}.headline is missing")
+        better = d.get("better", "")
+        if better not in BETTER:
+            raise InputError(f"{where}.better is {better!r}, not 'higher' or 'lower'")
+        kind = d.get("headline_kind") or "other"
+        if kind not in HEADLINE_KINDS:
+            raise InputError(f"{where}.headline_kind is {kind!r}, not one of {', '.join(HEADLINE_KINDS)}")
+        axes = tuple(a.strip() for a in d.get("axes", "").split(",") if a.strip())
+        out[name] = FamilyDescriptor(
+            name=name, headline="real_time" if headline == "time" else headline, unit=d.get("unit") or None,
+            better=better, headline_kind=kind, summary=d.get("summary", ""), axes=axes,
+            host_link=d.get("host_link") or "no", plot=parse_plot_hint(d.get("plot", ""), f"{where}.plot"),
+            scope=d.get("scope") or "single_gpu",
+        )
+    return out
+
+
+def infer(family: str, cases: list[Case]) -> FamilyDescriptor:
+    """The descriptor of a family in a file without one (docs/json.md, "Files of schema 1")."""
+    measured = [c for c in cases if c.ok]
+    rate = bool(measured) and all(c.has_metric("gbps") for c in measured)
+    axes: list[str] = []
+    for c in cases:  # an optional axis goes where the cases that have it put it
+        prev = None
+        for k, _ in c.name.axes:
+            if k not in axes:
+                axes.insert(axes.index(prev) + 1 if prev is not None else 0, k)
+            prev = k
+    plot: dict[str, str] = {}
+    if "bytes" in axes and cases and all(c.axis_int("bytes") is not None for c in cases):
+        plot["x"] = "bytes"
+        before = [a for a in axes[: axes.index("bytes")] if a != "device"]
+        after = [a for a in axes[axes.index("bytes") + 1:] if a != "device"]
+        if before and after:  # a figure per leading axis, a panel per trailing one
+            plot["panel"] = after[-1]
+        elif before:
+            plot["panel"] = before[-1]
+    if rate:
+        return FamilyDescriptor(family, "gbps", "GB/s", "higher", "rate", axes=tuple(axes), plot=plot, inferred=True)
+    return FamilyDescriptor(family, "real_time", None, "lower", "time", axes=tuple(axes), plot=plot, inferred=True)
+
+
+def descriptors_of(f: BenchmarkFile) -> dict[str, FamilyDescriptor]:
+    """Every family of the file: its written descriptor where it has one, else one inferred from its cases."""
+    out = _from_context(f.path, f.context) if f.schema == "2" else {}
+    by_family: dict[str, list[Case]] = {}
+    for c in f.cases.values():
+        by_family.setdefault(c.family, []).append(c)
+    for fam, cases in by_family.items():
+        if fam not in out:
+            out[fam] = infer(fam, cases)
+    return out
+
+
+def host_link_peak(f: BenchmarkFile) -> tuple[float, str] | None:
+    """The host link's peak per direction (GB/s) and its name, from the device profile; None if unknown."""
+    text = f.fact("profile.host_link_gbps")
+    try:
+        gbps = float(text) if text is not None else math.nan
+    except ValueError:
+        return None
+    if not math.isfinite(gbps) or gbps <= 0:
+        return None
+    return gbps, f.fact("profile.host_link") or "host link"

@@ -1,0 +1,151 @@
+"""History's output: the check's text, trend figures over time, and the list of runs."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from datetime import datetime
+from pathlib import Path
+
+from ._cli import cut
+from .compare_render import fmt_num
+from .history import load_series, machines, runs_of, store
+from .history_check import CheckReport
+from .load import InputError, metric_title
+
+MAX_FINDINGS = 50  # per machine and kind of line
+
+
+def _finding_line(f, counted: bool) -> str:
+    if f.kind == "failing":
+        return f"  FAILING      {f.case}: now fails ({f.detail}); was {fmt_num(f.baseline)} {f.unit}"
+    tag = ("changed" if not counted else "unconfirmed" if not f.confirmed
+           else f.kind.upper() if f.kind == "regression" else f.kind)
+    noise = f", noise {f.noise_pct:.1f}%" if f.noise_pct is not None else ""
+    line = (f"  {tag:<12} {f.case}  {f.metric} {fmt_num(f.baseline)} -> {fmt_num(f.newest)} {f.unit} "
+            f"({abs(f.worse_pct or 0):.1f}% {'worse' if (f.worse_pct or 0) > 0 else 'better'}, p={f.p_value:.2g}{noise})")
+    if counted and f.since is not None:
+        when = "in the newest run" if f.runs_ago == 0 else f"since {f.since.run_time} ({f.runs_ago} run(s) ago)"
+        line += f"\n               {when}; there: {f.context_change}"
+        if not f.confirmed:
+            line += ("\n               not counted: one run of one repetition, with no noise_pct, cannot be told "
+                     "from an outlier; the next run confirms it")
+    return line
+
+
+def render_check(rep: CheckReport) -> str:
+    lines = []
+    if not rep.machines:
+        return "no runs in the database\n"
+    for mc in rep.machines:
+        lines.append(f"{mc.machine.label}: newest run {mc.newest.run_time} ({mc.newest.env_text()}), "
+                     f"against {len(mc.baseline_runs)} earlier run(s)")
+        if mc.note:
+            lines.append(f"  {mc.note}")
+            continue
+        if mc.config_change:
+            lines.append(f"  CONFIGURATION CHANGE: {mc.config_change}. The differences below are what the change "
+                         "did, against the runs before it; they are not counted as regressions. Runs in the new "
+                         "configuration are the baseline from the next run on.")
+        shown, more = cut(mc.findings, MAX_FINDINGS)
+        lines += [_finding_line(f, mc.counts_for_exit) for f in shown]
+        if more:
+            lines.append(f"  {more}")
+        if mc.missing:
+            lines.append(f"  note: {mc.missing} case(s) of the earlier runs are not in the newest run")
+        n_reg = sum(1 for f in mc.findings if f.kind == "regression" and f.confirmed)
+        n_unc = sum(1 for f in mc.findings if f.kind == "regression" and not f.confirmed)
+        n_imp = sum(1 for f in mc.findings if f.kind == "improvement")
+        n_fail = sum(1 for f in mc.findings if f.kind == "failing")
+        how = f"threshold {rep.threshold_pct:g}%, alpha {rep.alpha:g}"
+        if mc.config_change:
+            lines.append(f"  {mc.cases_checked} cases checked: {n_reg} worse and {n_imp} better with the new "
+                         f"configuration, {n_fail} newly failing ({how}; none counted as regressions)")
+        else:
+            unconfirmed = f", {n_unc} unconfirmed" if n_unc else ""
+            lines.append(f"  {mc.cases_checked} cases checked: {n_reg} regression(s){unconfirmed}, {n_imp} "
+                         f"improvement(s), {n_fail} newly failing ({how})")
+    return "\n".join(lines) + "\n"
+
+
+def trend(db: str | os.PathLike, case_regex: str, out_dir: str | os.PathLike, metric: str | None = None,
+          machine_filter: str | None = None, formats: tuple[str, ...] = ("png",), max_cases: int = 50,
+          dpi: int = 110) -> list[str]:
+    """One figure per matching case: its figure per run over time, a line per machine, configuration changes marked."""
+    from .plot.canvas import Canvas, colours, slug, value_axis
+
+    rx = re.compile(case_regex)
+    conn = store.open_db(db, create=False)
+    try:
+        ms = {mid: m for mid, m in machines(conn).items()
+              if not machine_filter or machine_filter.lower() in m.label.lower()
+              or machine_filter.lower() in m.fingerprint.lower()}
+        if not ms:
+            raise InputError(f"no machine matches {machine_filter!r}" if machine_filter else "no machines in the database")
+        data = {mid: load_series(conn, runs_of(conn, mid), metric, rx) for mid in ms}
+    finally:
+        conn.close()
+    cases = sorted({name for per in data.values() for name in per})
+    if not cases:
+        raise InputError(f"no case in the database matches {case_regex!r}")
+    if metric and not any(s.points for per in data.values() for s in per.values()):
+        raise InputError(f"--metric {metric!r}: no matching case has it")
+    if len(cases) > max_cases:
+        raise InputError(f"{len(cases)} cases match {case_regex!r}; narrow --case (or raise --max-cases)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    palette = colours(len(ms))
+    written = []
+    for case in cases:
+        canvas = Canvas(1, 1, w=10.0, h=4.2)
+        ax = canvas.axes[0][0]
+        ys_all: list[float] = []
+        unit = metric_name = ""
+        for n, (mid, mach) in enumerate(ms.items()):
+            s = data[mid].get(case)
+            if s is None or not s.points:
+                continue
+            unit, metric_name = s.unit, s.metric
+            xs = [datetime.fromisoformat(p.run.run_time) for p in s.points]
+            ys = [p.value for p in s.points]
+            lo = [min(p.reps) if p.reps else p.value for p in s.points]
+            hi = [max(p.reps) if p.reps else p.value for p in s.points]
+            ys_all += ys + lo + hi
+            ax.plot(xs, ys, marker="o", ms=4, color=palette[n], label=mach.label)
+            ax.fill_between(xs, lo, hi, color=palette[n], alpha=0.15, lw=0)
+            for j in range(1, len(s.points)):
+                if s.points[j].run.series_id != s.points[j - 1].run.series_id:
+                    ax.axvline(xs[j], color=palette[n], ls="--", lw=1)
+                    ax.annotate(s.points[j].run.env_text(), (xs[j], 1.0), xycoords=("data", "axes fraction"),
+                                rotation=90, va="top", ha="right", fontsize=7, color=palette[n])
+        if not ys_all:
+            continue
+        title = metric_title(metric_name)
+        ax.set_ylabel(f"{title} ({unit})" if unit else title)
+        ax.set_xlabel("run date (UTC); dashed line: the configuration changed (driver, CUDA, gate or NUMA)")
+        ax.grid(True, alpha=0.3)
+        value_axis(ax, ys_all)
+        canvas.fig.autofmt_xdate()
+        canvas.legend(ncols=2)
+        canvas.fig.suptitle(f"{case}\nmedian per run, band from the slowest to the fastest repetition", fontsize=11)
+        written += canvas.save(out, slug("trend_" + case), formats, dpi)
+    return written
+
+
+def list_runs(db: str | os.PathLike) -> str:
+    conn = store.open_db(db, create=False)
+    try:
+        lines = []
+        for mid, m in machines(conn).items():
+            rs = runs_of(conn, mid)
+            lines.append(f"{m.label}: {len(rs)} run(s)")
+            for r in rs:
+                lines.append(f"  {r.run_time}  {r.env_text()}  gpu_bench {r.git or '?'}  "
+                             f"{store.case_count(conn, r.id)} cases")
+        return "\n".join(lines) + "\n" if lines else "no runs in the database\n"
+    finally:
+        conn.close()
+
+
+__all__ = ["list_runs", "render_check", "trend"]

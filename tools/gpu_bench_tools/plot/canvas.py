@@ -1,0 +1,238 @@
+"""What every figure shares: a fresh matplotlib Figure on the Agg canvas (no pyplot state), colours,
+lines with their repetition band, size axes, titles and file names."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..load import TIME_UNIT_NS, Case
+
+MEM_ORDER = ("pinned", "registered", "write_combined", "mapped", "pageable", "managed_prefetch",
+             "managed_fault", "managed", "device")
+DIR_ORDER = ("h2d", "d2h", "bidir", "d2d")
+DIR_TITLE = {"h2d": "host to device", "d2h": "device to host", "bidir": "both directions at once",
+             "d2d": "device to device"}
+# Value orders that read naturally wherever an axis of that name appears, in any family.
+PREFERRED_ORDER = {"dir": DIR_ORDER + ("oneway",), "mem": MEM_ORDER, "peer_access": ("on", "off"),
+                   "sync": ("both", "before", "after", "none", "events", "end", "per_stream", "per_chunk",
+                            "event_join"),
+                   "schedule": ("serial", "depth_first", "breadth_first")}
+
+
+@dataclass
+class Plot:
+    kind: str
+    stem: str
+    title: str
+    paths: list[str] = field(default_factory=list)
+    points: int = 0
+    machine: int | None = None  # the one file a figure is drawn from (heat maps), else None: every file
+
+
+@dataclass
+class PlotContext:
+    """What every plot maker gets: the files, one label per file, and the files' family descriptors."""
+
+    files: list
+    labels: list[str]
+
+    def descriptor(self, family: str):
+        """The family's descriptor from the first file that has the family."""
+        for f in self.files:
+            d = f.descriptor(family)
+            if d is not None and family in {c.family for c in f.cases.values()}:
+                return d
+        return None
+
+
+@dataclass
+class Point:
+    x: float
+    y: float
+    lo: float | None = None
+    hi: float | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+
+
+def human_bytes(n: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            v = n / size
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-").lower()[:120] or "plot"
+
+
+def order_values(values: Iterable[str], preferred: tuple[str, ...]) -> list[str]:
+    def key(v: str):
+        if v in preferred:
+            return (0, preferred.index(v), 0, v)
+        try:
+            return (1, 0, int(v), v)
+        except ValueError:
+            return (2, 0, 0, v)
+
+    return sorted(set(values), key=key)
+
+
+def rest_axes(case: Case, used: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in case.name.axes if k not in used)
+
+
+def rest_text(rest: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"{k}: {human_bytes(int(v)) if k == 'bytes' and v.isdigit() else v}" for k, v in rest)
+
+
+def to_us(case: Case, v: float) -> float:
+    return v * TIME_UNIT_NS[case.time_unit] / 1e3
+
+
+def metric_point(case: Case, metric: str, x: float, scale: Callable[[float], float] | None = None) -> Point | None:
+    vals = case.values(metric)
+    c = case.center(metric)
+    if c is None:
+        return None
+    s = scale or (lambda v: v)
+    if len(vals) >= 2:
+        return Point(x, s(c), s(min(vals)), s(max(vals)))
+    return Point(x, s(c))
+
+
+class Canvas:
+    """A figure with a grid of axes, saved to every requested format."""
+
+    def __init__(self, nrows: int, ncols: int, w: float = 5.0, h: float = 3.6, sharey: bool = False):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.fig = Figure(figsize=(max(6.0, w * ncols), h * nrows + 0.8), layout="constrained")
+        FigureCanvasAgg(self.fig)
+        self.axes = self.fig.subplots(nrows, ncols, squeeze=False, sharey=sharey)
+
+    def save(self, out_dir: Path, stem: str, formats: tuple[str, ...], dpi: int) -> list[str]:
+        import matplotlib
+
+        paths = []
+        with matplotlib.rc_context({"svg.hashsalt": "gpu_bench", "svg.fonttype": "none"}):
+            for fmt in formats:
+                p = out_dir / f"{stem}.{fmt}"
+                meta = {"Date": None} if fmt == "svg" else None
+                self.fig.savefig(p, dpi=dpi, metadata=meta)
+                # The layout is settled by the first save; solving it again per format only costs time.
+                self.fig.set_layout_engine("none")
+                paths.append(str(p))
+        return paths
+
+    def legend(self, handles=None, labels=None, ncols: int = 3) -> None:
+        """One legend for the whole figure, under the panels, instead of one per panel."""
+        if handles is None:
+            handles, labels = self.axes[0][0].get_legend_handles_labels()
+        if handles:
+            longest = max(len(str(lab)) for lab in labels)
+            fits = max(1, int(self.fig.get_figwidth() / (0.075 * longest + 0.6)))  # about 0.075 in per character
+            self.fig.legend(handles, labels, loc="outside lower center", ncols=min(ncols, len(handles), fits),
+                            fontsize=8, frameon=False)
+
+
+def log2_size_axis(ax, xs: list[float], label: str = "transfer size (log2 scale)") -> None:
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.set_xscale("log", base=2)
+    if xs:
+        lo, hi = int(math.floor(math.log2(min(xs)))), int(math.ceil(math.log2(max(xs))))
+        step = max(1, math.ceil((hi - lo + 1) / 7))
+        ax.xaxis.set_major_locator(FixedLocator([2.0**e for e in range(lo, hi + 1, step)]))
+        ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_bytes(v)))
+    ax.set_xlabel(label)
+    for t in ax.get_xticklabels():
+        t.set_rotation(30)
+
+
+def colours(n: int) -> list:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10"]
+    return [cmap(i % 10) for i in range(n)]
+
+
+FILE_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+
+
+def draw_line(ax, pts: list[Point], colour, label: str, marker="o", ls="-", band: bool = True,
+               order: int = 0) -> None:
+    """A line with its min-max band; earlier files are drawn wider so an identical later one leaves them visible."""
+    pts = sorted(pts, key=lambda p: p.x)
+    xs, ys = [p.x for p in pts], [p.y for p in pts]
+    lw = max(1.2, 3.2 - 0.7 * order)
+    ax.plot(xs, ys, marker=marker, ls=ls, color=colour, label=label, ms=max(3.0, 6.5 - 1.2 * order), lw=lw)
+    if band and any(p.lo is not None for p in pts):
+        lo = [p.lo if p.lo is not None else p.y for p in pts]
+        hi = [p.hi if p.hi is not None else p.y for p in pts]
+        ax.fill_between(xs, lo, hi, color=colour, alpha=0.18, lw=0)
+
+
+def merged_handles(canvas: Canvas) -> tuple[list, list[str]]:
+    handles, labels = [], []
+    for row in canvas.axes:
+        for ax in row:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+    return handles, labels
+
+
+def set_title(canvas: Canvas, title: str, subtitle: str = "") -> None:
+    canvas.fig.suptitle(title + (f"\n{subtitle}" if subtitle else ""), fontsize=12)
+
+
+
+
+def spans_decades(values: Iterable[float]) -> bool:
+    """True where positive values span more than a factor of ten: a linear axis would leave most of it empty."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    return bool(vals) and min(vals) > 0 and max(vals) > 10 * min(vals)
+
+
+def value_axis(ax, values: list[float], which: str = "y") -> None:
+    """Log scale where the values span more than a decade, else linear from zero."""
+    if spans_decades(values):
+        (ax.set_yscale if which == "y" else ax.set_xscale)("log")
+    elif which == "y":
+        ax.set_ylim(bottom=0)
+    else:
+        ax.set_xlim(left=0)
+
+
+def headline_unit(desc) -> str:
+    """The unit a family's headline is shown in: the descriptor's, or us for the time of older files."""
+    return desc.unit or "us"
+
+
+def headline_scale(desc, case: Case) -> Callable[[float], float]:
+    """Turns a case's headline value into headline_unit(desc) (times are kept per case in its time unit)."""
+    unit = headline_unit(desc)
+    if desc.is_time and unit in TIME_UNIT_NS:
+        f = TIME_UNIT_NS[case.time_unit] / TIME_UNIT_NS[unit]
+        return lambda v: v * f
+    return lambda v: v
+
+
+def headline_label(desc) -> str:
+    what = "time" if desc.is_time else desc.headline
+    if desc.headline == "gbps":
+        what = "bandwidth"
+    unit = headline_unit(desc)
+    unit = "GB/s, 1 GB = 1e9 B" if unit == "GB/s" else unit
+    return f"{what} ({unit}), {desc.better} is better" if unit else f"{what}, {desc.better} is better"

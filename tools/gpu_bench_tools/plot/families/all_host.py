@@ -1,0 +1,83 @@
+"""AllHost: every GPU copying to or from the host at once, the aggregate and each GPU's own rate."""
+
+from __future__ import annotations
+
+import math
+
+from ...load import Case
+from ..canvas import DIR_ORDER, DIR_TITLE, Canvas, Plot, PlotContext, colours, human_bytes, merged_handles, order_values, set_title
+
+FAMILY = "AllHost"
+SECTIONS = {"all_host": "All GPUs and the host at once"}
+
+
+def draw(ctx: PlotContext):
+    return all_host_plots(ctx.files, ctx.labels)
+
+
+def all_host_plots(files, labels):
+    """Every GPU copying to or from the host at once: the aggregate and each GPU's own rate, a panel per dir."""
+    import numpy as np
+
+    per_dir: dict[str, dict[int, Case]] = {}
+    for i, f in enumerate(files):
+        best: dict[str, Case] = {}
+        for c in f.ok_cases():
+            if c.family != "AllHost" or not c.has_metric("gbps"):
+                continue
+            d = c.axis("dir", "-")
+            if d not in best or (c.axis_int("bytes") or 0) > (best[d].axis_int("bytes") or 0):
+                best[d] = c
+        for d, c in best.items():
+            per_dir.setdefault(d, {})[i] = c
+    if not per_dir:
+        return []
+
+    def gpus_of(c: Case) -> int:
+        k = 0
+        while c.has_metric(f"gbps_gpu{k}"):
+            k += 1
+        return k
+
+    dirs = order_values(per_dir, DIR_ORDER)
+    palette = colours(len(files))
+    ngpu = max(gpus_of(c) for cs in per_dir.values() for c in cs.values())
+    canvas = Canvas(1, len(dirs), w=max(4.5, 0.7 * (ngpu + 1) * max(1, len(files)) ** 0.5 + 1.5), h=4.0,
+                     sharey=True)
+    npoints = 0
+    for col, d in enumerate(dirs):
+        ax = canvas.axes[0][col]
+        cats = ["all at once"] + [f"GPU {k}" for k in range(ngpu)]
+        x = np.arange(len(cats))
+        nf = len(per_dir[d])
+        width = 0.8 / nf
+        for j, (i, c) in enumerate(sorted(per_dir[d].items())):
+            metrics = ["gbps"] + [f"gbps_gpu{k}" for k in range(ngpu)]
+            ys, lo, hi = [], [], []
+            for m in metrics:
+                v = c.center(m) if c.has_metric(m) else None
+                vals = c.values(m)
+                ys.append(v if v is not None else float("nan"))
+                lo.append(v - min(vals) if v is not None and len(vals) >= 2 else 0.0)
+                hi.append(max(vals) - v if v is not None and len(vals) >= 2 else 0.0)
+            g = c.center("gpus") if c.has_metric("gpus") else None
+            n = int(g) if g else gpus_of(c)
+            pos = x - 0.4 + width * (j + 0.5)
+            bars = ax.bar(pos, ys, width, yerr=[lo, hi], color=palette[i], capsize=2,
+                          label=f"{labels[i]}: {n} GPUs, bytes: {human_bytes(c.axis_int('bytes') or 0)}")
+            for bar in list(bars)[1:]:
+                bar.set_alpha(0.55)
+            ax.bar_label(bars, labels=[f"{v:.0f}" if math.isfinite(v) else "" for v in ys], fontsize=7, padding=2)
+            npoints += sum(1 for v in ys if math.isfinite(v))
+        ax.set_xticks(x, cats)
+        ax.set_title(DIR_TITLE.get(d, d), fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.set_ylim(bottom=0)
+    canvas.axes[0][0].set_ylabel("bandwidth (GB/s, 1 GB = 1e9 B)")
+    canvas.legend(*merged_handles(canvas), ncols=2)
+    t = "All GPUs copying to or from the host at once"
+    sub = "aggregate (solid) and each GPU's own rate (light); whiskers from the slowest to the fastest repetition"
+    set_title(canvas, t, sub)
+    return [(Plot("all_host", "all_host", t, points=npoints), canvas)]
+
+

@@ -1,0 +1,211 @@
+"""The figure of any family, driven by its descriptor: the headline against the plot hint's x axis, a panel
+per value of its panel axis and a line per file (and series value, and GPU); without an x axis, a bar per
+case and file.  A case that crosses the host link gets the link's peak from the device profile."""
+
+from __future__ import annotations
+
+import math
+
+from ..families import FamilyDescriptor, host_link_peak
+from ..load import Case
+from .canvas import (
+    FILE_MARKERS,
+    PREFERRED_ORDER,
+    Canvas,
+    Plot,
+    PlotContext,
+    Point,
+    colours,
+    draw_line,
+    headline_label,
+    headline_scale,
+    human_bytes,
+    log2_size_axis,
+    merged_handles,
+    metric_point,
+    rest_text,
+    set_title,
+    slug,
+    spans_decades,
+    value_axis,
+)
+
+MAX_BARS = 40  # cases per bar chart; more are split over several figures
+
+
+def _value_key(axis: str, v: str | None):
+    order = PREFERRED_ORDER.get(axis, ())
+    v = "-" if v is None else v
+    return (order.index(v) if v in order else 99, int(v) if v.isdigit() else -1, v)
+
+
+def _show(axis: str, v: str) -> str:
+    return human_bytes(int(v)) if axis == "bytes" and v.isdigit() else v
+
+
+def _peak(ctx: PlotContext, desc: FamilyDescriptor, cases: list[tuple[int, Case]], fixed: dict[str, str]):
+    """(value, label) of the host link's peak where the panel's cases cross it and the headline is a rate."""
+    if desc.headline_kind != "rate" or desc.unit != "GB/s":
+        return []
+    out = []
+    for i in sorted({i for i, c in cases if desc.crosses_host_link(c)}):
+        peak = host_link_peak(ctx.files[i])
+        if peak is None:
+            continue
+        both = "bidir" in fixed.values() or any(c.axis("dir") == "bidir" for _, c in cases)
+        line = (2 * peak[0], f"host link peak: 2 x {peak[1]} {2 * peak[0]:.1f} GB/s") if both else \
+            (peak[0], f"host link peak: {peak[1]} {peak[0]:.1f} GB/s per direction")
+        if line not in out:
+            out.append(line)
+    return out
+
+
+def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...] | None = None,
+               kind: str | None = None, title: str | None = None) -> list[tuple[Plot, Canvas]]:
+    """The headline against desc.plot['x']: a figure per value of the axes no hint names, a panel per value
+    of `panels` (default: the panel hint), a line per file, series value and GPU."""
+    x = desc.plot["x"]
+    series_axis = desc.plot.get("series")
+    panel_axes = panels if panels is not None else tuple(a for a in (desc.plot.get("panel"),) if a)
+    kind = kind or desc.kind
+    used = {x, "device"} | set(panel_axes) | ({series_axis} if series_axis else set())
+    groups: dict[tuple, dict[str, dict[tuple, list[tuple[int, Case]]]]] = {}
+    for i, f in enumerate(ctx.files):
+        for c in f.ok_cases():
+            if c.family != desc.name or c.axis(x) is None:
+                continue
+            try:
+                float(c.axis(x))
+            except ValueError:
+                continue
+            fixed = tuple((k, v) for k, v in c.name.axes if k not in used)
+            pv = tuple(c.axis(a, "-") for a in panel_axes)
+            sk = (i, c.axis(series_axis) if series_axis else None, c.axis("device"))
+            groups.setdefault(fixed, {}).setdefault(pv, {}).setdefault(sk, []).append((i, c))
+    all_series = sorted({sk for panels in groups.values() for per in panels.values() for sk in per},
+                        key=lambda sk: (sk[0], _value_key(series_axis or "", sk[1]), _value_key("device", sk[2])))
+    one_per_file = all(sk[1] is None and sk[2] is None for sk in all_series)
+    palette = colours(len(ctx.files) if one_per_file else len(all_series))
+    colour_of = {sk: palette[sk[0] if one_per_file else n] for n, sk in enumerate(all_series)}
+
+    def label(sk) -> str:
+        parts = [ctx.labels[sk[0]]]
+        if sk[1] is not None:
+            parts.append(f"{series_axis}: {_show(series_axis, sk[1])}")
+        if sk[2] is not None:
+            parts.append(f"GPU {sk[2]}")
+        return ", ".join(parts)
+
+    ytitle = headline_label(desc)
+    out = []
+    for fixed in sorted(groups, key=lambda fx: tuple(_value_key(k, v) for k, v in fx)):
+        by_panel = groups[fixed]
+        pkeys = sorted(by_panel, key=lambda pv: tuple(_value_key(a, v) for a, v in zip(panel_axes, pv)))
+        ncols = min(3, len(pkeys))
+        nrows = math.ceil(len(pkeys) / ncols)
+        canvas = Canvas(nrows, ncols)
+        npoints = 0
+        for n, pv in enumerate(pkeys):
+            ax = canvas.axes[n // ncols][n % ncols]
+            xs_all, ys_all = [], []
+            for sk in sorted(by_panel[pv], key=all_series.index):
+                cases = by_panel[pv][sk]
+                pts, upper = [], []
+                for _, c in cases:
+                    scale = headline_scale(desc, c)
+                    p = metric_point(c, desc.headline, float(c.axis(x)), scale)
+                    if p:
+                        pts.append(p)
+                    u = c.aggregate("p99", desc.headline)
+                    if u is not None and math.isfinite(u):
+                        upper.append(Point(float(c.axis(x)), scale(u)))
+                if not pts:
+                    continue
+                npoints += len(pts)
+                xs_all += [p.x for p in pts]
+                ys_all += [v for p in pts for v in (p.y, p.lo, p.hi) if v is not None] + [p.y for p in upper]
+                draw_line(ax, pts, colour_of[sk], label(sk), marker=FILE_MARKERS[sk[0] % len(FILE_MARKERS)],
+                          band=not upper, order=sk[0])
+                if upper:
+                    draw_line(ax, upper, colour_of[sk], f"{label(sk)} (p99)", marker="", ls="--", band=False,
+                              order=sk[0])
+            peaks = _peak(ctx, desc, [ic for per in by_panel[pv].values() for ic in per],
+                          dict(fixed) | dict(zip(panel_axes, pv)))
+            for value, text in peaks:
+                ax.axhline(value, color="0.35", ls="--", lw=1)
+                ax.annotate(text, (0.01, value), xycoords=("axes fraction", "data"), va="bottom", fontsize=8,
+                            color="0.25")
+                ys_all.append(value * 1.08)
+            if x == "bytes":
+                log2_size_axis(ax, xs_all)
+            else:
+                ax.set_xlabel(x)
+                if spans_decades(xs_all):
+                    ax.set_xscale("log", base=2)
+            value_axis(ax, ys_all)
+            if peaks and not spans_decades(ys_all):
+                ax.set_ylim(top=max(ax.get_ylim()[1], max(v for v, _ in peaks) * 1.08))
+            ax.set_ylabel(ytitle)
+            ax.set_title(", ".join(f"{a}: {_show(a, v)}" for a, v in zip(panel_axes, pv)) or desc.name, fontsize=10)
+            ax.grid(True, which="major", alpha=0.3)
+        canvas.legend(*merged_handles(canvas))
+        for n in range(len(pkeys), nrows * ncols):
+            canvas.axes[n // ncols][n % ncols].set_visible(False)
+        what = "bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline
+        head = title or f"{desc.name} {what} vs. {'size' if x == 'bytes' else x}"
+        sub = rest_text(fixed)
+        set_title(canvas, head + (f": {sub}" if sub else ""), desc.summary)
+        stem = slug("_".join([kind] + [f"{k}-{v}" for k, v in fixed]))
+        out.append((Plot(kind, stem, head + (f" ({sub})" if sub else ""), points=npoints), canvas))
+    return out
+
+
+def bar_plots(ctx: PlotContext, desc: FamilyDescriptor) -> list[tuple[Plot, Canvas]]:
+    keys: list[str] = []
+    for f in ctx.files:
+        for c in f.ok_cases():
+            if c.family == desc.name and c.key not in keys:
+                keys.append(c.key)
+    if not keys:
+        return []
+    palette = colours(len(ctx.files))
+    chunks = [keys[k:k + MAX_BARS] for k in range(0, len(keys), MAX_BARS)]
+    out = []
+    for part, chunk in enumerate(chunks):
+        n = len(ctx.files)
+        canvas = Canvas(1, 1, w=9.0, h=max(2.5, 0.28 * len(chunk) * max(1, n) ** 0.5 + 1.2))
+        ax = canvas.axes[0][0]
+        hgt = 0.8 / n
+        npoints = 0
+        xs_all = []
+        for i, f in enumerate(ctx.files):
+            ys, xs, errs = [], [], []
+            for k, key in enumerate(chunk):
+                c = f.cases.get(key)
+                if c is None or not c.ok or not c.has_metric(desc.headline):
+                    continue
+                p = metric_point(c, desc.headline, 0.0, headline_scale(desc, c))
+                if p:
+                    ys.append(k - 0.4 + hgt * i + hgt / 2)
+                    xs.append(p.y)
+                    errs.append([p.y - (p.lo if p.lo is not None else p.y), (p.hi if p.hi is not None else p.y) - p.y])
+                    xs_all += [v for v in (p.y, p.lo, p.hi) if v is not None]
+            if xs:
+                npoints += len(xs)
+                ax.barh(ys, xs, hgt, xerr=list(zip(*errs)), color=palette[i], label=ctx.labels[i], capsize=2)
+        ax.set_yticks(range(len(chunk)), [k.split("/", 1)[1] if "/" in k else k for k in chunk], fontsize=8)
+        ax.invert_yaxis()
+        value_axis(ax, xs_all, which="x")
+        ax.set_xlabel(headline_label(desc) + ": median, bar from the slowest to the fastest repetition")
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        canvas.legend(ncols=2)
+        what = "bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline
+        title = f"{desc.name}: {what} per case" + (f" ({part + 1} of {len(chunks)})" if len(chunks) > 1 else "")
+        set_title(canvas, title, desc.summary)
+        stem = slug(f"{desc.kind}" + (f"_{part + 1}" if len(chunks) > 1 else ""))
+        out.append((Plot(desc.kind, stem, title, points=npoints), canvas))
+    return out
+
+
+def generic_plots(ctx: PlotContext, desc: FamilyDescriptor) -> list[tuple[Plot, Canvas]]:
+    return line_plots(ctx, desc) if desc.plot.get("x") else bar_plots(ctx, desc)

@@ -1,0 +1,245 @@
+"""What a benchmark file holds once read: cases with their repetitions, aggregates and problems."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .names import CaseName
+
+UNAVAILABLE = "unavailable"
+TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+TIME_METRICS = ("real_time", "cpu_time")
+HIGHER_IS_BETTER = ("gbps", "bytes_per_second", "items_per_second", "speedup", "efficiency")
+# Counter-name endings that carry a unit (DESIGN.md: counter names carry their unit).
+_SUFFIX_UNITS = (("gbps", "GB/s"), ("_us", "us"), ("_ms", "ms"), ("_ns", "ns"), ("_pct", "%"), ("_bytes", "B"))
+
+
+@dataclass
+class Sample:
+    """One repetition (a Google Benchmark run entry): its figure, counters and, when written, every sample."""
+
+    repetition: int
+    real_time: float
+    cpu_time: float
+    iterations: int
+    counters: dict[str, float]
+    sample_times_s: list[float] | None = None
+
+
+@dataclass
+class Case:
+    key: str
+    name: CaseName
+    time_unit: str = "ns"
+    samples: list[Sample] = field(default_factory=list)
+    aggregates: dict[str, dict[str, float]] = field(default_factory=dict)
+    aggregate_units: dict[str, str] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    skips: list[str] = field(default_factory=list)
+    label: str | None = None
+
+    @property
+    def family(self) -> str:
+        return self.name.family
+
+    @property
+    def axes(self) -> dict[str, str]:
+        return dict(self.name.axes)
+
+    def axis(self, name: str, default: str | None = None) -> str | None:
+        return self.name.axis(name, default)
+
+    def axis_int(self, name: str) -> int | None:
+        v = self.name.axis(name)
+        try:
+            return int(v) if v is not None else None
+        except ValueError:
+            return None
+
+    @property
+    def ok(self) -> bool:
+        """True when the case has a figure to report (at least one good repetition or aggregate)."""
+        return bool(self.samples) or any(n in self.aggregates for n in ("median", "mean"))
+
+    @property
+    def problem(self) -> str | None:
+        if self.ok:
+            return None
+        if self.errors:
+            return "error: " + self.errors[0]
+        if self.skips:
+            return "skipped: " + self.skips[0]
+        return "no figures"
+
+    def has_metric(self, metric: str) -> bool:
+        m = canonical_metric(metric)
+        if m in TIME_METRICS:
+            return self.ok
+        if self.samples:
+            return any(m in s.counters for s in self.samples)
+        return any(m in a for a in self.aggregates.values())
+
+    def values(self, metric: str) -> list[float]:
+        """One value per good repetition, time in this case's time unit."""
+        m = canonical_metric(metric)
+        if m == "real_time":
+            vals = [s.real_time for s in self.samples]
+        elif m == "cpu_time":
+            vals = [s.cpu_time for s in self.samples]
+        else:
+            vals = [s.counters[m] for s in self.samples if m in s.counters]
+        return [v for v in vals if math.isfinite(v)]
+
+    def sample_values(self, metric: str, headline: str, headline_kind: str) -> list[float]:
+        """Every timed sample's value of `metric`, where the file has them (docs/json.md, sample_times_s).
+
+        Only the time and the headline follow from a sample's time; any other counter has no per-sample
+        value, and the list is empty.
+        """
+        m = canonical_metric(metric)
+        out: list[float] = []
+        for s in self.samples:
+            times = s.sample_times_s
+            if not times:
+                return []
+            mid = statistics.median(times)
+            if m == "real_time":
+                scale = 1e9 / TIME_UNIT_NS[self.time_unit]
+                out += [t * scale for t in times]
+            elif m == canonical_metric(headline) and m in s.counters and mid > 0:
+                h = s.counters[m]
+                if headline_kind == "rate":
+                    out += [h * mid / t for t in times if t > 0]
+                elif headline_kind == "time":
+                    out += [h * t / mid for t in times]
+                else:
+                    return []
+            else:
+                return []
+        return [v for v in out if math.isfinite(v)]
+
+    def written_noise_pct(self) -> float | None:
+        """The noise gpu_bench wrote (median over repetitions of `noise_pct`), or None for older files."""
+        vals = [s.counters["noise_pct"] for s in self.samples if math.isfinite(s.counters.get("noise_pct", math.nan))]
+        return statistics.median(vals) if vals else None
+
+    def aggregate(self, agg: str, metric: str) -> float | None:
+        m = canonical_metric(metric)
+        a = self.aggregates.get(agg)
+        if a is None:
+            return None
+        return a.get(m)
+
+    def center(self, metric: str) -> float | None:
+        """The robust middle: median of the repetitions, else the median or mean aggregate."""
+        vals = self.values(metric)
+        if vals:
+            return statistics.median(vals)
+        for agg in ("median", "mean"):
+            v = self.aggregate(agg, metric)
+            if v is not None and math.isfinite(v):
+                return v
+        return None
+
+    def spread(self, metric: str) -> float | None:
+        """Coefficient of variation in percent, from the repetitions or the cv aggregate."""
+        vals = self.values(metric)
+        if len(vals) >= 2:
+            return cv_pct(vals)
+        v = self.aggregate("cv", metric)
+        return v * 100.0 if v is not None else None
+
+
+@dataclass
+class BenchmarkFile:
+    path: str
+    context: dict[str, Any]
+    cases: dict[str, Case]
+    schema: str | None
+
+    @property
+    def is_gpu_bench(self) -> bool:
+        return self.schema is not None
+
+    @property
+    def stem(self) -> str:
+        return Path(self.path).stem
+
+    def fact(self, key: str) -> str | None:
+        """A context fact as text, or None where it is missing or written as 'unavailable'."""
+        if key == "pcie":
+            from .facts import pcie_link
+
+            return pcie_link(self)
+        v = self.context.get(key)
+        if v is None:
+            return None
+        v = str(v).strip()
+        if not v or v == UNAVAILABLE:
+            return None
+        return v
+
+    def ok_cases(self) -> list[Case]:
+        return [c for c in self.cases.values() if c.ok]
+
+    @property
+    def families(self):
+        """Family name -> FamilyDescriptor, from the context (schema 2) or inferred from the cases."""
+        cached = self.__dict__.get("_families")
+        if cached is None:
+            from .families import descriptors_of
+
+            cached = self.__dict__["_families"] = descriptors_of(self)
+        return cached
+
+    def descriptor(self, family: str):
+        return self.families.get(family)
+
+
+def cv_pct(vals: list[float]) -> float | None:
+    """Sample standard deviation over the mean, in percent (numpy: statistics.stdev works in exact fractions,
+    ten times slower over a full matrix)."""
+    if len(vals) < 2:
+        return None
+    import numpy as np
+
+    mean = float(np.mean(vals))
+    if not mean:
+        return None
+    return float(np.std(vals, ddof=1)) / abs(mean) * 100.0
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics by name (a family's headline takes its unit and direction from its descriptor instead)
+
+
+def canonical_metric(metric: str) -> str:
+    return "real_time" if metric in ("time", "real_time") else metric
+
+
+def higher_is_better(metric: str) -> bool:
+    m = canonical_metric(metric)
+    return m in HIGHER_IS_BETTER or m.endswith("_per_second") or m.endswith("gbps")
+
+
+def metric_unit(metric: str, time_unit: str = "ns") -> str:
+    m = canonical_metric(metric)
+    if m in TIME_METRICS:
+        return time_unit
+    if m.endswith("_per_second"):
+        return "/s" if m.startswith("items") else "B/s"
+    for suffix, unit in _SUFFIX_UNITS:
+        if m.endswith(suffix):
+            return unit
+    if m == "speedup":
+        return "x"
+    return ""
+
+
+def metric_title(metric: str) -> str:
+    m = canonical_metric(metric)
+    return {"real_time": "time", "gbps": "bandwidth"}.get(m, m)
