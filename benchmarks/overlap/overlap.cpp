@@ -215,12 +215,12 @@ struct pipeline_run {
   }
 };
 
-// What the bound and the baseline are measured under: enough samples for a median, 50 ms each at most
-// unless one sample is longer (they are measured again for every repetition of every case).
+// What the bound and the baseline are measured under: a median of a few samples, 30 ms each at most unless
+// one sample is longer (they are measured again for every repetition of every case).
 sampling_rules calibration_rules() {
   sampling_rules r = rules_from_options();
   r.min_samples = 5;
-  r.budget_s = 0.05;
+  r.budget_s = 0.03;
   r.min_time_s = 0;
   return r;
 }

@@ -266,7 +266,10 @@ std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer
       s.seconds /= steady_batch;
       return s;
     };
-    result.steady_s = calibrate(batch, rules_from_options()).time_s();
+    sampling_rules rules = rules_from_options();
+    rules.min_samples = 10;
+    rules.budget_s = 0.05;  // a figure beside the case's own: a short look suffices
+    result.steady_s = calibrate(batch, rules).time_s();
   }
   return result;
 }

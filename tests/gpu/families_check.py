@@ -31,9 +31,12 @@ def main(exe, out):
         c.check(abs(both) < 10, f"copy sync:both is {both:.1f}% off events")
         c.check(after > 100, f"copy sync:after is only {after:.1f}% off: the queued work should show")
         c.check(before < -50 and none < -50, f"copy before/none are {before:.1f}% / {none:.1f}%: launch time only")
+    # A kernel of a few microseconds: the host clock adds the launch and the wake-up to it even when it waits
+    # in the right places, and the queued adds finish while the host is still launching, so after and both
+    # read alike.
     add_both, add_after = get("SyncPlacement/op:add/sync:both", "error_pct"), get("SyncPlacement/op:add/sync:after", "error_pct")
     if None not in (add_both, add_after):
-        c.check(add_after > add_both, f"add: sync:after ({add_after:.0f}%) should exceed sync:both ({add_both:.0f}%)")
+        c.check(add_both > 20 and add_after > 20, f"add: host clock only {add_both:.0f}% / {add_after:.0f}% above events")
 
     # Streams: independent arrays and small kernels overlap, large kernels do not; the legacy default
     # stream serialises blocking streams and nothing else does.
