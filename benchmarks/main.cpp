@@ -154,6 +154,27 @@ gpu_bench::context_list bind_to_gpu_node(const gpu_bench::options& opts) {
 
 }  // namespace
 
+namespace gpu_bench {
+// A --sizes list whose largest size cannot be held: a copy case holds two buffers of it on the GPU (d2d,
+// bidir) and two of pinned host memory (bidir), so both must have room for twice the size. Checked before
+// any case runs, so a run is refused in one line rather than failing case after case.
+std::string sizes_that_do_not_fit(const options& o) {
+  if (o.sizes_spec == "pow4" || o.sizes.empty()) return {};
+  const std::uint64_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
+  const std::uint64_t need = 2 * largest;
+  std::size_t free_b = 0, total_b = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::string what = "--sizes asks for copies of " + format_bytes(largest) + ", and a case holds two buffers of that size";
+  if (need > free_b)
+    return what + " (" + format_bytes(need) + "), but GPU " + std::to_string(o.device) + " has " +
+           format_bytes(free_b) + " free of " + format_bytes(total_b) + "; give smaller sizes";
+  if (const auto avail = host_mem_available(); avail && need > *avail)
+    return what + " (" + format_bytes(need) + "), but the host has " + format_bytes(*avail) +
+           " available; give smaller sizes";
+  return {};
+}
+}  // namespace gpu_bench
+
 int main(int argc, char** argv) {
   // Lazy module loading would load a kernel at its first launch, which waits for the GPU to go idle; behind
   // a closed gate that never happens. Load every kernel when the context is made instead.
@@ -262,6 +283,10 @@ int main(int argc, char** argv) {
         if ((opts.all_devices || d == opts.device) && others > 0)
           std::fprintf(stderr, "gpu_bench: warning: %d other process(es) are using GPU %d; figures may suffer\n",
                        others, d);
+      }
+      if (const std::string why = gpu_bench::sizes_that_do_not_fit(opts); !why.empty()) {
+        std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
+        return 2;
       }
       if (!opts.gate)
         std::fprintf(stderr,

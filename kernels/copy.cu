@@ -49,6 +49,15 @@ __global__ void copy_two_ways_kernel(char* __restrict__ dst0, const char* __rest
   if (threadIdx.x == 0) atomicMax(&spans[2 * second + 1], global_ns());
 }
 
+// One block per copy at a time: a copy's words spread over the block's threads.
+__global__ void scatter_copy_kernel(const void* const* srcs, void* const* dsts, std::size_t words, std::size_t count) {
+  for (std::size_t c = blockIdx.x; c < count; c += gridDim.x) {
+    const auto* src = static_cast<const std::uint32_t*>(srcs[c]);
+    auto* dst = static_cast<std::uint32_t*>(dsts[c]);
+    for (std::size_t i = threadIdx.x; i < words; i += blockDim.x) dst[i] = src[i];
+  }
+}
+
 __global__ void reset_spans_kernel(unsigned long long* spans, int count) {
   for (int i = threadIdx.x; i < count; i += blockDim.x) spans[i] = i % 2 == 0 ? ~0ull : 0ull;
 }
@@ -63,6 +72,14 @@ void copy_two_ways(void* dst0, const void* src0, void* dst1, const void* src1, s
   copy_two_ways_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<char*>(dst0), static_cast<const char*>(src0),
                                                         static_cast<char*>(dst1), static_cast<const char*>(src1),
                                                         bytes, spans_ns);
+  CUDA_CHECK_LAUNCH();
+}
+
+void scatter_copy(const void* const* srcs, void* const* dsts, std::size_t bytes, std::size_t count,
+                  cudaStream_t stream) {
+  if (count == 0) return;
+  const int blocks = grid_for(scatter_copy_kernel, count * kThreads);
+  scatter_copy_kernel<<<blocks, kThreads, 0, stream>>>(srcs, dsts, bytes / 4, count);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -21,6 +21,11 @@ void copy_two_ways(void* dst0, const void* src0, void* dst1, const void* src1, s
                    unsigned long long* spans_ns, cudaStream_t stream);
 void reset_spans(unsigned long long* spans_ns, int count, cudaStream_t stream);
 
+// `count` copies of `bytes` (a multiple of 4) each, copy i from srcs[i] to dsts[i], in one launch: the
+// pointer arrays live in device memory, the addresses anywhere the GPU can reach (mapped host memory too).
+void scatter_copy(const void* const* srcs, void* const* dsts, std::size_t bytes, std::size_t count,
+                  cudaStream_t stream);
+
 void fill_pattern(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream);
 void fill_poison(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream);
 // Adds the number of words of `src` that differ from the pattern to *count (device-visible memory).

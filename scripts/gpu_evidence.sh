@@ -2,7 +2,7 @@
 # On a GPU machine: build, run the tests, then the measurements an issue asks for. JSON results and logs land
 # in OUTDIR; logs are packed into OUTDIR/logs_TAG.tgz (a device machine brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: build tests smoke default bare gate families overlap timeline multi sanitize (default: build tests)
+#   steps: build tests smoke default bare gate axes families overlap timeline multi sanitize (default: build tests)
 # Environment: BUILD_DIR (default build), TAG (a suffix for file names, default the GPU's name).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,6 +37,13 @@ for step in $steps; do
             "$out/bare_compare_$tag.json" >"$logs/bare.log" 2>&1; echo "bare rc=$?"; cat "$logs/bare.log" ;;
     gate) bench --preset=gate --benchmark_out="$out/gate_$tag.json" --benchmark_out_format=json \
             >"$logs/gate.out" 2>&1; echo "gate rc=$?"; tail -4 "$logs/gate.out" ;;
+    axes) # copy engine against SMs at 256 MiB, batched copies, and copies of 4 and 8 GiB
+          bench --benchmark_filter='^(Transfer/dir:(h2d|d2h|bidir|d2d)/mem:(pinned|registered|mapped|device)/(engine:(ce|sm)/)?(cache:cold/)?bytes:268435456/|Batch/api:(loop|batch|kernel)/copies:(1|64|1024)/bytes:(4|4096|65536)/)' \
+            --benchmark_out="$out/axes_$tag.json" --benchmark_out_format=json >"$logs/axes.log" 2>&1
+          echo "axes rc=$?"; grep -E "error_message|skipped|ERROR" "$logs/axes.log" | head -5
+          bench --sizes=4G,8G --benchmark_filter='^Transfer/dir:(h2d|d2h)/mem:pinned/bytes:' \
+            --benchmark_out="$out/large_$tag.json" --benchmark_out_format=json >"$logs/large.log" 2>&1
+          echo "large rc=$?"; tail -3 "$logs/large.log" ;;
     families) bench --benchmark_filter='^(SyncPlacement|Streams|Events|Launch|SmallCopy|Alloc)/' \
                 --benchmark_repetitions=5 --benchmark_out="$out/families_reps5_$tag.json" --benchmark_out_format=json \
                 >"$logs/families.log" 2>&1; echo "families rc=$?" ;;

@@ -42,13 +42,23 @@ struct gpu_lane {
 
 // Pinned host memory (portable, so any GPU may copy it; allocated with its own GPU current) in slot 0 for
 // h2d and slot 1 for d2h, as Transfer uses them, and device memory likewise; slots 2 and 3 for priming.
-std::vector<gpu_lane> make_lanes(direction dir, std::size_t n, int gpus) {
+// one_to_all: every GPU reads GPU 0's host buffer; all_to_one: GPU g writes part g of one buffer of GPU 0's
+// (slot 4).
+std::vector<gpu_lane> make_lanes(direction dir, std::size_t n, int gpus, host_pattern pattern) {
   auto& cache = buffer_cache::instance();
   const int slot = dir == direction::h2d ? 0 : 1;
   const std::size_t small = std::min<std::size_t>(n, 64 << 10);
+  char* shared = nullptr;
+  char* shared_dev = nullptr;
+  if (pattern == host_pattern::all_to_one) {
+    host_buffer& b = cache.host_on(0, mem_kind::pinned, n * static_cast<std::size_t>(gpus), 4);
+    shared = static_cast<char*>(b.data());
+    shared_dev = static_cast<char*>(b.device_ptr());
+  }
   std::vector<gpu_lane> lanes;
   for (int g = 0; g < gpus; ++g) {
-    const region host = region_of(cache.host_on(g, mem_kind::pinned, n, slot), n);
+    region host = region_of(cache.host_on(pattern == host_pattern::one_to_all ? 0 : g, mem_kind::pinned, n, slot), n);
+    if (shared) host = region{shared + static_cast<std::size_t>(g) * n, shared_dev + static_cast<std::size_t>(g) * n, n};
     const region dev = region_of(cache.device_on(g, n, slot), n);
     const region prime_host = region_of(cache.host_on(g, mem_kind::pinned, small, slot + 2), small);
     const region prime_dev = region_of(cache.device_on(g, small, slot + 2), small);
@@ -66,10 +76,10 @@ std::vector<gpu_lane> make_lanes(direction dir, std::size_t n, int gpus) {
 // together (their flags are written within nanoseconds and each spin kernel sees its flag within about a
 // microsecond), so the longest GPU's time stands for the span from the first start to the last end, which
 // events on different GPUs cannot measure.
-void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, int gpus) {
+void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, int gpus, host_pattern pattern) {
   const std::size_t n = bytes;
   const std::vector<gpu_lane> lanes =
-      buffer_cache::instance().acquire_with_retry([&] { return make_lanes(dir, n, gpus); });
+      buffer_cache::instance().acquire_with_retry([&] { return make_lanes(dir, n, gpus, pattern); });
   stream_set& streams = stream_set::cached(device_range(gpus));
   std::uint32_t seed = next_seed();
   auto fill = [&] {
@@ -140,24 +150,25 @@ void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, i
 const family_registration registration{{
     "AllHost",
     "every visible GPU copying to or from the host at once",
-    "  AllHost/dir:{h2d,d2h}/bytes:{N}\n"
+    "  AllHost/dir:{h2d,d2h}[/pattern:{one_to_all,all_to_one}]/bytes:{N}\n"
     "    each GPU copies N bytes between a pinned host buffer of its own and its memory (cudaMemcpyAsync on a\n"
     "    stream of its own), all at once. Each GPU is held by its own gate while the host enqueues, and every\n"
     "    gate opens together; each GPU times its copy with its own events. The aggregate time is the longest\n"
     "    GPU's: events of different GPUs cannot be compared, and this assumes the gates release the GPUs\n"
     "    within microseconds of each other. Where the host has several NUMA nodes, each GPU's host buffer is\n"
-    "    bound to that GPU's node.\n"
+    "    bound to that GPU's node. pattern:one_to_all (h2d): every GPU reads the same host buffer;\n"
+    "    pattern:all_to_one (d2h): every GPU writes its part of one host buffer.\n"
     "    counters  gbps (N x GPUs / aggregate time, GB = 1e9 B), gbps_gpu{i} (N / GPU i's own time), gpus,\n"
     "              host_blocked_us (all GPUs' enqueues), bytes_per_second.\n"
     "    256 MiB unless --sizes is given. Every visible GPU, whatever --device says; with one GPU it is that\n"
     "    GPU's pinned Transfer.\n",
-    {"dir", "bytes"},
+    {"dir", "pattern", "bytes"},
     "gbps",
     "GB/s",
     better::higher,
     headline_kind::rate,
     "yes",
-    "x=bytes;series=dir",
+    "x=bytes;series=dir,pattern",
     family_scope::multi_gpu,
     "^AllHost/",
     "",
@@ -165,10 +176,11 @@ const family_registration registration{{
       const int gpus = visible_gpu_count();
       if (gpus < 1) return;
       for (direction d : {direction::h2d, direction::d2h})
-        for (std::uint64_t n : sizes_or({256u << 20}))
-          register_case(
-              all_host_name(d, n), [d, n, gpus](benchmark::State& st) { run_all_host(st, d, n, gpus); },
-              device_range(gpus));
+        for (host_pattern p : {host_pattern::own, d == direction::h2d ? host_pattern::one_to_all : host_pattern::all_to_one})
+          for (std::uint64_t n : sizes_or({256u << 20}))
+            register_case(
+                all_host_name(d, n, p), [d, n, gpus, p](benchmark::State& st) { run_all_host(st, d, n, gpus, p); },
+                device_range(gpus));
     },
 }};
 

@@ -12,6 +12,8 @@ std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& siz
         for (peer_dir d : {peer_dir::oneway, peer_dir::bidir}) {
           if (d == peer_dir::bidir && src > dst) continue;
           for (std::uint64_t n : sizes) v.push_back({src, dst, access, d, n});
+          if (access)
+            for (std::uint64_t n : sizes) v.push_back({src, dst, access, d, n, true});
         }
     }
   return v;
@@ -20,7 +22,9 @@ std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& siz
 case_name peer_name(const peer_case& c) {
   case_name n("Peer");
   n.add("src", c.src).add("dst", c.dst).add("peer_access", c.peer_access ? "on" : "off");
-  n.add("dir", c.dir).add("bytes", c.bytes);
+  n.add("dir", c.dir);
+  if (c.sm) n.add("engine", "sm");
+  n.add("bytes", c.bytes);
   return n;
 }
 
@@ -41,6 +45,31 @@ std::vector<peer_case> peer_latency_grid(int gpus) {
 case_name peer_latency_name(const peer_case& c) {
   case_name n("PeerLatency");
   n.add("src", c.src).add("dst", c.dst).add("peer_access", c.peer_access ? "on" : "off").add("bytes", c.bytes);
+  return n;
+}
+
+std::vector<std::pair<int, int>> pattern_copies(peer_pattern p, int gpus) {
+  std::vector<std::pair<int, int>> v;
+  if (gpus < 2) return v;
+  switch (p) {
+    case peer_pattern::one_to_all:
+      for (int d = 1; d < gpus; ++d) v.emplace_back(0, d);
+      break;
+    case peer_pattern::all_to_one:
+      for (int s = 1; s < gpus; ++s) v.emplace_back(s, 0);
+      break;
+    case peer_pattern::all_pairs:
+      for (int s = 0; s < gpus; ++s)
+        for (int d = 0; d < gpus; ++d)
+          if (s != d) v.emplace_back(s, d);
+      break;
+  }
+  return v;
+}
+
+case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes) {
+  case_name n("PeerPattern");
+  n.add("pattern", p).add("bytes", bytes);
   return n;
 }
 

@@ -3,6 +3,7 @@
 // peer copy. Pure functions, tested without a GPU.
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fixtures/run/case_name.hpp"
@@ -18,10 +19,14 @@ struct peer_case {
   bool peer_access;  // on: cudaDeviceEnablePeerAccess both ways; off: staged through host memory
   peer_dir dir;
   std::uint64_t bytes;
+  // With peer access, the same copy by the source GPU's SMs (a copy kernel writing through the peer
+  // mapping): engine:sm in the name. Without it, cudaMemcpyPeerAsync's copy engines.
+  bool sm = false;
 };
 
-// Every ordered pair of `gpus` GPUs, peer access on then off, oneway then bidir, then sizes. bidir only
-// for src < dst: the pair's two directions at once are the same measurement whichever GPU is named first.
+// Every ordered pair of `gpus` GPUs, peer access on then off, oneway then bidir, then sizes, with peer
+// access also by the SMs (engine:sm). bidir only for src < dst: the pair's two directions at once are the
+// same measurement whichever GPU is named first.
 // Empty for fewer than two GPUs.
 std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& sizes);
 // Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}
@@ -34,5 +39,19 @@ inline constexpr std::uint64_t kPeerLatencyBytes = 4;
 std::vector<peer_case> peer_latency_grid(int gpus);
 // PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4
 case_name peer_latency_name(const peer_case& c);
+
+// PeerPattern: several peer copies at once. one_to_all: GPU 0 to every other GPU; all_to_one: every other
+// GPU to GPU 0; all_pairs: every ordered pair.
+enum class peer_pattern { one_to_all, all_to_one, all_pairs };
+template <>
+inline constexpr enum_entries<peer_pattern, 3> enum_names<peer_pattern> = {{{peer_pattern::one_to_all, "one_to_all"},
+                                                                          {peer_pattern::all_to_one, "all_to_one"},
+                                                                          {peer_pattern::all_pairs, "all_pairs"}}};
+
+// The (src, dst) copies a pattern makes among `gpus` GPUs, in the order their streams are made; empty for
+// fewer than two GPUs.
+std::vector<std::pair<int, int>> pattern_copies(peer_pattern p, int gpus);
+// PeerPattern/pattern:{...}/bytes:{N}
+case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes);
 
 }  // namespace gpu_bench

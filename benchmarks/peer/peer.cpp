@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,6 +22,7 @@
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/run/registry.hpp"
+#include "kernels/kernels.hpp"
 #include "fixtures/measure/verify.hpp"
 
 namespace gpu_bench {
@@ -61,9 +63,15 @@ void set_peer_access(int a, int b, bool on) {
 struct peer_leg {
   int src_dev, dst_dev;
   region src, dst;
+  bool sm = false;  // a copy kernel on the source GPU writing through the peer mapping
 
   void enqueue(cudaStream_t s, std::size_t n) const {
-    CUDA_CHECK(cudaMemcpyPeerAsync(dst.dev, dst_dev, src.dev, src_dev, n, s));
+    if (!sm) {
+      CUDA_CHECK(cudaMemcpyPeerAsync(dst.dev, dst_dev, src.dev, src_dev, n, s));
+      return;
+    }
+    device_scope on(src_dev);  // a kernel launches on its stream's device
+    kernels::copy(dst.dev, src.dev, n, s);
   }
 
   // The source holds the pattern and the destination poison, each written by its own GPU, before timing.
@@ -87,10 +95,10 @@ struct peer_leg {
 
 // Each GPU sends from its device buffer in slot `slot` and receives into slot `slot + 1`: the measured
 // copies use slots 0 and 1, the priming copies (the same engine, buffers of their own) slots 2 and 3.
-peer_leg make_leg(int from, int to, std::size_t bytes, int slot) {
+peer_leg make_leg(int from, int to, std::size_t bytes, int slot, bool sm) {
   auto& cache = buffer_cache::instance();
   return peer_leg{from, to, region_of(cache.device_on(from, bytes, slot), bytes),
-                  region_of(cache.device_on(to, bytes, slot + 1), bytes)};
+                  region_of(cache.device_on(to, bytes, slot + 1), bytes), sm};
 }
 
 // Runs one Peer or PeerLatency case: buffers, peer access, the timed loop (gated with peer access on), the
@@ -104,10 +112,10 @@ std::optional<sample_set> run_peer(benchmark::State& state, const peer_case& c) 
   const std::size_t n = c.bytes;
   const std::size_t prime_bytes = std::min<std::size_t>(n, 64 << 10);
   const auto legs = buffer_cache::instance().acquire_with_retry([&] {
-    std::vector<peer_leg> v{make_leg(c.src, c.dst, n, 0), make_leg(c.src, c.dst, prime_bytes, 2)};
+    std::vector<peer_leg> v{make_leg(c.src, c.dst, n, 0, c.sm), make_leg(c.src, c.dst, prime_bytes, 2, c.sm)};
     if (c.dir == peer_dir::bidir) {
-      v.push_back(make_leg(c.dst, c.src, n, 0));
-      v.push_back(make_leg(c.dst, c.src, prime_bytes, 2));
+      v.push_back(make_leg(c.dst, c.src, n, 0, c.sm));
+      v.push_back(make_leg(c.dst, c.src, prime_bytes, 2, c.sm));
     }
     return v;
   });
@@ -132,7 +140,8 @@ std::optional<sample_set> run_peer(benchmark::State& state, const peer_case& c) 
     for (std::size_t i = 0; i < legs.size(); i += 2) legs[i].fill(seed);
   };
   stream_set::hooks hooks;
-  hooks.prime = [&](int i) { legs[2 * static_cast<std::size_t>(i) + 1].enqueue(streams[i], prime_bytes); };
+  if (!c.sm)  // a copy kernel needs no copy engine primed
+    hooks.prime = [&](int i) { legs[2 * static_cast<std::size_t>(i) + 1].enqueue(streams[i], prime_bytes); };
   plan.measure = [&] {
     return streams.measure(
         gated,
@@ -180,30 +189,119 @@ const char* const kPeerAccessHelp =
 const family_registration peer_registration{{
     "Peer",
     "GPU to GPU copies between every ordered pair of visible GPUs, with and without peer access",
-    std::string("  Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}\n"
+    std::string("  Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}[/engine:sm]/bytes:{N}\n"
                 "    oneway  cudaMemcpyPeerAsync of N bytes from GPU i to GPU j on a stream of GPU i; N counted.\n"
                 "    bidir   i to j on a stream of GPU i and j to i on a stream of GPU j at once, each held by\n"
                 "            its own GPU's gate and timed by its own GPU's events; the sample's time is the\n"
                 "            longer of the two; 2N counted; gbps_src_to_dst and gbps_dst_to_src each direction's\n"
                 "            own rate. Registered for i < j only (the same pair named the other way round is\n"
-                "            the same measurement).\n") +
+                "            the same measurement).\n"
+                "    engine:sm  with peer access, the same copy by a copy kernel on the source GPU writing through\n"
+                "            the peer mapping (the plain name: cudaMemcpyPeerAsync's copy engines).\n") +
         kPeerAccessHelp +
         "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
         "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. Every visible GPU, whatever --device says;\n"
         "    no cases with fewer than two GPUs.\n",
-    {"src", "dst", "peer_access", "dir", "bytes"},
+    {"src", "dst", "peer_access", "dir", "engine", "bytes"},
     "gbps",
     "GB/s",
     better::higher,
     headline_kind::rate,
     "peer_access:off",
-    "x=bytes;series=dir;panel=peer_access",
+    "x=bytes;series=dir,engine;panel=peer_access",
     family_scope::multi_gpu,
     "^Peer/src:0/dst:1/",
     "^Peer/src:[0-9]+/dst:[0-9]+/peer_access:on/dir:bidir/bytes:268435456/",
     [] {
       for (const peer_case& c : peer_grid(visible_gpu_count(), sizes_or({1u << 20, 16u << 20, 256u << 20})))
         register_case(peer_name(c), [c](benchmark::State& st) { run_peer_case(st, c); }, {c.src, c.dst});
+    },
+}};
+
+// Several peer copies at once, each on a stream of its source GPU, every GPU's gate opening together; the
+// sample's time is the longest GPU's span (events of different GPUs cannot be compared).
+void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t bytes, int gpus) {
+  const auto copies = pattern_copies(p, gpus);
+  for (const auto& [a, b] : copies)
+    if (const std::string why = peer_access_impossible(a, b); !why.empty()) return fail_case(state, why);
+  const std::size_t n = bytes;
+  // Sources in slot 10 of their GPU (one buffer serves every copy out of it); each copy's destination in
+  // slot 20 + its source on the destination's GPU, so copies into one GPU never share a buffer.
+  const auto legs = buffer_cache::instance().acquire_with_retry([&] {
+    auto& cache = buffer_cache::instance();
+    std::vector<peer_leg> v;
+    for (const auto& [a, b] : copies)
+      v.push_back(peer_leg{a, b, region_of(cache.device_on(a, n, 10), n), region_of(cache.device_on(b, n, 20 + a), n)});
+    return v;
+  });
+  for (const auto& [a, b] : copies) set_peer_access(a, b, true);
+  std::uint32_t seed = next_seed();
+  for (const peer_leg& l : legs) l.fill(seed);
+  std::vector<int> devices;
+  for (const auto& [a, b] : copies) devices.push_back(a);
+  stream_set& streams = stream_set::cached(devices);
+  const bool verify_each = current_options().verify_each;
+  case_plan plan;
+  plan.prepare = [&] {
+    if (verify_each)
+      for (const peer_leg& l : legs) l.fill(seed);
+  };
+  plan.measure = [&] {
+    return streams.measure(true, [&] {
+      for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)], n);
+    });
+  };
+  plan.verify = [&] {
+    for (const peer_leg& l : legs)
+      if (std::string bad = l.verify(seed); !bad.empty()) return bad;
+    return std::string();
+  };
+  const auto t = run_case(state, plan);
+  if (!t) return;
+  // Each GPU's own figure: what it sent (one_to_all, all_pairs) or received (all_to_one), over its own span.
+  std::map<int, std::pair<double, double>> per_gpu;  // gpu -> (bytes, longest median span of its copies)
+  for (std::size_t i = 0; i < legs.size(); ++i) {
+    const int g = p == peer_pattern::all_to_one ? legs[i].src_dev : (p == peer_pattern::one_to_all ? legs[i].dst_dev : legs[i].src_dev);
+    const double span = t->median_of([i](const sample& s) { return s.spans.at(i); });
+    auto& [moved, longest] = per_gpu[g];
+    moved += static_cast<double>(n);
+    longest = std::max(longest, span);
+  }
+  for (const auto& [g, v] : per_gpu) state.counters["gbps_gpu" + std::to_string(g)] = v.first / v.second / 1e9;
+  const double total = static_cast<double>(n) * static_cast<double>(legs.size());
+  state.counters["gbps"] = total / t->time_s() / 1e9;
+  state.counters["copies"] = static_cast<double>(legs.size());
+  state.SetBytesProcessed(static_cast<std::int64_t>(total));
+}
+
+const family_registration pattern_registration{{
+    "PeerPattern",
+    "several peer copies at once: one GPU to all, all to one, every pair",
+    "  PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}/bytes:{N}\n"
+    "    with peer access, N bytes from GPU 0 to every other GPU (one_to_all), from every other GPU to GPU 0\n"
+    "    (all_to_one), or between every ordered pair (all_pairs), all at once, each copy on a stream of its\n"
+    "    source GPU held by that GPU's gate; the gates open together and the sample's time is the longest\n"
+    "    GPU's span. counters  gbps (N x copies / that time), gbps_gpu{i} (what GPU i sent, or for\n"
+    "    all_to_one received, over its own span), copies. 256 MiB unless --sizes is given; two GPUs or more.\n",
+    {"pattern", "bytes"},
+    "gbps",
+    "GB/s",
+    better::higher,
+    headline_kind::rate,
+    "no",
+    "x=bytes;series=pattern",
+    family_scope::multi_gpu,
+    "^PeerPattern/",
+    "",
+    [] {
+      const int gpus = visible_gpu_count();
+      if (gpus < 2) return;
+      for (peer_pattern p : all_values<peer_pattern>())
+        for (std::uint64_t n : sizes_or({256u << 20})) {
+          std::vector<int> used = device_range(gpus);
+          register_case(peer_pattern_name(p, n), [p, n, gpus](benchmark::State& st) { run_peer_pattern(st, p, n, gpus); },
+                        used);
+        }
     },
 }};
 

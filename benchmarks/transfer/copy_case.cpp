@@ -30,6 +30,7 @@ struct leg {
   region src, dst;
   side src_side, dst_side;
   int device;
+  copy_engine engine;
   std::optional<int> host_node = std::nullopt;  // the NUMA node of the host side's first page, if known
 
   bool in_place() const { return kind == mem_kind::managed_prefetch; }  // prefetch moves pages, not bytes
@@ -60,32 +61,27 @@ struct leg {
 
   void enqueue(cudaStream_t s) const {
     const std::size_t n = src.bytes;
-    switch (kind) {
-      case mem_kind::mapped:
-      case mem_kind::managed_fault:
-        kernels::copy(dst.dev, src.dev, n, s);
-        return;
-      case mem_kind::managed_prefetch: {
-        cudaMemLocation to{};
-        if (dir == direction::h2d) {
-          to.type = cudaMemLocationTypeDevice;
-          to.id = device;
-        } else {
-          to.type = cudaMemLocationTypeHost;
-        }
-        CUDA_CHECK(cudaMemPrefetchAsync(src.dev, n, to, 0, s));
-        return;
+    if (kind == mem_kind::managed_prefetch) {
+      cudaMemLocation to{};
+      if (dir == direction::h2d) {
+        to.type = cudaMemLocationTypeDevice;
+        to.id = device;
+      } else {
+        to.type = cudaMemLocationTypeHost;
       }
-      default: {
-        const cudaMemcpyKind k = dir == direction::h2d   ? cudaMemcpyHostToDevice
-                                 : dir == direction::d2h ? cudaMemcpyDeviceToHost
-                                                         : cudaMemcpyDeviceToDevice;
-        void* d = dir == direction::d2d || dir == direction::h2d ? dst.dev : dst.host;
-        const void* from = dir == direction::d2d || dir == direction::d2h ? src.dev : src.host;
-        CUDA_CHECK(cudaMemcpyAsync(d, from, n, k, s));
-        return;
-      }
+      CUDA_CHECK(cudaMemPrefetchAsync(src.dev, n, to, 0, s));
+      return;
     }
+    if (engine == copy_engine::sm) {  // through device addresses: mapped host memory, or device memory
+      kernels::copy(dst.dev, src.dev, n, s);
+      return;
+    }
+    const cudaMemcpyKind k = dir == direction::h2d   ? cudaMemcpyHostToDevice
+                             : dir == direction::d2h ? cudaMemcpyDeviceToHost
+                                                     : cudaMemcpyDeviceToDevice;
+    void* d = dir == direction::d2d || dir == direction::h2d ? dst.dev : dst.host;
+    const void* from = dir == direction::d2d || dir == direction::d2h ? src.dev : src.host;
+    CUDA_CHECK(cudaMemcpyAsync(d, from, n, k, s));
   }
 
   std::string verify(std::uint32_t seed, cudaStream_t s) const {
@@ -98,40 +94,42 @@ struct leg {
 // Copy-engine legs prime their engine with the same kind of copy between buffers of their own: the measured
 // buffers are not touched, so data the priming copy moved cannot pass the check of the measured one.
 // Kernel-driven and managed legs need none (the gate is a kernel; prefetching other pages primes nothing).
-bool needs_prime(mem_kind k) {
-  return k != mem_kind::mapped && !is_managed(k);
+bool needs_prime(const transfer_case& c) {
+  return c.engine_used() == copy_engine::ce && !is_managed(c.mem);
 }
 
-leg host_leg(direction d, mem_kind kind, std::size_t n, int host_slot, int dev_slot, numa_place numa, int device) {
+leg host_leg(direction d, mem_kind kind, std::size_t n, int host_slot, int dev_slot, numa_place numa, int device,
+             copy_engine engine) {
   auto& cache = buffer_cache::instance();
   host_buffer& h = cache.host(kind, n, host_slot, numa);
   const region hr = region_of(h, n);
   const side hs = natural_side(kind);
   const std::optional<int> node = h.numa_node();
-  if (kind == mem_kind::managed_prefetch) return leg{d, kind, hr, hr, hs, hs, device, node};
+  if (kind == mem_kind::managed_prefetch) return leg{d, kind, hr, hr, hs, hs, device, engine, node};
   const region dr = region_of(cache.device(n, dev_slot), n);
-  return d == direction::h2d ? leg{d, kind, hr, dr, hs, side::gpu, device, node}
-                             : leg{d, kind, dr, hr, side::gpu, hs, device, node};
+  return d == direction::h2d ? leg{d, kind, hr, dr, hs, side::gpu, device, engine, node}
+                             : leg{d, kind, dr, hr, side::gpu, hs, device, engine, node};
 }
 
 // The measured legs use host slots 0 (h2d) and 1 (d2h) and device slots 0 and 1; priming legs slots 2 and 3.
 std::vector<leg> make_legs(const transfer_case& c, int device, std::size_t n, int slot_base) {
+  const copy_engine e = c.engine_used();
   std::vector<leg> legs;
   switch (c.dir) {
     case direction::h2d:
-      legs.push_back(host_leg(direction::h2d, c.mem, n, slot_base, slot_base, c.numa, device));
+      legs.push_back(host_leg(direction::h2d, c.mem, n, slot_base, slot_base, c.numa, device, e));
       break;
     case direction::d2h:
-      legs.push_back(host_leg(direction::d2h, c.mem, n, slot_base + 1, slot_base + 1, c.numa, device));
+      legs.push_back(host_leg(direction::d2h, c.mem, n, slot_base + 1, slot_base + 1, c.numa, device, e));
       break;
     case direction::bidir:
-      legs.push_back(host_leg(direction::h2d, c.mem, n, slot_base, slot_base, c.numa, device));
-      legs.push_back(host_leg(direction::d2h, c.mem, n, slot_base + 1, slot_base + 1, c.numa, device));
+      legs.push_back(host_leg(direction::h2d, c.mem, n, slot_base, slot_base, c.numa, device, e));
+      legs.push_back(host_leg(direction::d2h, c.mem, n, slot_base + 1, slot_base + 1, c.numa, device, e));
       break;
     case direction::d2d: {
       auto& cache = buffer_cache::instance();
       legs.push_back(leg{direction::d2d, mem_kind::device, region_of(cache.device(n, slot_base), n),
-                         region_of(cache.device(n, slot_base + 1), n), side::gpu, side::gpu, device});
+                         region_of(cache.device(n, slot_base + 1), n), side::gpu, side::gpu, device, e});
       break;
     }
   }
@@ -153,7 +151,7 @@ class l2_flush {
   int value_ = 0;
 };
 
-// Per-direction globaltimer spans of the one-kernel mapped bidir copy, read back after each sample.
+// Per-direction globaltimer spans of the one-kernel bidir copy, read back after each sample.
 struct two_way_spans {
   device_buffer& spans = buffer_cache::instance().device(4 * sizeof(unsigned long long), 5);
   unsigned long long* ns() const { return static_cast<unsigned long long*>(spans.data()); }
@@ -169,8 +167,10 @@ struct two_way_spans {
 std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer_case& c, int steady_batch) {
   const int device = current_device();
   const bool gated = !enqueue_may_block(c.mem);
-  const bool prime = gated && needs_prime(c.mem);
-  const bool mapped_bidir = c.dir == direction::bidir && c.mem == mem_kind::mapped;
+  const bool prime = gated && needs_prime(c);
+  // Both directions by the SMs: one kernel, half its blocks each way (two kernels would each fill the GPU
+  // and run one after the other).
+  const bool mapped_bidir = c.dir == direction::bidir && c.engine_used() == copy_engine::sm;
   const auto buffers = buffer_cache::instance().acquire_with_retry([&] {
     return std::make_pair(make_legs(c, device, c.bytes, 0),
                           prime ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), 2)
@@ -243,7 +243,7 @@ std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer
   }
   state.counters["gbps"] = gbps;
   if (c.dir == direction::bidir) {
-    // Each direction by its own events (by its half's globaltimer span for the one-kernel mapped copy).
+    // Each direction by its own events (by its half's globaltimer span for the one-kernel copy).
     const auto n = static_cast<double>(c.bytes);
     state.counters["gbps_h2d"] = n / set->median_of([](const sample& s) { return s.spans.at(0); }) / 1e9;
     state.counters["gbps_d2h"] = n / set->median_of([](const sample& s) { return s.spans.at(1); }) / 1e9;

@@ -1,5 +1,7 @@
 #include "benchmarks/transfer/model.hpp"
 
+#include <algorithm>
+
 namespace gpu_bench {
 
 const std::vector<mem_kind>& transfer_kinds(direction d) {
@@ -31,7 +33,16 @@ bool numa_kind(mem_kind k) {
   return k != mem_kind::device && !is_managed(k);
 }
 
-std::vector<transfer_case> transfer_grid(const std::vector<std::uint64_t>& sizes, bool numa_axis) {
+copy_engine natural_engine(mem_kind k) {
+  return k == mem_kind::mapped || k == mem_kind::managed_fault ? copy_engine::sm : copy_engine::ce;
+}
+
+bool has_engine_twin(mem_kind k) {
+  return k == mem_kind::pinned || k == mem_kind::registered || k == mem_kind::mapped || k == mem_kind::device;
+}
+
+std::vector<transfer_case> transfer_grid(const std::vector<std::uint64_t>& sizes, bool numa_axis,
+                                         const std::vector<std::uint64_t>& engine_sizes) {
   std::vector<transfer_case> v;
   for (direction d : {direction::h2d, direction::d2h, direction::bidir, direction::d2d})
     for (mem_kind k : transfer_kinds(d)) {
@@ -45,6 +56,14 @@ std::vector<transfer_case> transfer_grid(const std::vector<std::uint64_t>& sizes
         for (std::uint64_t n : sizes) v.push_back({d, k, n});
       }
     }
+  for (direction d : {direction::h2d, direction::d2h, direction::bidir, direction::d2d})
+    for (mem_kind k : transfer_kinds(d)) {
+      if (!has_engine_twin(k)) continue;
+      const copy_engine other = natural_engine(k) == copy_engine::ce ? copy_engine::sm : copy_engine::ce;
+      for (std::uint64_t n : sizes)
+        if (std::find(engine_sizes.begin(), engine_sizes.end(), n) != engine_sizes.end())
+          v.push_back({d, k, n, numa_place::local, cache_state::cold, other});
+    }
   return v;
 }
 
@@ -52,6 +71,7 @@ case_name transfer_name(const transfer_case& c) {
   case_name n("Transfer");
   n.add("dir", c.dir).add("mem", c.mem);
   if (c.numa == numa_place::remote) n.add("numa", c.numa);
+  if (c.engine) n.add("engine", *c.engine);
   if (c.dir == direction::d2d) n.add("cache", c.cache);
   n.add("bytes", c.bytes);
   return n;

@@ -25,6 +25,18 @@ template <>
 inline constexpr enum_entries<cache_state, 2> enum_names<cache_state> = {
     {{cache_state::cold, "cold"}, {cache_state::warm, "warm"}}};
 
+// What moves the bytes: a copy engine (cudaMemcpyAsync, and the driver's prefetch) or the SMs (a copy
+// kernel reading and writing through device addresses).
+enum class copy_engine { ce, sm };
+template <>
+inline constexpr enum_entries<copy_engine, 2> enum_names<copy_engine> = {{{copy_engine::ce, "ce"}, {copy_engine::sm, "sm"}}};
+
+// The engine a kind's plain case uses: the SMs for mapped memory and page faults, a copy engine otherwise.
+copy_engine natural_engine(mem_kind k);
+// The kinds a case can also be measured with the other engine: pinned, registered and mapped host memory
+// (every one has a device address and a host one), and device memory.
+bool has_engine_twin(mem_kind k);
+
 struct transfer_case {
   direction dir;
   mem_kind mem;
@@ -33,6 +45,10 @@ struct transfer_case {
   // remote cases, so a case's name is the same on hosts with one node and with several.
   numa_place numa = numa_place::local;
   cache_state cache = cache_state::cold;  // named for d2d only
+  // The other engine than the kind's natural one is named (engine:sm on pinned, engine:ce on mapped), so
+  // the plain names stay those of every earlier run.
+  std::optional<copy_engine> engine = std::nullopt;
+  copy_engine engine_used() const { return engine.value_or(natural_engine(mem)); }
 };
 
 // The kinds whose pages gpu_bench places itself and so can put on a chosen node: not device memory, and
@@ -46,8 +62,10 @@ const std::vector<mem_kind>& transfer_kinds(direction d);
 bool transfer_valid(direction d, mem_kind k);
 
 // Every valid case, directions in the order h2d, d2h, bidir, d2d, then kinds, then (with `numa_axis`, for
-// the kinds numa_kind() allows) local and remote, then for d2d cold and warm, then sizes.
-std::vector<transfer_case> transfer_grid(const std::vector<std::uint64_t>& sizes, bool numa_axis = false);
+// the kinds numa_kind() allows) local and remote, then for d2d cold and warm, then sizes; then the other
+// engine's twins of the kinds that have one, at `engine_sizes` (those of `sizes` among them).
+std::vector<transfer_case> transfer_grid(const std::vector<std::uint64_t>& sizes, bool numa_axis = false,
+                                         const std::vector<std::uint64_t>& engine_sizes = {});
 
 case_name transfer_name(const transfer_case& c);
 

@@ -19,7 +19,7 @@ void run_transfer(benchmark::State& state, const transfer_case& c) {
 const family_registration registration{{
     "Transfer",
     "one copy per iteration: host<->GPU for every host memory kind, both ways at once, and GPU<->GPU",
-    "  Transfer/dir:{h2d,d2h,bidir,d2d}/mem:{kind}[/numa:remote][/cache:{cold,warm}]/bytes:{N}\n"
+    "  Transfer/dir:{h2d,d2h,bidir,d2d}/mem:{kind}[/numa:remote][/engine:{ce,sm}][/cache:{cold,warm}]/bytes:{N}\n"
     "    h2d, d2h   cudaMemcpyAsync for pageable, pinned, write_combined, registered; an SM copy kernel for\n"
     "               mapped; cudaMemPrefetchAsync for managed_prefetch; a kernel faulting the pages over for\n"
     "               managed_fault (h2d only). N bytes counted.\n"
@@ -31,6 +31,10 @@ const family_registration registration{{
     "    counters   gbps (bytes counted / the median sample's GPU time, GB = 1e9 B); bidir also gbps_h2d and\n"
     "               gbps_d2h, each direction by its own events; host_blocked_us (mean time the enqueue held\n"
     "               the CPU); samples, noise_pct; bytes_per_second (Google Benchmark's own).\n"
+    "    engine     the copy done by the other engine than the kind's own: engine:sm, a copy kernel through\n"
+    "               device addresses, for pinned, registered and device memory (d2d); engine:ce,\n"
+    "               cudaMemcpyAsync, for mapped. At 1 MiB and 256 MiB by default, every size under --full or\n"
+    "               --sizes. The plain name is the kind's own engine.\n"
     "    numa_node  the NUMA node the host buffer's first page lies on, where the kernel can say.\n"
     "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n"
     "    Copy-engine cases prime their engine behind the gate with a copy between buffers of their own.\n"
@@ -39,18 +43,22 @@ const family_registration registration{{
     "  host buffer is on its GPU's node, and each pageable, pinned, write_combined, registered and mapped case\n"
     "  gains a twin with numa:remote after mem: its host buffer on another node, the thread still on the\n"
     "  GPU's (numa:local is the plain name, so names match between hosts with one node and several).\n",
-    {"dir", "mem", "numa", "cache", "bytes"},
+    {"dir", "mem", "numa", "engine", "cache", "bytes"},
     "gbps",
     "GB/s",
     better::higher,
     headline_kind::rate,
     "dir:h2d|dir:d2h|dir:bidir",
-    "x=bytes;series=mem;panel=dir",
+    "x=bytes;series=mem,engine;panel=dir",
     family_scope::single_gpu,
     "^Transfer/",
     "^Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:268435456/|^Transfer/dir:d2d/mem:device/cache:cold/bytes:268435456/",
     [] {
-      for (const transfer_case& c : transfer_grid(current_options().sizes, numa_axis_available()))
+      // The other engine's twins: a few sizes by default, every size under --full or a --sizes list.
+      const options& o = current_options();
+      const bool every = o.full || o.sizes_spec != "pow4";
+      const std::vector<std::uint64_t> engine_sizes = every ? o.sizes : std::vector<std::uint64_t>{1u << 20, 256u << 20};
+      for (const transfer_case& c : transfer_grid(o.sizes, numa_axis_available(), engine_sizes))
         register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer(st, c); });
     },
 }};

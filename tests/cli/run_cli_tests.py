@@ -42,8 +42,10 @@ class Help(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         for needle in ("Transfer/dir:{h2d,d2h,bidir,d2d}", "--device=N", "--sizes=SPEC", "counted once", "GB = 1e9",
                        "Overlap/schedule:", "ideal = max((in + out) / S", "HostBlocking/mem:", "--timeline=FILE",
-                       "--device=all", "Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}",
-                       "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4", "AllHost/dir:{h2d,d2h}/bytes:{N}",
+                       "--device=all", "Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}[/engine:sm]/bytes:{N}",
+                       "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4",
+                       "AllHost/dir:{h2d,d2h}[/pattern:{one_to_all,all_to_one}]/bytes:{N}", "Batch/api:{loop,batch,kernel}",
+                       "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}", "/engine:{ce,sm}",
                        "gbps_gpu{i}", "latency_us", "--gate=off"):
             self.assertIn(needle, r.stdout)
 
@@ -57,8 +59,11 @@ class Listing(unittest.TestCase):
         # h2d: 7 memory kinds, d2h and bidir: 6 each, d2d: 1 with a cold and a warm cache; 15 sizes from 4 B
         # to 1 GiB. Where the host has several NUMA nodes (and the build has libnuma) the 15 placeable pairs
         # gain a numa:remote twin.
+        # The other engine's twins (pinned, registered, mapped for h2d, d2h and bidir; d2d) at 1 MiB and 256 MiB.
         remote = [n for n in transfer if "/numa:" in n]
-        self.assertEqual(len(transfer), 21 * 15 + len(remote))
+        twins = [n for n in transfer if "/engine:" in n]
+        self.assertEqual(len(twins), 10 * 2)
+        self.assertEqual(len(transfer), 21 * 15 + len(remote) + len(twins))
         self.assertIn(len(remote), (0, 15 * 15))
         if memory_nodes() < 2:
             self.assertEqual(remote, [], "a numa axis on a host with one NUMA node")
@@ -75,9 +80,9 @@ class Listing(unittest.TestCase):
         self.assertEqual(len([n for n in names if n.startswith("Overlap/")]), 43)
         self.assertEqual(len([n for n in names if n.startswith("HostBlocking/")]), 24)
         counts = {fam: len([n for n in names if n.startswith(fam + "/")])
-                  for fam in ("SyncPlacement", "Streams", "Events", "Launch", "SmallCopy", "Alloc")}
+                  for fam in ("SyncPlacement", "Streams", "Events", "Launch", "SmallCopy", "Alloc", "Batch")}
         self.assertEqual(counts, {"SyncPlacement": 10, "Streams": 20, "Events": 9, "Launch": 6, "SmallCopy": 30,
-                                  "Alloc": 21})
+                                  "Alloc": 21, "Batch": 42})
 
     def test_full_matrix(self):
         r = run("--benchmark_list_tests", "--full", "--benchmark_filter=^Overlap/")

@@ -76,11 +76,12 @@ TEST(PeerModel, EveryOrderedPairOnceBidirForOneOrderOnly) {
   const std::vector<std::uint64_t> sizes = {1u << 20, 16u << 20, 256u << 20};
   EXPECT_TRUE(peer_grid(0, sizes).empty());
   EXPECT_TRUE(peer_grid(1, sizes).empty());
-  // 4 GPUs: 12 ordered pairs x on/off x 3 sizes oneway, 6 pairs x on/off x 3 sizes bidir.
+  // 4 GPUs: 12 ordered pairs x (on, on by the SMs, off) x 3 sizes oneway, 6 pairs x the same bidir.
   const auto grid = peer_grid(4, sizes);
-  EXPECT_EQ(grid.size(), 12u * 2 * 3 + 6u * 2 * 3);
+  EXPECT_EQ(grid.size(), 12u * 3 * 3 + 6u * 3 * 3);
   std::set<std::string> names;
-  const std::regex form(R"(^Peer/src:\d+/dst:\d+/peer_access:(on|off)/dir:(oneway|bidir)/bytes:\d+$)");
+  const std::regex form(
+      R"(^Peer/src:\d+/dst:\d+/(peer_access:off/dir:(oneway|bidir)|peer_access:on/dir:(oneway|bidir)(/engine:sm)?)/bytes:\d+$)");
   for (const peer_case& c : grid) {
     const std::string n = peer_name(c).str();
     EXPECT_TRUE(std::regex_match(n, form)) << n;
@@ -94,6 +95,7 @@ TEST(PeerModel, EveryOrderedPairOnceBidirForOneOrderOnly) {
   EXPECT_TRUE(names.count("Peer/src:3/dst:2/peer_access:off/dir:oneway/bytes:268435456"));
   EXPECT_TRUE(names.count("Peer/src:1/dst:3/peer_access:on/dir:bidir/bytes:16777216"));
   EXPECT_FALSE(names.count("Peer/src:3/dst:1/peer_access:on/dir:bidir/bytes:16777216"));
+  EXPECT_TRUE(names.count("Peer/src:1/dst:3/peer_access:on/dir:bidir/engine:sm/bytes:16777216"));
   // Grouped by pair and access: a pair's access changes twice per run.
   EXPECT_EQ(grid.front().src, 0);
   EXPECT_EQ(grid.front().dst, 1);
@@ -117,4 +119,16 @@ TEST(CaseName, DeviceKeyGoesLast) {
   n.add("dir", "h2d").add("mem", "pinned").add("bytes", std::uint64_t{1048576}).add("device", 1);
   EXPECT_EQ(n.str(), "Transfer/dir:h2d/mem:pinned/bytes:1048576/device:1");
   EXPECT_THROW(n.add("device", 2), std::invalid_argument);
+}
+
+TEST(PeerModel, PatternsCopyWhatTheyName) {
+  using pairs = std::vector<std::pair<int, int>>;
+  EXPECT_TRUE(pattern_copies(peer_pattern::all_pairs, 1).empty());
+  EXPECT_EQ(pattern_copies(peer_pattern::one_to_all, 4), (pairs{{0, 1}, {0, 2}, {0, 3}}));
+  EXPECT_EQ(pattern_copies(peer_pattern::all_to_one, 3), (pairs{{1, 0}, {2, 0}}));
+  EXPECT_EQ(pattern_copies(peer_pattern::all_pairs, 3), (pairs{{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}}));
+  EXPECT_EQ(peer_pattern_name(peer_pattern::all_pairs, 1u << 28).str(), "PeerPattern/pattern:all_pairs/bytes:268435456");
+  EXPECT_EQ(all_host_name(direction::h2d, 1024, host_pattern::one_to_all).str(),
+            "AllHost/dir:h2d/pattern:one_to_all/bytes:1024");
+  EXPECT_EQ(all_host_name(direction::d2h, 1024).str(), "AllHost/dir:d2h/bytes:1024");
 }

@@ -50,7 +50,7 @@ TEST(MemKind, NamesRoundTripAndAreUnique) {
 TEST(TransferGrid, CoversEveryValidPairOnceAndNoInvalidOne) {
   const auto sizes = parse_size_spec("pow4");
   const auto grid = transfer_grid(sizes);
-  // h2d: 7 kinds, d2h: 6, bidir: 6, d2d: 1 with a cold and a warm cache.
+  // h2d: 7 kinds, d2h: 6, bidir: 6, d2d: 1 with a cold and a warm cache; no engine twins asked for.
   EXPECT_EQ(grid.size(), (7u + 6u + 6u + 2u) * sizes.size());
   std::set<std::string> names;
   const std::regex form(
@@ -89,4 +89,23 @@ TEST(Transfer, HeldToTheLinkItCrosses) {
             std::string::npos);
   EXPECT_EQ(beyond_link_peak({direction::d2d, mem_kind::device, 16u << 20}, p, 1800.0), "");  // fits in L2
   EXPECT_EQ(beyond_link_peak({direction::h2d, mem_kind::pinned, big}, device_profile{}, 1e6), "");
+}
+
+TEST(TransferGrid, EngineTwinsNameTheOtherEngine) {
+  const std::vector<std::uint64_t> sizes = {4, 1u << 20, 256u << 20};
+  const auto grid = transfer_grid(sizes, false, {1u << 20});
+  // pinned, registered, mapped for h2d, d2h, bidir, and device for d2d: 10 twins at the one size asked for.
+  EXPECT_EQ(grid.size(), (7u + 6u + 6u + 2u) * sizes.size() + 10u);
+  std::set<std::string> names;
+  for (const auto& c : grid) names.insert(transfer_name(c).str());
+  EXPECT_TRUE(names.count("Transfer/dir:h2d/mem:pinned/engine:sm/bytes:1048576"));
+  EXPECT_TRUE(names.count("Transfer/dir:bidir/mem:mapped/engine:ce/bytes:1048576"));
+  EXPECT_TRUE(names.count("Transfer/dir:d2d/mem:device/engine:sm/cache:cold/bytes:1048576"));
+  EXPECT_FALSE(names.count("Transfer/dir:h2d/mem:pageable/engine:sm/bytes:1048576"));
+  EXPECT_FALSE(names.count("Transfer/dir:h2d/mem:pinned/engine:sm/bytes:4"));
+  EXPECT_EQ(natural_engine(mem_kind::mapped), copy_engine::sm);
+  EXPECT_EQ(natural_engine(mem_kind::pinned), copy_engine::ce);
+  transfer_case twin{direction::h2d, mem_kind::pinned, 4};
+  twin.engine = copy_engine::sm;
+  EXPECT_EQ(twin.engine_used(), copy_engine::sm);
 }

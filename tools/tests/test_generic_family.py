@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import synth
-from conftest import run_cli
+from conftest import REPO, run_cli
 from gpu_bench_tools import cli_compare, cli_plot, cli_report, plot
 from gpu_bench_tools.compare import compare
 from gpu_bench_tools.load import InputError, benchmark_file_from_doc, load_file
@@ -114,3 +114,23 @@ def test_a_schema_1_file_compares_with_a_schema_2_file(tmp_path):
     res = compare([one, two])
     assert res.rows and {r.metric for r in res.rows} == {"gbps"}
     assert dict(res.context_diff)["host link"] == ["-", "PCIe gen5 x16"]
+
+
+def test_a_series_of_several_axes_puts_twins_side_by_side(tmp_path, capsys):
+    """series=mem,engine: a kind's copy-engine and SM lines share the panel of their direction."""
+    doc = json.load(open(REPO / "results/sampled/default_h100.json"))
+    doc["context"]["family.transfer.plot"] = "x=bytes;series=mem,engine;panel=dir"
+    keep = [b for b in doc["benchmarks"] if re.match(r"Transfer/dir:h2d/mem:pinned/bytes:\d+/", b["name"])]
+    twins = copy.deepcopy(keep)
+    for b in twins:
+        for k in ("name", "run_name"):
+            b[k] = b[k].replace("mem:pinned/", "mem:pinned/engine:sm/")
+        b["gbps"] *= 0.9
+    doc["benchmarks"] = keep + twins
+    path = synth.write(tmp_path / "engines.json", doc)
+    code, out, err = run_cli(cli_plot.main, [str(path), "--out", str(tmp_path / "p"), "--format", "svg"], capsys)
+    assert code == 0, err
+    figures = [line.split()[0] for line in out.splitlines()]
+    assert len(figures) == 1, out  # not one figure per engine
+    text = svg_text(tmp_path / "p" / f"{figures[0]}.svg")
+    assert "mem: pinned, engine: sm" in text and "mem: pinned" in text.replace("mem: pinned, engine: sm", "")

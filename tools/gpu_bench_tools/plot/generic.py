@@ -65,10 +65,12 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
     """The headline against desc.plot['x']: a figure per value of the axes no hint names, a panel per value
     of `panels` (default: the panel hint), a line per file, series value and GPU."""
     x = desc.plot["x"]
-    series_axis = desc.plot.get("series")
+    # Several axes may share the series: "series=mem,engine" draws each memory kind's copy-engine and SM
+    # lines side by side in one panel.
+    series_axes = tuple(a.strip() for a in desc.plot.get("series", "").split(",") if a.strip())
     panel_axes = panels if panels is not None else tuple(a for a in (desc.plot.get("panel"),) if a)
     kind = kind or desc.kind
-    used = {x, "device"} | set(panel_axes) | ({series_axis} if series_axis else set())
+    used = {x, "device"} | set(panel_axes) | set(series_axes)
     groups: dict[tuple, dict[str, dict[tuple, list[tuple[int, Case]]]]] = {}
     for i, f in enumerate(ctx.files):
         for c in f.ok_cases():
@@ -80,10 +82,14 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
                 continue
             fixed = tuple((k, v) for k, v in c.name.axes if k not in used)
             pv = tuple(c.axis(a, "-") for a in panel_axes)
-            sk = (i, c.axis(series_axis) if series_axis else None, c.axis("device"))
+            sv = tuple(c.axis(a) for a in series_axes)
+            sk = (i, sv if any(v is not None for v in sv) else None, c.axis("device"))
             groups.setdefault(fixed, {}).setdefault(pv, {}).setdefault(sk, []).append((i, c))
+    def series_key(sv):
+        return tuple(_value_key(a, v) for a, v in zip(series_axes, sv)) if sv else ()
+
     all_series = sorted({sk for panels in groups.values() for per in panels.values() for sk in per},
-                        key=lambda sk: (sk[0], _value_key(series_axis or "", sk[1]), _value_key("device", sk[2])))
+                        key=lambda sk: (sk[0], series_key(sk[1]), _value_key("device", sk[2])))
     one_per_file = all(sk[1] is None and sk[2] is None for sk in all_series)
     palette = colours(len(ctx.files) if one_per_file else len(all_series))
     colour_of = {sk: palette[sk[0] if one_per_file else n] for n, sk in enumerate(all_series)}
@@ -91,7 +97,7 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
     def label(sk) -> str:
         parts = [ctx.labels[sk[0]]]
         if sk[1] is not None:
-            parts.append(f"{series_axis}: {_show(series_axis, sk[1])}")
+            parts += [f"{a}: {_show(a, v)}" for a, v in zip(series_axes, sk[1]) if v is not None]
         if sk[2] is not None:
             parts.append(f"GPU {sk[2]}")
         return ", ".join(parts)

@@ -1,0 +1,223 @@
+// Batch: N copies of S bytes each from pinned host memory to the GPU, at scattered addresses on both sides,
+// issued three ways: N cudaMemcpyAsync calls (api:loop), one cudaMemcpyBatchAsync (api:batch, CUDA 12.8
+// and later), or one kernel that reads the host memory directly (api:kernel). N x S bytes counted; GPU
+// time from gated events around the whole batch; the host time spent issuing it beside.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fixtures/cuda/check.hpp"
+#include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/streams.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/run/options.hpp"
+#include "fixtures/run/registry.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gpu_bench {
+namespace {
+
+enum class batch_api { loop, batch, kernel };
+}  // namespace
+template <>
+inline constexpr enum_entries<batch_api, 3> enum_names<batch_api> = {
+    {{batch_api::loop, "loop"}, {batch_api::batch, "batch"}, {batch_api::kernel, "kernel"}}};
+namespace {
+
+struct batch_case {
+  batch_api api;
+  std::uint64_t copies;
+  std::uint64_t bytes;  // of each copy
+};
+
+// Whether this build and this driver have cudaMemcpyBatchAsync; "" when they do, else why not.
+std::string batch_api_missing() {
+#if CUDART_VERSION >= 12080
+  int driver = 0;
+  CUDA_CHECK(cudaDriverGetVersion(&driver));
+  if (driver < 12080)
+    return "skipped: cudaMemcpyBatchAsync needs a driver for CUDA 12.8 or later; this one supports " +
+           std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+  return {};
+#else
+  return "skipped: gpu_bench was built with a CUDA toolkit older than 12.8, which has no cudaMemcpyBatchAsync";
+#endif
+}
+
+void issue_batch(void* const* dsts, const void* const* srcs, const std::size_t* sizes, std::size_t count,
+                 cudaStream_t s) {
+#if CUDART_VERSION >= 12080
+  cudaMemcpyAttributes attr{};
+  attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  std::size_t attr_index = 0;
+#if CUDART_VERSION >= 13000
+  CUDA_CHECK(cudaMemcpyBatchAsync(dsts, srcs, sizes, count, &attr, &attr_index, 1, s));
+#else
+  std::size_t failed = 0;
+  CUDA_CHECK(cudaMemcpyBatchAsync(const_cast<void**>(dsts), const_cast<void**>(srcs), const_cast<std::size_t*>(sizes),
+                                  count, &attr, &attr_index, 1, &failed, s));
+#endif
+#else
+  (void)dsts, (void)srcs, (void)sizes, (void)count, (void)s;
+  throw std::logic_error("cudaMemcpyBatchAsync is not in this build");
+#endif
+}
+
+// Copy i reads slot src_slot[i] of the host buffer and writes slot dst_slot[i] of the device buffer; slots
+// are twice the copy's size apart (at least 512 B), and the two orders are independent shuffles, so neither
+// side is one contiguous run.
+struct batch_layout {
+  std::size_t stride;
+  std::vector<std::size_t> src_slot, dst_slot;
+
+  batch_layout(std::size_t copies, std::size_t bytes) : stride(std::max<std::size_t>(512, 2 * ((bytes + 255) / 256 * 256))) {
+    src_slot.resize(copies);
+    std::iota(src_slot.begin(), src_slot.end(), std::size_t{0});
+    dst_slot = src_slot;
+    std::mt19937_64 rng(0x5ca77e4);
+    std::shuffle(src_slot.begin(), src_slot.end(), rng);
+    std::shuffle(dst_slot.begin(), dst_slot.end(), rng);
+  }
+  std::size_t span() const { return src_slot.size() * stride; }
+};
+
+void run_batch(benchmark::State& state, const batch_case& c) {
+  if (c.api == batch_api::batch)
+    if (const std::string why = batch_api_missing(); !why.empty()) return state.SkipWithError(why.c_str());
+  const std::size_t n = c.copies, bytes = c.bytes;
+  const batch_layout layout(n, bytes);
+  auto& cache = buffer_cache::instance();
+  const auto bufs = cache.acquire_with_retry([&] {
+    return std::make_tuple(&cache.host(mem_kind::pinned, layout.span(), 6), &cache.device(layout.span(), 6),
+                           &cache.device(2 * n * sizeof(void*), 7), &cache.host(mem_kind::pinned, 64 << 10, 8),
+                           &cache.device(64 << 10, 8));
+  });
+  host_buffer& host = *std::get<0>(bufs);
+  device_buffer& dev = *std::get<1>(bufs);
+  auto* host_bytes = static_cast<char*>(host.data());
+  auto* host_mapped = static_cast<char*>(host.device_ptr());
+  auto* dev_bytes = static_cast<char*>(dev.data());
+  std::vector<const void*> srcs(n), mapped_srcs(n);
+  std::vector<void*> dsts(n);
+  const std::vector<std::size_t> sizes(n, bytes);
+  for (std::size_t i = 0; i < n; ++i) {
+    srcs[i] = host_bytes + layout.src_slot[i] * layout.stride;
+    mapped_srcs[i] = host_mapped + layout.src_slot[i] * layout.stride;
+    dsts[i] = dev_bytes + layout.dst_slot[i] * layout.stride;
+  }
+  // The kernel's pointer arrays, in device memory: sources at their mapped addresses.
+  auto* table = static_cast<void**>(std::get<2>(bufs)->data());
+  CUDA_CHECK(cudaMemcpy(table, mapped_srcs.data(), n * sizeof(void*), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(table + n, dsts.data(), n * sizeof(void*), cudaMemcpyHostToDevice));
+  host_fill_pattern(host_bytes, layout.span(), next_seed());
+  stream_set& streams = stream_set::cached(1);
+  const cudaStream_t s = streams.origin();
+  auto poison = [&] { CUDA_CHECK(cudaMemsetAsync(dev_bytes, 0xab, layout.span(), s)); };
+  poison();
+  CUDA_CHECK(cudaStreamSynchronize(s));
+
+  case_plan plan;
+  if (current_options().verify_each) plan.prepare = poison;
+  stream_set::hooks hooks;
+  // The copy-engine ways prime the engine with a small copy between buffers of their own.
+  if (c.api != batch_api::kernel)
+    hooks.prime = [&](int) {
+      CUDA_CHECK(cudaMemcpyAsync(std::get<4>(bufs)->data(), std::get<3>(bufs)->data(), std::min<std::size_t>(bytes, 64 << 10),
+                                 cudaMemcpyHostToDevice, s));
+    };
+  plan.measure = [&] {
+    return streams.measure(
+        true,
+        [&] {
+          switch (c.api) {
+            case batch_api::loop:
+              for (std::size_t i = 0; i < n; ++i) CUDA_CHECK(cudaMemcpyAsync(dsts[i], srcs[i], bytes, cudaMemcpyHostToDevice, s));
+              break;
+            case batch_api::batch:
+              issue_batch(dsts.data(), srcs.data(), sizes.data(), n, s);
+              break;
+            case batch_api::kernel:
+              kernels::scatter_copy(table, table + n, bytes, n, s);
+              break;
+          }
+        },
+        hooks);
+  };
+  plan.verify = [&] {
+    std::vector<char> back(layout.span());
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    CUDA_CHECK(cudaMemcpy(back.data(), dev_bytes, back.size(), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::memcmp(back.data() + layout.dst_slot[i] * layout.stride, srcs[i], bytes) != 0)
+        return "data check failed: copy " + std::to_string(i) + " of " + std::to_string(n) +
+               " did not bring its source's bytes";
+    return std::string();
+  };
+  const auto t = run_case(state, plan);
+  if (!t) return;
+  const double moved = static_cast<double>(n) * static_cast<double>(bytes);
+  state.counters["gbps"] = moved / t->time_s() / 1e9;
+  state.counters["per_copy_us"] = t->time_s() / static_cast<double>(n) * 1e6;
+  state.counters["host_issue_us"] = t->median_of([](const sample& x) { return x.host_s; }) * 1e6;
+  state.SetBytesProcessed(static_cast<std::int64_t>(moved));
+}
+
+// S from 4 B to 1 MiB, N from 1 to 4096, at most 256 MiB a batch (1 GiB under --full); --sizes gives
+// the copy sizes up to 1 MiB.
+std::vector<batch_case> batch_grid(bool full, const std::vector<std::uint64_t>& sizes) {
+  constexpr std::uint64_t kMaxCopy = 1 << 20;
+  const std::uint64_t most = full ? std::uint64_t{1} << 30 : std::uint64_t{256} << 20;
+  const std::vector<std::uint64_t> counts = full ? std::vector<std::uint64_t>{1, 4, 16, 64, 256, 1024, 4096}
+                                                 : std::vector<std::uint64_t>{1, 64, 1024, 4096};
+  std::vector<batch_case> v;
+  for (std::uint64_t bytes : sizes)
+    for (std::uint64_t copies : counts)
+      for (batch_api api : all_values<batch_api>())
+        if (bytes <= kMaxCopy && copies * bytes <= most) v.push_back({api, copies, bytes});
+  return v;
+}
+
+const family_registration registration{{
+    "Batch",
+    "many small copies at scattered addresses: a loop of calls, one batched call, or one kernel",
+    "  Batch/api:{loop,batch,kernel}/copies:{N}/bytes:{S}\n"
+    "    N copies of S bytes from pinned host memory to the GPU, each at its own scattered address on both\n"
+    "    sides: api:loop issues N cudaMemcpyAsync calls, api:batch one cudaMemcpyBatchAsync (CUDA 12.8 and\n"
+    "    later; skipped with a sentence where the toolkit or the driver lacks it), api:kernel one kernel that\n"
+    "    reads the host memory through its mapping. S of 4 B, 4 KiB, 64 KiB, 1 MiB and N of 1, 64, 1024,\n"
+    "    4096 by default (--full: S in powers of 4, N in powers of 4), at most 256 MiB a batch.\n"
+    "    counters  gbps (N x S / the batch's GPU time), per_copy_us, host_issue_us (the host's time issuing\n"
+    "              the batch); manual time is the whole batch's GPU time.\n",
+    {"api", "copies", "bytes"},
+    "gbps",
+    "GB/s",
+    better::higher,
+    headline_kind::rate,
+    "yes",
+    "x=bytes;series=api;panel=copies",
+    family_scope::single_gpu,
+    "^Batch/api:(loop|batch|kernel)/copies:(1|64)/bytes:(4|4096)/",
+    "",
+    [] {
+      const std::vector<std::uint64_t> sizes =
+          sizes_or(current_options().full ? std::vector<std::uint64_t>{4, 16, 64, 256, 1024, 4096, 16384, 65536,
+                                                                        262144, 1048576}
+                                          : std::vector<std::uint64_t>{4, 4096, 65536, 1048576});
+      for (const batch_case& c : batch_grid(current_options().full, sizes)) {
+        case_name name("Batch");
+        name.add("api", c.api).add("copies", c.copies).add("bytes", c.bytes);
+        register_case(name, [c](benchmark::State& st) { run_batch(st, c); });
+      }
+    },
+}};
+
+}  // namespace
+}  // namespace gpu_bench
