@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """GPU test: copy engine against SMs, batched copies, AllHost's patterns and sizes that cannot fit.
 
-Every case runs and verifies its data; an SM twin moves the same bytes as its copy-engine case; the three
-ways of issuing a batch all deliver (cudaMemcpyBatchAsync may be skipped, with its reason, where the
-toolkit or driver lacks it); on one GPU each AllHost pattern equals the plain case; a --sizes list the GPU
-cannot hold twice over is refused in one line before anything runs.
+Every case runs and verifies its data, a loop of 1024 copies too (ungated where the stream cannot queue
+it behind the gate); an SM twin moves the same bytes as its copy-engine case; the three ways of issuing a
+batch all deliver (cudaMemcpyBatchAsync may be skipped, with its reason, where the toolkit or driver lacks
+it); on one GPU each AllHost pattern equals the plain case; a --sizes list the GPU cannot hold twice over
+is refused in one line before anything runs.
 
 usage: axes_check.py GPU_BENCH OUT.json
 """
@@ -16,7 +17,7 @@ import tempfile
 from gpu_common import Checker, iteration_runs, run_gpu_bench
 
 FILTER = ("^(Transfer/dir:(h2d|d2h|bidir|d2d)/mem:(pinned|mapped|device)/(engine:(ce|sm)/)?(cache:cold/)?bytes:1048576/"
-          "|Batch/api:(loop|batch|kernel)/copies:(1|64)/bytes:(4|4096)/|AllHost/)")
+          "|Batch/api:(loop|batch|kernel)/copies:(1|64)/bytes:(4|4096)/|Batch/api:loop/copies:1024/bytes:4/|AllHost/)")
 
 
 def main(exe, out):
@@ -54,6 +55,14 @@ def main(exe, out):
     loop64, loop1 = ok.get("Batch/api:loop/copies:64/bytes:4096"), ok.get("Batch/api:loop/copies:1/bytes:4096")
     if loop64 and loop1:
         c.check(loop64["host_issue_us"] > loop1["host_issue_us"], "issuing 64 copies took no longer than one")
+    # A loop longer than a held stream queues still runs: gated where it fits, else ungated and labelled so.
+    loop1024 = ok.get("Batch/api:loop/copies:1024/bytes:4")
+    c.check(loop1024 is not None, "Batch/api:loop/copies:1024/bytes:4 missing or failed")
+    if loop1024:
+        label = loop1024.get("label", "")
+        c.check("ungated" not in label or "more copies than a held stream queues" in label, f"label {label!r}")
+        if loop64:
+            c.check(loop1024["host_issue_us"] > loop64["host_issue_us"], "issuing 1024 copies took no longer than 64")
 
     for d, pattern in (("h2d", "one_to_all"), ("d2h", "all_to_one")):
         plain = [b for n, b in ok.items() if n.startswith(f"AllHost/dir:{d}/bytes:")]
