@@ -254,3 +254,12 @@ def test_basic_auth_goes_over_plain_http_to_this_machine_only(tmp_path, creds_en
     code, out, err = export(capsys, "--pushgateway", "http://pushgateway.invalid:9091", gf.GATE_H100)
     assert code == 2 and "basic auth over plain http would send the password in clear; use https://" in err
     assert PASSWORD not in out + err
+
+
+def test_docs_fleet_shows_the_textfile_this_command_writes(tmp_path, capsys):
+    """docs/fleet.md quotes the textfile of the committed H100 gate run; it must be what export writes."""
+    assert export(capsys, "--format", "prometheus", "--out", tmp_path, gf.GATE_H100)[0] == 0
+    written = (tmp_path / "gpu_bench_gate.prom").read_text()
+    doc = (gf.REPO / "docs" / "fleet.md").read_text()
+    start = doc.index("```\n# HELP gpu_bench_transfer_bytes_per_second") + len("```\n")
+    assert doc[start:doc.index("```", start)] == written
