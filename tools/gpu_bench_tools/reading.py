@@ -38,8 +38,11 @@ class _DuplicateKey(Exception):
     pass
 
 
-def read_text(path: str | os.PathLike) -> str:
-    """The file's text; refuses what is not a readable regular file of UTF-8 text (a FIFO is never opened)."""
+def read_text(path: str | os.PathLike, kind: str = "JSON") -> str:
+    """The file's text; refuses what is not a readable regular file of UTF-8 text (a FIFO is never opened).
+
+    kind: what the file should be, for the messages ('JSON', 'TOML').
+    """
     p = Path(path)
     try:
         st = os.stat(p)
@@ -50,11 +53,11 @@ def read_text(path: str | os.PathLike) -> str:
     except OSError as e:
         raise InputError(f"{p}: cannot read ({e.strerror or e})") from None
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(f"{p}: is a directory, not a JSON file")
+        raise InputError(f"{p}: is a directory, not a {kind} file")
     if not stat.S_ISREG(st.st_mode):
         what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or
                 stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-        raise InputError(f"{p}: {what}, not a JSON file")
+        raise InputError(f"{p}: {what}, not a {kind} file")
     if st.st_size > MAX_FILE_BYTES:
         raise InputError(f"{p}: {st.st_size} bytes is too large for a gpu_bench file (at most {MAX_FILE_BYTES})")
     try:
@@ -68,9 +71,9 @@ def read_text(path: str | os.PathLike) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError(f"{p}: not JSON (not UTF-8 text)") from None
+        raise InputError(f"{p}: not {kind} (not UTF-8 text)") from None
     if not text.strip():
-        raise InputError(f"{p}: empty file, not JSON")
+        raise InputError(f"{p}: empty file, not {kind}")
     return text
 
 

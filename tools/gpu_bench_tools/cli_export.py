@@ -1,0 +1,100 @@
+"""gpu-bench-export: a gpu_bench run as Prometheus metrics, for node_exporter's textfile collector or a
+Pushgateway. All or nothing: every check comes first, then the push, then the file (atomically)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from ._cli import EXIT_OK, ArgumentParser, positive_float, run
+from .errors import InputError
+from .expectations import load_expectations
+from .gate import judge
+from .load import load_file
+
+PROG = "gpu-bench-export"
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog=PROG,
+        description="Write a gpu_bench run as Prometheus metrics: figures in base units with dcgm-exporter's GPU "
+        "labels and the case's axes, the gate verdict, and the time of the last successful run. --out writes "
+        "DIR/gpu_bench_PRESET.prom for node_exporter's textfile collector (a temporary file, then a rename); "
+        "--pushgateway pushes the same. Credentials come from the environment (docs/fleet.md), never from "
+        "the command line.",
+    )
+    p.add_argument("results", metavar="RESULTS.json", help="gpu_bench --benchmark_out file")
+    p.add_argument("--format", choices=("prometheus",), default="prometheus",
+                   help="the exposition format (prometheus: the text format node_exporter and Pushgateway read)")
+    p.add_argument("--out", metavar="DIR", help="node_exporter's --collector.textfile.directory")
+    p.add_argument("--pushgateway", metavar="URL", help="http(s)://HOST:PORT of a Pushgateway")
+    p.add_argument("--job", default="gpu_bench", help="the Pushgateway job (default gpu_bench); the group is "
+                   "instance=HOST, preset=PRESET")
+    p.add_argument("--timeout", type=positive_float, default=10.0, metavar="S",
+                   help="seconds to wait for the Pushgateway (default 10)")
+    p.add_argument("--expect", metavar="FILE", help="expectations for the verdict (default: the shipped file)")
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from . import prometheus as prom
+
+    args = build_parser().parse_args(argv)
+    if not args.out and not args.pushgateway:
+        raise InputError("give --out DIR, --pushgateway URL, or both")
+    if args.timeout <= 0:
+        raise InputError("--timeout must be more than 0 seconds")
+    expect = load_expectations(args.expect)
+    f = load_file(args.results, require_figures=False)
+    verdict = judge(f, expect)
+    target = _folder(args.out, f) if args.out else None
+    if args.pushgateway:
+        from .pushgateway import checked_url, credentials_from_env
+
+        creds = credentials_from_env()
+        url = checked_url(args.pushgateway, creds)
+    previous = prom.previous_success(target, f) if target else None
+    registry = prom.registry_for(f, verdict, previous)
+    if args.pushgateway:
+        from .pushgateway import push
+
+        group = prom.grouping_key(f)
+        try:
+            push(url, args.job, registry, group, creds, args.timeout)
+        except InputError as e:
+            raise InputError(f"{e}; {target} was not written" if target else str(e)) from None
+        print(f"pushed to {url}: job {args.job}, instance {group['instance']}, preset {group['preset']}; "
+              f"gate {verdict.word}")
+    if target:
+        try:
+            prom.write_textfile(target.parent, f, registry)
+        except OSError as e:
+            raise InputError(f"--out {target.parent}: cannot write {target.name} ({e.strerror or e}); "
+                             "the old file is left as it was") from None
+        print(f"wrote {target}; gate {verdict.word}")
+    return EXIT_OK
+
+
+def _folder(folder: str, f) -> Path:
+    """The textfile to write, once the folder is known to take it."""
+    from .prometheus import textfile_name
+
+    d = Path(folder)
+    if not d.exists():
+        raise InputError(f"--out {d}: no such folder")
+    if not d.is_dir():
+        raise InputError(f"--out {d}: not a folder")
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise InputError(f"--out {d}: cannot write there (permission denied); the old file is left as it was")
+    return d / textfile_name(f)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(PROG, _main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

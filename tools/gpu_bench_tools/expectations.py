@@ -1,0 +1,195 @@
+"""Expectations per GPU model and host link: the figures a healthy node's gate run must reach.
+
+The file is TOML (the one shipped is ``expectations.toml`` beside this module; its header explains how
+its numbers were chosen, and docs/fleet.md the format). Anything wrong in it is one InputError line
+that names the entry: a typo in a health gate must not pass silently.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import InputError
+from .names import parse_name
+
+if TYPE_CHECKING:
+    from .results import BenchmarkFile
+
+FORMAT = 1
+DEFAULT_FILE = "expectations.toml"
+WILDCARD = "*"
+_GPU_KEYS = {"name", "link", "about", "figure"}
+_FIGURE_KEYS = {"case", "metric", "name", "min", "max", "source", "link"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    case: str  # Family/key:value/...; a value of '*' matches any
+    family: str
+    axes: tuple[tuple[str, str], ...]
+    metric: str
+    name: str
+    minimum: float | None
+    maximum: float | None
+    source: str
+    link: str | None = None  # only pairs of GPUs joined by this link (topology.i-j.link)
+
+    def matches(self, axes: tuple[tuple[str, str], ...]) -> bool:
+        """Whether a case's axes (its device axis already removed) are this figure's."""
+        if len(axes) != len(self.axes):
+            return False
+        return all(k == fk and (fv == WILDCARD or v == fv) for (k, v), (fk, fv) in zip(axes, self.axes))
+
+    @property
+    def is_pattern(self) -> bool:
+        return any(v == WILDCARD for _, v in self.axes)
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    link: str
+    about: str
+    figures: tuple[Figure, ...]
+
+
+@dataclass(frozen=True)
+class Expectations:
+    path: str
+    entries: tuple[Entry, ...]
+    given: bool  # named by the operator (--expect): a model it lacks is an error, not a note
+
+    def entry(self, model: str, link: str | None) -> Entry | None:
+        for e in self.entries:
+            if e.name == model and e.link == link:
+                return e
+        return None
+
+    def links_of(self, model: str) -> list[str]:
+        return [e.link for e in self.entries if e.name == model]
+
+    def missing(self, model: str, link: str | None) -> str:
+        """The one line that says this file has no entry for a model on a link."""
+        on = f" on {link}" if link else " (its host link is unavailable)"
+        others = self.links_of(model)
+        known = f"; it has {model} on {', '.join(others)}" if others else ""
+        return f"{self.path}: no expectation for {model}{on}{known}"
+
+
+def result_link(f: BenchmarkFile) -> str | None:
+    """The host link an entry is keyed on: the most the GPU and its slot can train to.
+
+    The trained link (profile.host_link) would key a downtrained GPU to a slower entry, or to none,
+    instead of judging it against what it should reach; it is used only where it is not PCIe
+    (NVLink-C2C), which has no generation and width.
+    """
+    trained = f.fact("profile.host_link")
+    if trained and not trained.startswith("PCIe"):
+        return trained
+    gen, width = f.fact("gpu.pcie_gen_max"), f.fact("gpu.pcie_width_max")
+    if gen and width:
+        return f"PCIe gen{gen} x{width}"
+    return trained
+
+
+def default_path() -> Path:
+    return Path(__file__).resolve().parent / DEFAULT_FILE
+
+
+def load_expectations(path: str | os.PathLike | None = None) -> Expectations:
+    """The operator's file, or the one shipped with the tools (path None)."""
+    from .reading import read_text
+
+    given = path is not None
+    p = Path(path) if given else default_path()
+    text = read_text(p, kind="TOML")
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            raise InputError(f"{p}: reading expectations needs Python 3.11 or newer, or the tomli package "
+                             "(pip install tomli)") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{p}: not an expectations file (TOML: {e})") from None
+    return Expectations(str(p), _entries(str(p), doc), given)
+
+
+def _entries(path: str, doc: dict) -> tuple[Entry, ...]:
+    fmt = doc.get("format")
+    if fmt != FORMAT:
+        raise InputError(f"{path}: format = {fmt!r}; these tools read expectations of format {FORMAT}")
+    extra = set(doc) - {"format", "gpu"}
+    if extra:
+        raise InputError(f"{path}: unknown key {sorted(extra)[0]!r} (expected format and [[gpu]] entries)")
+    gpus = doc.get("gpu")
+    if not isinstance(gpus, list) or not gpus:
+        raise InputError(f"{path}: no [[gpu]] entries")
+    out: list[Entry] = []
+    seen: set[tuple[str, str]] = set()
+    for i, g in enumerate(gpus):
+        where = f"{path}: gpu[{i}]"
+        unknown = set(g) - _GPU_KEYS
+        if unknown:
+            raise InputError(f"{where}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(_GPU_KEYS))})")
+        name, link = _text(g, "name", where), _text(g, "link", where)
+        where = f"{path}: {name} on {link}"
+        if (name, link) in seen:
+            raise InputError(f"{where}: a second entry for the same model and link")
+        seen.add((name, link))
+        figs = g.get("figure")
+        if not isinstance(figs, list) or not figs:
+            raise InputError(f"{where}: no [[gpu.figure]] lines")
+        figures = tuple(_figure(fg, f"{where}, figure[{j}]") for j, fg in enumerate(figs))
+        about = g.get("about", "")
+        if not isinstance(about, str):
+            raise InputError(f"{where}: about is not text")
+        out.append(Entry(name, link, about, figures))
+    return tuple(out)
+
+
+def _text(d: dict, key: str, where: str, required: bool = True) -> str | None:
+    v = d.get(key)
+    if v is None and not required:
+        return None
+    if not isinstance(v, str) or not v.strip():
+        raise InputError(f"{where}: {key} is {'missing' if v is None else 'not text'}")
+    return v.strip()
+
+
+def _number(d: dict, key: str, where: str) -> float | None:
+    v = d.get(key)
+    if v is None:
+        return None
+    if type(v) not in (int, float) or not math.isfinite(v):
+        raise InputError(f"{where}: {key} = {v!r} is not a finite number")
+    return float(v)
+
+
+def _figure(d: dict, where: str) -> Figure:
+    if not isinstance(d, dict):
+        raise InputError(f"{where}: not a table")
+    unknown = set(d) - _FIGURE_KEYS
+    if unknown:
+        raise InputError(f"{where}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(_FIGURE_KEYS))})")
+    case = _text(d, "case", where)
+    cn = parse_name(case)
+    if not cn.axes or cn.options or cn.timing or any(k == "device" for k, _ in cn.axes):
+        raise InputError(f"{where}: case {case!r} is not Family/key:value/... (no /device:N, no manual_time)")
+    metric = _text(d, "metric", where)
+    lo, hi = _number(d, "min", where), _number(d, "max", where)
+    if lo is None and hi is None:
+        raise InputError(f"{where}: {case} {metric} has neither min nor max")
+    if lo is not None and hi is not None and lo > hi:
+        raise InputError(f"{where}: min {lo:g} is above max {hi:g}")
+    return Figure(case=cn.key, family=cn.family, axes=cn.axes, metric=metric,
+                  name=_text(d, "name", where, required=False) or f"{cn.key} {metric}",
+                  minimum=lo, maximum=hi, source=_text(d, "source", where),
+                  link=_text(d, "link", where, required=False))

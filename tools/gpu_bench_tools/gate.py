@@ -1,0 +1,261 @@
+"""The node gate's verdict on one gpu_bench run, in one place: pass, degraded or errored.
+
+- errored (2): a case failed or was skipped, a figure the expectations name is missing from the run, or
+  a GPU has no name to choose its expectations by. The run cannot vouch for the node.
+- degraded (1): a figure lies beyond its expectation (below its min, above its max).
+- pass (0): neither. A model (or model and link) without an entry in the shipped expectations is
+  said so in a note and passes on what can be checked without one: that every case ran. An operator's
+  own file (--expect) without an entry is an error instead (InputError), as a typo there must not pass.
+
+The limit is compared with the figure itself (the median of its samples, as gpu_bench reports it), not
+with the edge of its confidence interval: the limits keep a margin far wider than the noise a gate run
+reaches (--noise 0.5%), and an operator reads a threshold the way NHC and Azure's checks apply theirs.
+Where the limit lies inside the figure's own 95% interval the details say so.
+
+The first line is at most 80 characters and names the figure and the GPU (Node Problem Detector shows
+the first 80 characters of a custom plugin's output; NHC one line per failed check); details follow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .expectations import Expectations, Figure, result_link
+from .multigpu import gpu_fact, gpus_used, short_gpu_name, topology
+
+if TYPE_CHECKING:
+    from .results import BenchmarkFile, Case
+
+PASS, DEGRADED, ERRORED = 0, 1, 2
+WORDS = {PASS: "PASS", DEGRADED: "DEGRADED", ERRORED: "ERRORED"}
+FIRST_LINE_MAX = 80
+_PAIR_AXES = ("src", "dst")
+
+
+@dataclass
+class Check:
+    gpu: int
+    model: str
+    figure: Figure
+    case: str
+    label: str  # the figure's name, with the GPU pair for pair figures
+    value: float
+    unit: str
+    noise_pct: float | None
+
+    @property
+    def outcome(self) -> str:
+        f = self.figure
+        if f.minimum is not None and self.value < f.minimum:
+            return "low"
+        if f.maximum is not None and self.value > f.maximum:
+            return "high"
+        return "ok"
+
+    @property
+    def bad(self) -> bool:
+        return self.outcome != "ok"
+
+    @property
+    def limit_in_noise(self) -> bool:
+        """Whether a limit lies within the figure's own 95% confidence interval."""
+        if not self.noise_pct:
+            return False
+        lo, hi = self.value * (1 - self.noise_pct / 100), self.value * (1 + self.noise_pct / 100)
+        return any(x is not None and lo <= x <= hi for x in (self.figure.minimum, self.figure.maximum))
+
+
+@dataclass
+class Verdict:
+    status: int
+    expectations: str
+    checks: list[Check] = field(default_factory=list)
+    problems: list[tuple[int | None, str, str]] = field(default_factory=list)  # (GPU, short, detail)
+    notes: list[str] = field(default_factory=list)
+    gpus: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)  # index -> (model, link)
+    cases_ran: int = 0
+
+    @property
+    def word(self) -> str:
+        return WORDS[self.status]
+
+    @property
+    def bad_checks(self) -> list[Check]:
+        return [c for c in self.checks if c.bad]
+
+    def first_line(self) -> str:
+        if self.status == ERRORED:
+            gpu, short, _ = self.problems[0]
+            return _fit(f"ERRORED: {short}", _on_gpu(self, gpu), len(self.problems) - 1)
+        if self.status == DEGRADED:
+            bad = self.bad_checks
+            c = bad[0]
+            rel, limit = ("<", c.figure.minimum) if c.outcome == "low" else (">", c.figure.maximum)
+            head = f"DEGRADED: {c.label} {_num(c.value)} {c.unit} {rel} {_num(limit)}"
+            return _fit(head, _on_gpu(self, c.gpu), len(bad) - 1)
+        if self.checks:
+            return _fit(f"PASS: {len(self.checks)} figures within expectations", _on_gpus(self), 0)
+        models = sorted({short_gpu_name(m) for m, _ in self.gpus.values() if m})
+        return _fit(f"PASS: no expectation for {', '.join(models) or 'this GPU'}; all {self.cases_ran} cases ran",
+                    "", 0)
+
+    def lines(self) -> list[str]:
+        """The first line, then the details: every figure checked, what failed, notes."""
+        out = [self.first_line()]
+        for i, (model, link) in sorted(self.gpus.items()):
+            out.append(f"GPU {i}: {model or 'name unavailable'}, {link or 'host link unavailable'}")
+        width = max((len(c.label) for c in self.checks), default=0)
+        for c in self.checks:
+            f = c.figure
+            noise = f" ±{c.noise_pct:.2g}%" if c.noise_pct is not None else ""
+            bounds = " ".join(x for x in (f"min {_num(f.minimum)}" if f.minimum is not None else "",
+                                          f"max {_num(f.maximum)}" if f.maximum is not None else "") if x)
+            line = f"  {c.outcome.upper() if c.bad else 'ok':4}  GPU {c.gpu}  {c.label:{width}}  " \
+                   f"{_num(c.value)} {c.unit}{noise}  ({bounds})"
+            if c.limit_in_noise:
+                line += "  limit within the figure's 95% interval"
+            if c.bad:
+                line += f"  [{c.case} {f.metric}; {f.source}]"
+            out.append(line)
+        out += [f"  failed: {detail}" for _, _, detail in self.problems]
+        out += [f"  note: {n}" for n in self.notes]
+        out.append(f"expectations: {self.expectations}")
+        return out
+
+
+def judge(f: BenchmarkFile, expect: Expectations) -> Verdict:
+    """The verdict on a run against expectations (raises InputError where an --expect file lacks a model)."""
+    v = Verdict(PASS, expect.path)
+    used = gpus_used(f)
+    by_gpu: dict[int, list[Case]] = {}
+    for c in f.cases.values():
+        by_gpu.setdefault(case_gpu(f, c, used), []).append(c)
+    v.cases_ran = sum(1 for c in f.cases.values() if c.ok)
+    for c in f.cases.values():
+        if not c.ok:
+            gpu = case_gpu(f, c, used)
+            v.problems.append((gpu, f"{c.key} failed", f"{c.key} on GPU {gpu}: {c.problem}"))
+    link = result_link(f)
+    for gpu in sorted(set(used) | set(by_gpu)):
+        model = model_of(f, gpu, used)
+        v.gpus[gpu] = (model, link)
+        if model is None:
+            v.problems.append((gpu, "no GPU name in the file", f"GPU {gpu} has no name: its expectations cannot "
+                               "be chosen"))
+            continue
+        entry = expect.entry(model, link)
+        if entry is None:
+            if expect.given:
+                from .errors import InputError
+
+                raise InputError(expect.missing(model, link))
+            v.notes.append(expect.missing(model, link) + ": only checked that every case ran")
+            continue
+        for fig in entry.figures:
+            _check_figure(f, v, fig, gpu, model, by_gpu.get(gpu, []), required=gpu in used)
+    v.status = ERRORED if v.problems else DEGRADED if v.bad_checks else PASS
+    return v
+
+
+def _check_figure(f: BenchmarkFile, v: Verdict, fig: Figure, gpu: int, model: str, cases: list[Case],
+                  required: bool) -> None:
+    matching = [c for c in cases if c.family == fig.family and fig.matches(axes_without_device(c))]
+    if fig.link:
+        links = topology(f)
+        kept = []
+        for c in matching:
+            pair = _pair(c)
+            have = links.get(pair, {}).get("link") if pair else None
+            if have == fig.link:
+                kept.append(c)
+            else:
+                v.notes.append(f"{c.key}: GPUs {pair[0] if pair else '?'}->{pair[1] if pair else '?'} are joined by "
+                               f"{have or 'an unknown link'}, not {fig.link}: not judged")
+        matching = kept
+    if not matching:
+        detail = f"GPU {gpu}: the file has no {fig.case} (not a gpu_bench --preset=gate run?)"
+        if required and not fig.is_pattern and all(p[2] != detail for p in v.problems):
+            v.problems.append((gpu, f"no {fig.name} case", detail))
+        return
+    for c in matching:
+        if not c.ok:
+            continue  # already a problem
+        value = c.center(fig.metric)
+        if value is None or not math.isfinite(value):
+            v.problems.append((gpu, f"no {fig.metric} in {fig.name}", f"{c.key} on GPU {gpu} has no {fig.metric}"))
+            continue
+        pair = _pair(c)
+        label = f"{fig.name} {pair[0]}->{pair[1]}" if pair and fig.is_pattern else fig.name
+        v.checks.append(Check(gpu, model, fig, c.key, label, value, unit_of(f, c, fig.metric),
+                              c.written_noise_pct()))
+
+
+def case_gpu(f: BenchmarkFile, c: Case, used: list[int]) -> int:
+    """The GPU a case ran on: its device axis, the source of a pair, else the run's one device."""
+    for key in ("device", "src"):
+        v = c.axis(key)
+        if v is not None and v.isdigit():
+            return int(v)
+    return used[0] if used else 0
+
+
+def model_of(f: BenchmarkFile, gpu: int, used: list[int]) -> str | None:
+    name = gpu_fact(f, gpu, "name")
+    if name is None and used and gpu == used[0]:
+        name = f.fact("gpu.name")  # a run on one device writes that device's facts as gpu.*
+    return name
+
+
+def axes_without_device(c: Case) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in c.name.axes if k != "device")
+
+
+def unit_of(f: BenchmarkFile, c: Case, metric: str) -> str:
+    d = f.descriptor(c.family)
+    if d and d.headline == metric and d.unit:
+        return d.unit
+    if metric.startswith("gbps"):
+        return "GB/s"
+    from .results import metric_unit
+
+    return metric_unit(metric, c.time_unit)
+
+
+def _pair(c: Case) -> tuple[int, int] | None:
+    src, dst = (c.axis(k) for k in _PAIR_AXES)
+    if src is None or dst is None or not (src.isdigit() and dst.isdigit()):
+        return None
+    return int(src), int(dst)
+
+
+def _num(x: float | None) -> str:
+    return "?" if x is None else f"{x:.5g}"
+
+
+def _on_gpu(v: Verdict, gpu: int | None) -> str:
+    if gpu is None:
+        return ""
+    model = v.gpus.get(gpu, (None, None))[0]
+    return f" on GPU {gpu}" + (f" {short_gpu_name(model)}" if model else "")
+
+
+def _on_gpus(v: Verdict) -> str:
+    models = [short_gpu_name(m) for m, _ in v.gpus.values() if m]
+    if not models:
+        return ""
+    if len(v.gpus) == 1:
+        return _on_gpu(v, next(iter(v.gpus)))
+    names = sorted(set(models))
+    return " on " + ", ".join(f"{models.count(n)} x {n}" for n in names)
+
+
+def _fit(head: str, where: str, more: int) -> str:
+    """head + where + '(+N more)' within FIRST_LINE_MAX: the GPU's model goes first, then the head is cut."""
+    tail = f" (+{more} more)" if more else ""
+    gpu_only = " ".join(where.split(" ")[:4])  # ' on GPU 0 H100 80GB HBM3' -> ' on GPU 0'
+    for w in (where, gpu_only):
+        if len(head + w + tail) <= FIRST_LINE_MAX:
+            return head + w + tail
+    return head[:FIRST_LINE_MAX - len(gpu_only + tail) - 3] + "..." + gpu_only + tail

@@ -1,0 +1,232 @@
+"""A gpu_bench run as Prometheus metrics: a node_exporter textfile, the same a Pushgateway receives.
+
+Names and units follow Prometheus' conventions (base units: bytes per second, seconds, ratios); labels
+follow dcgm-exporter's (`Hostname`, `gpu`, `UUID`, `modelName`, `pci_bus_id`), so a figure can be put
+next to DCGM's own series of the same GPU, plus `preset`, `family` and the case's axes. Every metric of
+one file has one set of label names, the union over its cases, with an empty value (which Prometheus
+reads as no label) where a case lacks an axis. The exposition is prometheus_client's; no sample carries
+a timestamp.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .gate import ERRORED, case_gpu, model_of
+from .multigpu import gpu_fact, gpus_used
+
+if TYPE_CHECKING:
+    from .gate import Verdict
+    from .results import BenchmarkFile, Case
+
+GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName", "pci_bus_id")
+RUN_LABELS = ("preset", "family")
+TIME_UNITS_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+LAST_SUCCESS = "gpu_bench_last_success_timestamp_seconds"
+_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_PCI = re.compile(r"^([0-9a-fA-F]{1,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
+
+
+def textfile_name(f: BenchmarkFile) -> str:
+    """One file per preset, so a node's gate and nightly runs sit side by side in the textfile folder."""
+    return f"gpu_bench_{_preset(f)}.prom"
+
+
+def grouping_key(f: BenchmarkFile) -> dict[str, str]:
+    """The Pushgateway group of a run: one per node and preset."""
+    return {"instance": _host(f), "preset": _preset(f)}
+
+
+def registry_for(f: BenchmarkFile, verdict: Verdict, previous_success: float | None = None):
+    """A CollectorRegistry holding the run's metrics.
+
+    previous_success: the last success time already published (the old textfile's); an errored run
+    keeps it, so `time() - gpu_bench_last_success_timestamp_seconds` keeps growing until a run succeeds.
+    """
+    from prometheus_client import CollectorRegistry
+
+    reg = CollectorRegistry(auto_describe=False)
+    families = metric_families(f, verdict, previous_success)
+    reg.register(_Fixed(families))
+    return reg
+
+
+class _Fixed:
+    """A collector of metric families built once (the run is over; nothing changes between scrapes)."""
+
+    def __init__(self, families):
+        self._families = families
+
+    def collect(self):
+        return iter(self._families)
+
+
+def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float | None):
+    from prometheus_client.core import GaugeMetricFamily
+
+    host, preset = _host(f), _preset(f)
+    rows = list(_case_rows(f))
+    axes: list[str] = []
+    for _, labels, _ in rows:
+        axes += [k for k in labels if k not in axes and k not in GPU_LABELS + RUN_LABELS]
+    names = list(GPU_LABELS + RUN_LABELS) + axes
+
+    def family(name: str, doc: str) -> GaugeMetricFamily:
+        return GaugeMetricFamily(name, doc, labels=names)
+
+    rate = family("gpu_bench_transfer_bytes_per_second",
+                  "A case's headline rate (GB/s in gpu_bench, here bytes per second): the median of its samples.")
+    part = GaugeMetricFamily("gpu_bench_transfer_part_bytes_per_second",
+                             "One part of a case's rate: each direction of a two-way copy (part h2d, d2h), each "
+                             "GPU of a copy by every GPU at once (part gpu0, ...).", labels=names + ["part"])
+    latency = family("gpu_bench_latency_seconds",
+                     "A case's headline time (a copy, launch, allocation or synchronisation): the median of "
+                     "its samples.")
+    noise = family("gpu_bench_noise_ratio",
+                   "Relative half-width of the 95% confidence interval of a case's median (noise_pct / 100).")
+    samples = family("gpu_bench_samples", "Timed samples behind a case's figure.")
+    for case, labels, headline in rows:
+        values = [labels.get(n, "") for n in names]
+        kind, value = headline
+        (rate if kind == "rate" else latency).add_metric(values, value)
+        for counter in sorted(k for k in _counters(case) if k.startswith("gbps_")):
+            v = case.center(counter)
+            if v is not None and math.isfinite(v):
+                part.add_metric(values + [counter[len("gbps_"):]], v * 1e9)
+        n = case.written_noise_pct()
+        if n is not None and math.isfinite(n):
+            noise.add_metric(values, n / 100.0)
+        s = case.center("samples")
+        if s is not None and math.isfinite(s):
+            samples.add_metric(values, s)
+    out = [m for m in (rate, part, latency, noise, samples) if m.samples]
+
+    node = ["Hostname", "preset"]
+    gate = GaugeMetricFamily("gpu_bench_gate_verdict", "gpu-bench-gate's verdict on the run: 0 pass, 1 degraded "
+                             "(a figure beyond its expectation), 2 errored (a case failed or is missing).",
+                             labels=node)
+    gate.add_metric([host, preset], float(verdict.status))
+    out.append(gate)
+    info = GaugeMetricFamily("gpu_bench_info", "The run's software (value 1).",
+                             labels=node + ["version", "git", "driver_version", "cuda_version", "runtime_version"])
+    info.add_metric([host, preset] + [f.fact(k) or "" for k in ("gpu_bench.version", "gpu_bench.git",
+                                                                 "driver.version", "driver.cuda_version",
+                                                                 "runtime.version")], 1.0)
+    out.append(info)
+    success = run_finished_at(f) if verdict.status != ERRORED else previous_success
+    if success is not None:
+        last = GaugeMetricFamily(LAST_SUCCESS, "When the last run that measured every case ended (pass or "
+                                 "degraded), Unix time; an errored run leaves it as it was.", labels=node)
+        last.add_metric([host, preset], success)
+        out.append(last)
+    return out
+
+
+def _case_rows(f: BenchmarkFile):
+    """(case, labels, (kind, value)) for every case with a rate or time headline."""
+    used = gpus_used(f)
+    host, preset = _host(f), _preset(f)
+    for case in f.cases.values():
+        if not case.ok:
+            continue
+        d = f.descriptor(case.family)
+        if d is None:
+            continue
+        value = case.center(d.headline)
+        if value is None or not math.isfinite(value):
+            continue
+        unit = d.unit or case.time_unit
+        if unit == "GB/s":
+            headline = ("rate", value * 1e9)
+        elif unit in TIME_UNITS_S:
+            if d.headline == "real_time":
+                unit = case.time_unit  # the time's own unit, whatever the descriptor says
+            headline = ("time", value * TIME_UNITS_S[unit])
+        else:
+            continue  # a unit with no base unit to convert to (a ratio such as a speedup)
+        labels = {"Hostname": host, "preset": preset, "family": case.family}
+        single = d.scope != "multi_gpu" or case.axis("src") is not None
+        if single:
+            gpu = case_gpu(f, case, used)
+            labels.update(gpu=str(gpu), UUID=gpu_fact(f, gpu, "uuid") or "",
+                          modelName=model_of(f, gpu, used) or "",
+                          pci_bus_id=nvml_bus_id(gpu_fact(f, gpu, "pci_bus_id") or ""))
+        for k, v in case.name.axes:
+            if k != "device":
+                labels[_axis_label(k)] = v
+        yield case, labels, headline
+
+
+def _counters(case: Case) -> set[str]:
+    return {k for s in case.samples for k in s.counters} or {k for a in case.aggregates.values() for k in a}
+
+
+def _axis_label(key: str) -> str:
+    """An axis as a label name; one that clashes with the GPU or run labels, or is no label name, is prefixed."""
+    if key in GPU_LABELS + RUN_LABELS + ("part",) or not _LABEL_NAME.match(key) or key.startswith("__"):
+        return "axis_" + re.sub(r"[^a-zA-Z0-9_]", "_", key)
+    return key
+
+
+def nvml_bus_id(bus: str) -> str:
+    """CUDA's '0000:00:06.0' as NVML and dcgm-exporter write it, '00000000:00:06.0'."""
+    m = _PCI.match(bus)
+    if not m:
+        return bus
+    dom, b, dev, fn = m.groups()
+    return f"{int(dom, 16):08X}:{b.upper()}:{dev.upper()}.{fn}"
+
+
+def run_finished_at(f: BenchmarkFile) -> float:
+    """When the run ended, Unix time: its start (`date`) plus gpu_bench.elapsed_s; now, where the date
+    cannot be read."""
+    try:
+        start = datetime.fromisoformat(str(f.context.get("date", ""))).timestamp()
+    except ValueError:
+        return time.time()
+    try:
+        elapsed = float(f.fact("gpu_bench.elapsed_s") or 0.0)
+    except ValueError:
+        elapsed = 0.0
+    return start + (elapsed if math.isfinite(elapsed) and elapsed > 0 else 0.0)
+
+
+def previous_success(path: str | os.PathLike, f: BenchmarkFile) -> float | None:
+    """The last success an existing textfile holds for this node and preset (None where it holds none)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        for fam in text_string_to_metric_families(text):
+            for s in fam.samples:
+                if (s.name == LAST_SUCCESS and s.labels.get("Hostname") == _host(f)
+                        and s.labels.get("preset") == _preset(f)):
+                    return float(s.value)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None  # no old file, or one not ours: there is nothing to keep
+    return None
+
+
+def write_textfile(folder: str | os.PathLike, f: BenchmarkFile, registry) -> Path:
+    """Write the registry into FOLDER/gpu_bench_PRESET.prom atomically (a temporary file, then rename):
+    node_exporter reads either the old file or the new one, never half of one."""
+    from prometheus_client import write_to_textfile
+
+    out = Path(folder) / textfile_name(f)
+    write_to_textfile(str(out), registry)
+    return out
+
+
+def _host(f: BenchmarkFile) -> str:
+    return f.fact("host_name") or "unknown"
+
+
+def _preset(f: BenchmarkFile) -> str:
+    p = f.fact("gpu_bench.preset") or "default"
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", p)

@@ -1,0 +1,88 @@
+"""Gate runs for the tests: the committed ones, and changed copies of them (a figure made worse, a case
+failed, several GPUs with peer pairs)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+GATE_H100 = REPO / "results" / "gate" / "gate_h100.json"
+GATE_H200 = REPO / "results" / "gate" / "gate_h200.json"
+DEFAULT_H100 = REPO / "results" / "sampled" / "default_h100.json"
+DEFAULT_H200 = REPO / "results" / "sampled" / "default_h200.json"
+PEER_H200X4 = REPO / "results" / "multi" / "peer_h200x4.json"
+PEER_CASE = "Peer/src:{s}/dst:{d}/peer_access:on/dir:bidir/bytes:268435456/manual_time"
+
+
+def read(path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def write(path, doc) -> str:
+    Path(path).write_text(json.dumps(doc, indent=1))
+    return str(path)
+
+
+def entry(doc: dict, prefix: str) -> dict:
+    """The one benchmark entry whose name starts with prefix."""
+    found = [b for b in doc["benchmarks"] if b["name"].startswith(prefix)]
+    assert len(found) == 1, (prefix, [b["name"] for b in found])
+    return found[0]
+
+
+def scaled(doc: dict, prefix: str, metric: str, factor: float) -> dict:
+    out = copy.deepcopy(doc)
+    entry(out, prefix)[metric] *= factor
+    return out
+
+
+def failed(doc: dict, prefix: str, message: str) -> dict:
+    out = copy.deepcopy(doc)
+    e = entry(out, prefix)
+    for k in [k for k, v in e.items() if isinstance(v, (int, float)) and k not in ("iterations", "repetitions",
+                                                                                  "repetition_index", "threads",
+                                                                                  "family_index",
+                                                                                  "per_family_instance_index")]:
+        del e[k]
+    e.update(error_occurred=True, error_message=message)
+    return out
+
+
+def multi_gpu(doc: dict, gpus: int = 2, peer_gbps: dict | None = None, links: dict | None = None) -> dict:
+    """A --device=all gate run of `gpus` GPUs made from a one-GPU run: each single-GPU case once per GPU
+    (names ending in /device:N), a Peer bidir case per pair i < j (peer_gbps[(i, j)], default 767) and
+    each pair's link (links[(i, j)], default nvlink)."""
+    out = copy.deepcopy(doc)
+    ctx = out["context"]
+    ctx["gpu_bench.device"] = "all"
+    ctx["gpu.count"] = str(gpus)
+    for i in range(gpus):
+        ctx[f"gpu.{i}.name"] = ctx["gpu.name"]
+        ctx[f"gpu.{i}.uuid"] = re.sub(r"[0-9a-f]{4}$", f"{i:04x}", ctx["gpu.uuid"])
+        ctx[f"gpu.{i}.pci_bus_id"] = f"0000:00:{6 + i:02x}.0"
+        for j in range(gpus):
+            if i != j:
+                a, b = min(i, j), max(i, j)
+                ctx[f"topology.{i}-{j}.link"] = (links or {}).get((a, b), "nvlink")
+                ctx[f"topology.{i}-{j}.peer_access"] = "yes"
+    singles = out["benchmarks"]
+    out["benchmarks"] = []
+    for i in range(gpus):
+        for b in singles:
+            c = copy.deepcopy(b)
+            for k in ("name", "run_name"):
+                if k in c:
+                    c[k] = c[k].replace("/manual_time", f"/device:{i}/manual_time")
+            out["benchmarks"].append(c)
+    for i in range(gpus):
+        for j in range(i + 1, gpus):
+            gbps = (peer_gbps or {}).get((i, j), 767.0)
+            name = PEER_CASE.format(s=i, d=j)
+            out["benchmarks"].append({
+                "name": name, "run_name": name, "run_type": "iteration", "repetitions": 1, "repetition_index": 0,
+                "threads": 1, "iterations": 1, "real_time": 2 * 268435456 / gbps / 1e3, "cpu_time": 1.0,
+                "time_unit": "us", "gbps": gbps, "noise_pct": 0.05, "samples": 30.0})
+    return out
