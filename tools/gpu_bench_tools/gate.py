@@ -9,7 +9,7 @@
 
 The limit is compared with the figure itself (the median of its samples, as gpu_bench reports it), not
 with the edge of its confidence interval: the limits keep a margin far wider than the noise a gate run
-reaches (--noise 0.5%), and an operator reads a threshold the way NHC and Azure's checks apply theirs.
+reaches (--noise 0.5%), and an operator reads a threshold the way a node health check applies it.
 Where the limit lies inside the figure's own 95% interval the details say so.
 
 The first line is at most 80 characters and names the figure and the GPU (Node Problem Detector shows
