@@ -24,13 +24,14 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from . import history_store as store
 from .facts import GATE_AND_NUMA_FACTS, gate, gpu_label
 from .load import (
     TIME_UNIT_NS,
     BenchmarkFile,
+    Case,
     InputError,
     benchmark_file_from_doc,
     canonical_metric,
@@ -138,9 +139,22 @@ class IngestResult:
     rows: int = 0
 
 
-def result_rows(f: BenchmarkFile, case_id: dict[str, int], run_id: int) -> list[tuple]:
-    """One results row per case: the headline per repetition in its unit, their median, noise, counters."""
-    out = []
+@dataclass
+class Figure:
+    """One case's figure in one run: the family's headline (its median over repetitions) or why there is none."""
+
+    case: Case
+    metric: str
+    unit: str
+    better: str
+    value: float | None
+    reps: list[float]
+    noise_pct: float | None
+    error: str | None
+
+
+def figures(f: BenchmarkFile) -> Iterator[Figure]:
+    """Each case's headline per repetition in its unit, their median, the noise gpu_bench wrote, or the error."""
     for c in f.cases.values():
         d = f.descriptor(c.family)
         metric = d.headline
@@ -154,10 +168,18 @@ def result_rows(f: BenchmarkFile, case_id: dict[str, int], run_id: int) -> list[
             agg = c.center(metric)
             value = agg * scale if agg is not None else None
         error = None if value is not None else (c.problem or f"no '{metric}' counter")
+        yield Figure(c, metric, unit, d.better, value, reps, c.written_noise_pct(), error)
+
+
+def result_rows(f: BenchmarkFile, case_id: dict[str, int], run_id: int) -> list[tuple]:
+    """One results row per case: the headline per repetition in its unit, their median, noise, counters."""
+    out = []
+    for g in figures(f):
+        c = g.case
         counters = json.dumps([dict(s.counters, real_time=s.real_time, cpu_time=s.cpu_time) for s in c.samples]) \
             if c.samples else None
-        out.append((run_id, case_id[c.key], metric, unit, d.better, value, json.dumps(reps),
-                    c.written_noise_pct(), c.time_unit, counters, error))
+        out.append((run_id, case_id[c.key], g.metric, g.unit, g.better, g.value, json.dumps(g.reps),
+                    g.noise_pct, c.time_unit, counters, g.error))
     return out
 
 
