@@ -225,3 +225,22 @@ def test_the_environment_names_the_database_when_no_db_is_given(tmp_path, monkey
     other = tmp_path / "given.sqlite"
     code, _, _ = run_cli(cli_history.main, ["--db", str(other), "ingest", night(tmp_path, 2)], capsys)
     assert code == 0 and other.is_file()
+
+
+def test_roles_need_only_what_docs_fleet_scale_md_grants(tmp_path, pg_server, pg_url, monkeypatch, capsys):
+    """An ingesting role with SELECT and INSERT (and its sequences), a reading role with SELECT only."""
+    dbname = pg_url.rsplit("/", 1)[1]
+    history.ingest(pg_url, [night(tmp_path, 1)])  # the database's owner made the schema
+    pg_server.admin("CREATE ROLE ingester LOGIN PASSWORD 'pw-ingest'; CREATE ROLE reader LOGIN PASSWORD 'pw-read'")
+    pg_server.admin("GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO ingester; "
+                    "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ingester; "
+                    "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader", dbname)
+    monkeypatch.setenv(dburl.ENV, pg_server.url(dbname, password="pw-ingest", user="ingester"))
+    code, out, err = run_cli(cli_history.main, ["ingest", night(tmp_path, 2), night(tmp_path, 3)], capsys)
+    assert code == 0 and "2 run(s) added" in out, err
+    monkeypatch.setenv(dburl.ENV, pg_server.url(dbname, password="pw-read", user="reader"))
+    code, out, err = run_cli(cli_history.main, ["runs"], capsys)
+    assert code == 0 and "3 run(s)" in out, err
+    code, out, err = run_cli(cli_history.main, ["ingest", night(tmp_path, 4)], capsys)
+    assert code == 2 and "permission denied" in err and len(err.strip().splitlines()) == 1, err
+    assert counts(pg_url)["runs"] == 3
