@@ -190,3 +190,26 @@ def test_bad_usage_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, args, m
     code, out, err = run_cli(cli_fleet.main, args, capsys)
     assert code == 2 and message in err and "secret" not in err
     assert err.splitlines()[-1].startswith("gpu-bench-fleet: error: ") and err.count("error") == 1
+
+
+def test_a_real_process_prints_one_line_and_imports_lightly(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    from conftest import subprocess_env
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = dict(subprocess_env(), GPU_BENCH_DB=f"postgresql://nightly:Pa55-in-env@127.0.0.1:{port}/db")
+    p = subprocess.run([sys.executable, "-m", "gpu_bench_tools.cli_fleet"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "cannot connect" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and "Pa55-in-env" not in p.stderr and "nightly:***@" in p.stderr
+    code = ("import sys, gpu_bench_tools.fleet, gpu_bench_tools.fleet_render, gpu_bench_tools.cli_fleet, "
+            "gpu_bench_tools.dburl, gpu_bench_tools.history_store\n"
+            "heavy = [m for m in ('matplotlib', 'scipy', 'numpy', 'sqlalchemy') if m in sys.modules]\n"
+            "print(heavy); sys.exit(1 if heavy else 0)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
