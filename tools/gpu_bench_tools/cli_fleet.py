@@ -50,11 +50,13 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--format", choices=("table", "csv", "html", "json"), default="table")
     p.add_argument("--out", metavar="FILE", help="write there (whole or not at all) instead of to stdout")
     p.add_argument("--score", type=_score, default=SCORE,
-                   help=f"robust score a GPU must reach: distance from the cohort's median over its MAD (default {SCORE:g})")
+                   help="robust score a GPU must reach: distance from the cohort's median over its MAD "
+                   f"(default {SCORE:g})")
     p.add_argument("--min-effect", type=positive_float, default=MIN_EFFECT_PCT, metavar="PCT",
                    help=f"and how much worse than the median it must be, in percent (default {MIN_EFFECT_PCT:g})")
     p.add_argument("--min-cases", type=positive_int, default=MIN_CASES, metavar="N",
-                   help=f"outlying case figures that flag a GPU; fewer are listed as lone outliers (default {MIN_CASES})")
+                   help=f"outlying case figures that flag a GPU; fewer are listed as lone outliers "
+                   f"(default {MIN_CASES})")
     p.add_argument("--max-share", type=_share, default=MAX_SHARE * 100, metavar="PCT",
                    help="a case with more of a cohort's GPUs outside than this is reported as crowded, not per GPU "
                    f"(default {MAX_SHARE * 100:g})")
@@ -112,8 +114,8 @@ def _main(argv: Sequence[str] | None) -> int:
             raise InputError(f"nothing to judge: give result files, or --db PATH|URL, or set {dburl.ENV}")
         inputs = fleet.read_database(db)
     rep = fleet.analyse(inputs, score=args.score, min_effect_pct=args.min_effect, min_cohort=args.min_cohort,
-                        min_cases=args.min_cases, max_share=args.max_share / 100.0, split_driver=args.split_driver, both_sides=args.both_sides, expect=expect,
-                        max_age_h=args.max_age)
+                        min_cases=args.min_cases, max_share=args.max_share / 100.0, split_driver=args.split_driver,
+                        both_sides=args.both_sides, expect=expect, max_age_h=args.max_age)
     render = RENDERERS[args.format]
     text = render(rep, args.limit) if args.format == "table" else render(rep)
     if args.out:

@@ -58,7 +58,8 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"added    {path}  ({label}, {when})")
         for path in res.already:
             print(f"present  {path}  (already in the database, nothing added)")
-        print(f"{len(res.added)} run(s) added, {len(res.already)} already present, {res.rows} rows; database {dburl.parse(db).shown}")
+        print(f"{len(res.added)} run(s) added, {len(res.already)} already present, {res.rows} rows; "
+              f"database {dburl.parse(db).shown}")
         return EXIT_OK
     if args.command == "check":
         rep = history.check(db, window=args.window, threshold_pct=args.threshold, metric=args.metric,

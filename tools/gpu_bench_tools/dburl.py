@@ -105,7 +105,8 @@ def pg_engine_args(t: Target, read_only: bool, application: str) -> tuple[object
             url = url.set(drivername=driver)
             break
         else:
-            raise InputError(f"{t.shown}: PostgreSQL needs a driver that is not installed: pip install './tools[fleet]'")
+            raise InputError(f"{t.shown}: PostgreSQL needs a driver that is not installed: "
+                             "pip install './tools[fleet]'")
     args: dict = {}
     if "connect_timeout" not in url.query and not os.environ.get("PGCONNECT_TIMEOUT"):
         args["connect_timeout"] = CONNECT_TIMEOUT_S

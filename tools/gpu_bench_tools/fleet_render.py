@@ -68,7 +68,8 @@ def render_table(rep: FleetReport, limit: int = 100) -> str:
         lines.append("GPUs flagged, worst first:")
         lines.append(f"  {'#':>4}  {'host':<20} {'GPU':<5} {'UUID':<42} {'cases':>5}  worst")
         for k, (g, fl) in enumerate(ranked, 1):
-            lines.append(f"  {k:>4}  {g.host:<20} {g.index:<5} {g.uuid:<42} {len(fl):>5}  {fl[0].case}: {_effect(fl[0])}")
+            lines.append(f"  {k:>4}  {g.host:<20} {g.index:<5} {g.uuid:<42} {len(fl):>5}  "
+                         f"{fl[0].case}: {_effect(fl[0])}")
         lines.append("")
         lines.append("Case figures flagged (one row per GPU and case):")
         rank = _rank(rep)
@@ -152,7 +153,8 @@ def render_json(rep: FleetReport) -> str:
     return json.dumps(as_dict(rep), indent=1, allow_nan=False) + "\n"
 
 
-_STYLE = ("body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em}"
+_STYLE = ("body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}"
+          "table{border-collapse:collapse;margin:.5em 0 1.5em}"
           "th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;font-variant-numeric:tabular-nums}"
           "th{background:#f2f2f2}td.n{text-align:right}.bad{color:#a00}")
 

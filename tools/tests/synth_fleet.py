@@ -22,8 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = {"H100": REPO / "results/sampled/default_h100.json", "H200": REPO / "results/sampled/default_h200.json"}
-REPETITIONS = {m: (REPO / f"results/transfer_{m.lower()}_reps5.json", REPO / f"results/families/families_reps5_{m.lower()}.json")
-               for m in SOURCES}
+REPETITIONS = {m: (REPO / f"results/transfer_{m.lower()}_reps5.json",
+                   REPO / f"results/families/families_reps5_{m.lower()}.json") for m in SOURCES}
 FAULTS = ("h2d", "d2h", "d2d")
 GPU_SIGMA = 0.005
 
