@@ -90,6 +90,31 @@ install_optional() {  # HEADER PACKAGE WHAT-IS-LOST
 install_optional gtest/gtest.h libgtest-dev "the unit and GPU fixture tests are not built"
 install_optional numaif.h libnuma-dev "host memory is not bound to the GPU's NUMA node"
 
+# The services the tools' tests start for real, on 127.0.0.1 and Unix sockets only: Prometheus,
+# node_exporter and the Pushgateway (with certificates made by openssl), and a throwaway PostgreSQL server.
+# Only test.sh asks for them (GPU_BENCH_SETUP_TESTS=1). Where one cannot be installed its tests skip,
+# naming it; with GPU_BENCH_TEST_SERVICES=require (CI) set-up stops instead.
+if [ "${GPU_BENCH_SETUP_TESTS:-0}" = 1 ]; then
+  test_packages=(prometheus prometheus-node-exporter prometheus-pushgateway openssl postgresql)
+  step "test services" "install ${test_packages[*]} (Debian packages) and run again"
+  installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -qx 'install ok installed'; }
+  missing=()
+  for p in "${test_packages[@]}"; do installed "$p" || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    why=""
+    if ! can_apt; then
+      why="apt-get cannot be run here (no apt-get, or not root and no sudo)"
+    else
+      say "installing ${missing[*]} for the tools' service tests (apt-get)"
+      apt_install --no-install-recommends "${missing[@]}" || why="apt-get could not install them ($(last_line "$apt_log"))"
+    fi
+    if [ -n "$why" ]; then
+      [ "${GPU_BENCH_TEST_SERVICES:-}" != require ] || fail "${missing[*]} missing and $why"
+      warn "${missing[*]} missing and $why: the tests that start those services skip"
+    fi
+  fi
+fi
+
 step "CMake version" "install CMake 3.25 or newer (e.g. python3 -m pip install cmake) and run again"
 cmake_version=$(cmake --version | sed -n '1s/[^0-9]*\([0-9][0-9.]*\).*/\1/p')
 [ "$(printf '%s\n' 3.25 "$cmake_version" | sort -V | head -n 1)" = 3.25 ] ||

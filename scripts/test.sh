@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-"$root/scripts/setup.sh"
+GPU_BENCH_SETUP_TESTS=1 "$root/scripts/setup.sh"
 py=$(cat "$build/python")
 failed=()
 # The GPU tests' scripts run only where there is a GPU: a name error in one must still fail here.

@@ -1,4 +1,4 @@
-"""gpu-bench-history: nightly tracking in SQLite (ingest, check, trend, runs)."""
+"""gpu-bench-history: nightly tracking in SQLite or PostgreSQL (ingest, check, trend, runs)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import history
+from . import dburl, history
 from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, probability, run
 from .load import InputError
 
@@ -16,10 +16,11 @@ PROG = "gpu-bench-history"
 def build_parser() -> ArgumentParser:
     default_db = history.default_db_path()
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
-                        help=f"SQLite database (default {default_db})")
-    p = ArgumentParser(prog=PROG, description="Keep gpu_bench runs in an SQLite database and flag regressions "
-                       "of the newest run of each machine against its recent past.", parents=[common])
+    common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH|URL",
+                        help=f"an SQLite file, or postgresql://USER@HOST/DB with the password in ~/.pgpass or a "
+                        f"service file, never here (default ${dburl.ENV}, else {default_db})")
+    p = ArgumentParser(prog=PROG, description="Keep gpu_bench runs in an SQLite or PostgreSQL database and flag "
+                       "regressions of the newest run of each machine against its recent past.", parents=[common])
     sub = p.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     s = sub.add_parser("ingest", parents=[common], help="add runs; a file already there adds nothing")
@@ -50,14 +51,15 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    db = getattr(args, "db", None) or history.default_db_path()
+    db = dburl.from_args(getattr(args, "db", None), history.default_db_path())
     if args.command == "ingest":
         res = history.ingest(db, args.files)
         for path, label, when in res.added:
             print(f"added    {path}  ({label}, {when})")
         for path in res.already:
             print(f"present  {path}  (already in the database, nothing added)")
-        print(f"{len(res.added)} run(s) added, {len(res.already)} already present, {res.rows} rows; database {db}")
+        print(f"{len(res.added)} run(s) added, {len(res.already)} already present, {res.rows} rows; "
+              f"database {dburl.parse(db).shown}")
         return EXIT_OK
     if args.command == "check":
         rep = history.check(db, window=args.window, threshold_pct=args.threshold, metric=args.metric,

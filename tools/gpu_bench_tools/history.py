@@ -10,7 +10,7 @@ for a single run, the spread of its repetitions. A change is attributed to the f
 with what changed in the context there. When the newest run starts a new configuration, it is compared with
 the runs of the configuration before and those differences are listed as what the configuration change did.
 
-Every SQL statement is in history_store.py. Each ingest is one transaction: all files or none.
+Every SQL statement is in history_store.py (SQLite or PostgreSQL). Each ingest is one transaction: all files or none.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from . import history_store as store
 from .facts import GATE_AND_NUMA_FACTS, gate, gpu_label
 from .load import (
     TIME_UNIT_NS,
     BenchmarkFile,
+    Case,
     InputError,
     benchmark_file_from_doc,
     canonical_metric,
@@ -48,9 +49,6 @@ VOLATILE_FACTS = frozenset({"date", "load_avg", "gpu_bench.elapsed_s", "gpu_benc
 def default_db_path() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(base) / "gpu_bench" / "history.sqlite"
-
-
-open_db = store.open_db
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,9 +139,22 @@ class IngestResult:
     rows: int = 0
 
 
-def result_rows(f: BenchmarkFile, case_id: dict[str, int], run_id: int) -> list[tuple]:
-    """One results row per case: the headline per repetition in its unit, their median, noise, counters."""
-    out = []
+@dataclass
+class Figure:
+    """One case's figure in one run: the family's headline (its median over repetitions) or why there is none."""
+
+    case: Case
+    metric: str
+    unit: str
+    better: str
+    value: float | None
+    reps: list[float]
+    noise_pct: float | None
+    error: str | None
+
+
+def figures(f: BenchmarkFile) -> Iterator[Figure]:
+    """Each case's headline per repetition in its unit, their median, the noise gpu_bench wrote, or the error."""
     for c in f.cases.values():
         d = f.descriptor(c.family)
         metric = d.headline
@@ -157,10 +168,18 @@ def result_rows(f: BenchmarkFile, case_id: dict[str, int], run_id: int) -> list[
             agg = c.center(metric)
             value = agg * scale if agg is not None else None
         error = None if value is not None else (c.problem or f"no '{metric}' counter")
+        yield Figure(c, metric, unit, d.better, value, reps, c.written_noise_pct(), error)
+
+
+def result_rows(f: BenchmarkFile, case_id: dict[str, int], run_id: int) -> list[tuple]:
+    """One results row per case: the headline per repetition in its unit, their median, noise, counters."""
+    out = []
+    for g in figures(f):
+        c = g.case
         counters = json.dumps([dict(s.counters, real_time=s.real_time, cpu_time=s.cpu_time) for s in c.samples]) \
             if c.samples else None
-        out.append((run_id, case_id[c.key], metric, unit, d.better, value, json.dumps(reps),
-                    c.written_noise_pct(), c.time_unit, counters, error))
+        out.append((run_id, case_id[c.key], g.metric, g.unit, g.better, g.value, json.dumps(g.reps),
+                    g.noise_pct, c.time_unit, counters, g.error))
     return out
 
 
@@ -170,33 +189,50 @@ def _insert_results(conn, run_id: int, f: BenchmarkFile, case_id: dict[str, int]
     return len(rows)
 
 
-def ingest(db: str | os.PathLike, paths: Iterable[str | os.PathLike]) -> IngestResult:
-    """Add runs; a file already present (same content) adds nothing.  All files or none are added."""
-    prepared = [_prepare(p) for p in paths]  # every file is read and checked before the database is touched
-    conn = store.open_db(db, create=True)
+def _add(conn, prepared: list[_Prepared], now: str) -> IngestResult:
+    """One transaction's work. Rows another writer may add at the same time are taken table by table in a
+    fixed order (machines, series, runs, case names; each sorted): two ingests then never wait on each other
+    in a cycle. A run another writer added first, even while this one ran, counts as already present."""
     result = IngestResult()
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00")
-    try:
-        store.begin(conn)
-        for p in prepared:
-            if store.has_run(conn, p.sha256):
-                result.already.append(p.path)
-                continue
-            m, f = p.machine, p.file
-            mid = store.machine_id(conn, m.fingerprint, m.host, m.gpu_uuids, m.gpu_label)
-            sid = store.series_id(conn, mid, json.dumps(series_facts(f), sort_keys=True))
-            run_id = store.add_run(conn, mid, sid, p.sha256, p.run_time, now, f.fact("gpu_bench.git"),
-                                   os.path.abspath(p.path), json.dumps(f.context, sort_keys=True))
-            ids = store.case_ids(conn, {c.key: c.family for c in f.cases.values()})
-            result.rows += _insert_results(conn, run_id, f, ids)
-            result.added.append((p.path, m.label, p.run_time))
-        store.commit(conn)
-    except BaseException:
-        store.rollback(conn)
-        raise
-    finally:
-        conn.close()
+    present = store.present_runs(conn, (p.sha256 for p in prepared))
+    todo: dict[str, _Prepared] = {}
+    for p in prepared:
+        if p.sha256 in present or p.sha256 in todo:
+            result.already.append(p.path)
+        else:
+            todo[p.sha256] = p
+    mids = store.machine_ids(conn, ((p.machine.fingerprint, p.machine.host, p.machine.gpu_uuids, p.machine.gpu_label)
+                                    for p in todo.values()))
+    facts = {sha: json.dumps(series_facts(p.file), sort_keys=True) for sha, p in todo.items()}
+    sids = store.series_ids(conn, ((mids[p.machine.fingerprint], facts[sha]) for sha, p in todo.items()))
+    run_ids = {}
+    for sha in sorted(todo):
+        p = todo[sha]
+        mid = mids[p.machine.fingerprint]
+        rid = store.add_run(conn, mid, sids[(mid, facts[sha])], sha, p.run_time, now, p.file.fact("gpu_bench.git"),
+                            os.path.abspath(p.path), json.dumps(p.file.context, sort_keys=True))
+        if rid is None:
+            result.already.append(p.path)
+        else:
+            run_ids[sha] = rid
+    ids = store.case_ids(conn, {c.key: c.family for sha in run_ids for c in todo[sha].file.cases.values()})
+    for sha, p in todo.items():  # in the order given, for the report
+        if sha in run_ids:
+            result.rows += _insert_results(conn, run_ids[sha], p.file, ids)
+            result.added.append((p.path, p.machine.label, p.run_time))
     return result
+
+
+def ingest(db, paths: Iterable[str | os.PathLike]) -> IngestResult:
+    """Add runs; a file already present (same content) adds nothing. All files of one call, or none, are added.
+
+    `db` is an SQLite path or a database URL (dburl.py). Every file is read and checked before the database
+    is touched.
+    """
+    prepared = [_prepare(p) for p in paths]
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    with store.session(db, create=True) as conn:
+        return store.write(conn, lambda c: _add(c, prepared, now))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,5 +337,5 @@ def known_metrics(conn, runs: list[Run]) -> list[str]:
 from .history_check import CheckReport, Finding, MachineCheck, check  # noqa: E402  (uses the readers above)
 from .history_render import list_runs, render_check, trend  # noqa: E402  (the output half of this module)
 
-__all__ = ["CheckReport", "Finding", "MachineCheck", "check", "default_db_path", "ingest", "list_runs", "open_db",
+__all__ = ["CheckReport", "Finding", "MachineCheck", "check", "default_db_path", "ingest", "list_runs",
            "render_check", "trend"]

@@ -193,8 +193,7 @@ def check(db, window: int = 10, threshold_pct: float = 5.0, metric: str | None =
     Raises InputError for a --metric no case has or a --case that matches no case (naming the known ones).
     """
     rx = re.compile(case_regex) if case_regex else None
-    conn = store.open_db(db, create=False)
-    try:
+    with store.session(db) as conn:
         out: list[MachineCheck] = []
         seen_case = seen_metric = False
         checked_runs: list[Run] = []
@@ -210,8 +209,6 @@ def check(db, window: int = 10, threshold_pct: float = 5.0, metric: str | None =
         if metric and not seen_metric:
             raise InputError(f"--metric {metric!r}: no case has it; metrics: {_some(known_metrics(conn, checked_runs))}")
         return CheckReport(out, threshold_pct, alpha, window)
-    finally:
-        conn.close()
 
 
 def _any_case(conn, run: Run, rx: re.Pattern | None) -> bool:

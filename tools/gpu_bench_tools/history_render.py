@@ -76,16 +76,13 @@ def trend(db: str | os.PathLike, case_regex: str, out_dir: str | os.PathLike, me
     from .plot.canvas import Canvas, colours, slug, value_axis
 
     rx = re.compile(case_regex)
-    conn = store.open_db(db, create=False)
-    try:
+    with store.session(db) as conn:
         ms = {mid: m for mid, m in machines(conn).items()
               if not machine_filter or machine_filter.lower() in m.label.lower()
               or machine_filter.lower() in m.fingerprint.lower()}
         if not ms:
             raise InputError(f"no machine matches {machine_filter!r}" if machine_filter else "no machines in the database")
         data = {mid: load_series(conn, runs_of(conn, mid), metric, rx) for mid in ms}
-    finally:
-        conn.close()
     cases = sorted({name for per in data.values() for name in per})
     if not cases:
         raise InputError(f"no case in the database matches {case_regex!r}")
@@ -134,8 +131,7 @@ def trend(db: str | os.PathLike, case_regex: str, out_dir: str | os.PathLike, me
 
 
 def list_runs(db: str | os.PathLike) -> str:
-    conn = store.open_db(db, create=False)
-    try:
+    with store.session(db) as conn:
         lines = []
         for mid, m in machines(conn).items():
             rs = runs_of(conn, mid)
@@ -144,8 +140,6 @@ def list_runs(db: str | os.PathLike) -> str:
                 lines.append(f"  {r.run_time}  {r.env_text()}  gpu_bench {r.git or '?'}  "
                              f"{store.case_count(conn, r.id)} cases")
         return "\n".join(lines) + "\n" if lines else "no runs in the database\n"
-    finally:
-        conn.close()
 
 
 __all__ = ["list_runs", "render_check", "trend"]

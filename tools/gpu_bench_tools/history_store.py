@@ -1,166 +1,358 @@
-"""The history database: every SQL statement of the tools, behind small functions (SQLite, standard library).
+"""The history database: every SQL statement of the tools, through SQLAlchemy Core, on SQLite or PostgreSQL.
 
-Schema version 2 (meta.schema): machines; series (a machine in one configuration: driver, runtime, gate
-and NUMA facts); runs (one file each, content-addressed); cases (names interned); results (one row per
-run and case: the headline's median over repetitions, each repetition's headline, the noise gpu_bench
-wrote, every counter, or the error).
+Schema version 2 (meta.schema), the same on both: machines; series (a machine in one configuration: driver,
+runtime, gate and NUMA facts); runs (one file each, content-addressed); cases (names interned); results (one
+row per run and case: the headline's median over repetitions, each repetition's headline, the noise
+gpu_bench wrote, every counter, or the error).
+
+Writers that run at once (every node of a cluster ingesting its night) neither lose nor duplicate a row:
+- SQLite: a writer takes the database's write lock when its transaction begins (BEGIN IMMEDIATE) and waits
+  up to BUSY_TIMEOUT_S for another writer to finish; readers do not hold a lock between statements.
+- PostgreSQL: every row that two writers may both add (machine, series, run, case name) is added with
+  INSERT ... ON CONFLICT DO NOTHING on its unique key and then read back, so the second writer waits for the
+  first to commit and then takes its row. One ingest adds machines, then series, then runs, then case names,
+  each in sorted order, so two ingests always wait on each other in the same order and cannot deadlock; a
+  deadlock or serialization failure (another program's locks) is still retried from the start. Creating
+  the schema is serialised by a transaction-scoped advisory lock.
 """
 
 from __future__ import annotations
 
-import os
+import random
 import sqlite3
-from pathlib import Path
-from typing import Iterable, Sequence
+import time
+from contextlib import contextmanager
+from functools import lru_cache
+from types import SimpleNamespace
+from typing import Callable, Iterable, Iterator, Sequence
+from urllib.parse import quote
 
+from . import dburl
 from .errors import InputError
 
 SCHEMA_VERSION = "2"
-
-DDL = (
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE machines (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE, host TEXT, "
-    "gpu_uuids TEXT, gpu_label TEXT)",
-    "CREATE TABLE series (id INTEGER PRIMARY KEY, machine_id INTEGER NOT NULL REFERENCES machines(id), "
-    "facts_json TEXT NOT NULL, UNIQUE (machine_id, facts_json))",
-    "CREATE TABLE runs (id INTEGER PRIMARY KEY, machine_id INTEGER NOT NULL REFERENCES machines(id), "
-    "series_id INTEGER NOT NULL REFERENCES series(id), content_sha256 TEXT NOT NULL UNIQUE, "
-    "run_time TEXT NOT NULL, ingested_at TEXT NOT NULL, git TEXT, source TEXT, context_json TEXT NOT NULL)",
-    "CREATE INDEX runs_by_machine ON runs (machine_id, run_time)",
-    "CREATE TABLE cases (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, family TEXT NOT NULL)",
-    "CREATE TABLE results (run_id INTEGER NOT NULL REFERENCES runs(id), case_id INTEGER NOT NULL "
-    "REFERENCES cases(id), metric TEXT, unit TEXT, better TEXT, value REAL, reps_json TEXT, noise_pct REAL, "
-    "time_unit TEXT, counters_json TEXT, error TEXT, PRIMARY KEY (run_id, case_id))",
-    "CREATE INDEX results_by_case ON results (case_id, run_id)",
-)
+BUSY_TIMEOUT_S = 60  # how long an SQLite writer waits for another one
+RETRIES = 5  # attempts of one ingest transaction that PostgreSQL aborted to break a deadlock
+TRANSIENT_SQLSTATES = ("40P01", "40001")  # deadlock detected, serialization failure
+_SCHEMA_LOCK = 0x6770755F62656E63  # advisory lock key ('gpu_benc') held while the schema is created
+CHUNK = 500  # ids per IN (...) list
 RESULT_COLUMNS = ("run_id", "case_id", "metric", "unit", "better", "value", "reps_json", "noise_pct", "time_unit",
                   "counters_json", "error")
 
 
-def open_db(path: str | os.PathLike, create: bool) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit); refuses what is not our database."""
-    p = Path(path)
+@lru_cache(maxsize=None)
+def tables() -> SimpleNamespace:
+    import sqlalchemy as sa
+    from sqlalchemy import Column, ForeignKey, Integer, Text
+
+    md = sa.MetaData()
+    t = SimpleNamespace(md=md)
+    t.meta = sa.Table("meta", md, Column("key", Text, primary_key=True), Column("value", Text, nullable=False))
+    t.machines = sa.Table("machines", md, Column("id", Integer, primary_key=True),
+                          Column("fingerprint", Text, nullable=False, unique=True), Column("host", Text),
+                          Column("gpu_uuids", Text), Column("gpu_label", Text))
+    t.series = sa.Table("series", md, Column("id", Integer, primary_key=True),
+                        Column("machine_id", Integer, ForeignKey("machines.id"), nullable=False),
+                        Column("facts_json", Text, nullable=False), sa.UniqueConstraint("machine_id", "facts_json"))
+    t.runs = sa.Table("runs", md, Column("id", Integer, primary_key=True),
+                      Column("machine_id", Integer, ForeignKey("machines.id"), nullable=False),
+                      Column("series_id", Integer, ForeignKey("series.id"), nullable=False),
+                      Column("content_sha256", Text, nullable=False, unique=True),
+                      Column("run_time", Text, nullable=False), Column("ingested_at", Text, nullable=False),
+                      Column("git", Text), Column("source", Text), Column("context_json", Text, nullable=False))
+    sa.Index("runs_by_machine", t.runs.c.machine_id, t.runs.c.run_time)
+    t.cases = sa.Table("cases", md, Column("id", Integer, primary_key=True),
+                       Column("name", Text, nullable=False, unique=True), Column("family", Text, nullable=False))
+    t.results = sa.Table("results", md, Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+                         Column("case_id", Integer, ForeignKey("cases.id"), primary_key=True),
+                         Column("metric", Text), Column("unit", Text), Column("better", Text),
+                         Column("value", sa.Double), Column("reps_json", Text), Column("noise_pct", sa.Double),
+                         Column("time_unit", Text), Column("counters_json", Text), Column("error", Text))
+    sa.Index("results_by_case", t.results.c.case_id, t.results.c.run_id)
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# connecting
+
+
+def _sqlite_engine(t: dburl.Target, create: bool):
+    import sqlalchemy as sa
+    from sqlalchemy.pool import NullPool
+
+    p = t.path
     if p.is_dir():
         raise InputError(f"{p}: is a directory, not a history database")
     if not create and not p.exists():
         raise InputError(f"{p}: no history database here; run 'gpu-bench-history ingest FILE...' first")
     if create:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(p), isolation_level=None)
-    else:
-        conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, isolation_level=None)
-    try:
-        conn.execute("PRAGMA foreign_keys = ON")
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables and "meta" not in tables:
-            raise InputError(f"{p}: an SQLite database, but not a gpu-bench-history one")
-        if "meta" in tables:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if not row or row[0] != SCHEMA_VERSION:
-                raise InputError(f"{p}: history schema {row[0] if row else '?'} is not {SCHEMA_VERSION}; "
-                                 "ingest the JSON files again into a new database")
-        elif create:
-            conn.execute("BEGIN IMMEDIATE")
-            for stmt in DDL:
-                conn.execute(stmt)
-            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            conn.execute("COMMIT")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"{p}: cannot create its folder ({e.strerror or e})") from None
+
+    def connect():
+        if create:
+            c = sqlite3.connect(str(p), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         else:
-            raise InputError(f"{p}: empty history database; ingest some runs first")
-    except sqlite3.DatabaseError as e:
-        conn.close()
-        raise InputError(f"{p}: not a history database ({e})") from None
-    except InputError:
-        conn.close()
-        raise
-    return conn
+            c = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S,
+                                isolation_level=None, check_same_thread=False)
+        c.execute("PRAGMA foreign_keys = ON")
+        return c
+
+    engine = sa.create_engine("sqlite://", creator=connect, poolclass=NullPool, hide_parameters=True)
+
+    # pysqlite would begin a transaction only at the first write, after the reads that decided what to write;
+    # a writer takes the write lock up front instead, and a reader holds no lock between statements.
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn):
+        if create:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
 
 
-def begin(conn: sqlite3.Connection) -> None:
-    conn.execute("BEGIN IMMEDIATE")
+def _engine(t: dburl.Target, create: bool, application: str):
+    if t.kind == "sqlite":
+        return _sqlite_engine(t, create)
+    import sqlalchemy as sa
+    from sqlalchemy.pool import NullPool
+
+    url, args = dburl.pg_engine_args(t, read_only=not create, application=application)
+    return sa.create_engine(url, connect_args=args, poolclass=NullPool, hide_parameters=True)
 
 
-def commit(conn: sqlite3.Connection) -> None:
-    conn.execute("COMMIT")
+def _check_schema(conn, t: dburl.Target, create: bool) -> None:
+    import sqlalchemy as sa
+
+    tb = tables()
+    if t.kind == "postgresql" and create:
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
+    present = set(sa.inspect(conn).get_table_names())
+    if "meta" in present:
+        row = conn.execute(sa.select(tb.meta.c.value).where(tb.meta.c.key == "schema")).first()
+        if not row or row[0] != SCHEMA_VERSION:
+            raise InputError(f"{t.shown}: history schema {row[0] if row else '?'} is not {SCHEMA_VERSION}; "
+                             "ingest the JSON files again into a new database")
+        return
+    # An SQLite file is a database of its own; a PostgreSQL database may hold other tables than ours.
+    if (present if t.kind == "sqlite" else present & set(tb.md.tables)):
+        what = "an SQLite database" if t.kind == "sqlite" else "a PostgreSQL database with tables named like ours"
+        raise InputError(f"{t.shown}: {what}, but not a gpu-bench-history one")
+    if not create:
+        raise InputError(f"{t.shown}: empty history database; ingest some runs first")
+    tb.md.create_all(conn)
+    conn.execute(sa.insert(tb.meta).values(key="schema", value=SCHEMA_VERSION))
 
 
-def rollback(conn: sqlite3.Connection) -> None:
-    if conn.in_transaction:
-        conn.execute("ROLLBACK")
+def _reason(e: BaseException, t: dburl.Target) -> str:
+    orig = getattr(e, "orig", None)
+    text = dburl.one_line(orig if orig is not None else e, t)
+    if t.kind == "sqlite":
+        if "database is locked" in text:
+            return f"locked by another writer for {BUSY_TIMEOUT_S} s; try again when it has finished"
+        if "file is not a database" in text or "malformed" in text:
+            return f"not a history database ({text})"
+    return text
 
 
-def has_run(conn: sqlite3.Connection, sha256: str) -> bool:
-    return conn.execute("SELECT 1 FROM runs WHERE content_sha256 = ?", (sha256,)).fetchone() is not None
+@contextmanager
+def session(target, create: bool = False, application: str = "gpu-bench-history") -> Iterator:
+    """A connection to the history (created where `create` and not there yet) that is ours and of our schema.
+
+    Anything the database or its driver raises inside becomes one InputError line naming the database with
+    its password masked: a server that does not answer or refuses the login, a locked or foreign file.
+    """
+    from sqlalchemy import exc
+
+    t = target if isinstance(target, dburl.Target) else dburl.parse(target)
+    engine = _engine(t, create, application)
+    try:
+        try:
+            conn = engine.connect()
+        except exc.DBAPIError as e:
+            raise InputError(f"{t.shown}: cannot connect: {_reason(e, t)}") from None
+        try:
+            with conn.begin():
+                _check_schema(conn, t, create)
+            yield conn
+        finally:
+            conn.close()
+    except exc.SQLAlchemyError as e:
+        raise InputError(f"{t.shown}: {_reason(e, t)}") from None
+    finally:
+        engine.dispose()
 
 
-def machine_id(conn: sqlite3.Connection, fingerprint: str, host: str | None, gpu_uuids: str, gpu_label: str) -> int:
-    conn.execute("INSERT OR IGNORE INTO machines (fingerprint, host, gpu_uuids, gpu_label) VALUES (?,?,?,?)",
-                 (fingerprint, host, gpu_uuids, gpu_label))
-    return conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (fingerprint,)).fetchone()[0]
+def write(conn, work: Callable):
+    """work(conn) in one transaction, run again from the start where PostgreSQL aborted it to break a deadlock."""
+    from sqlalchemy import exc
+
+    for attempt in range(RETRIES):
+        try:
+            with conn.begin():
+                return work(conn)
+        except exc.DBAPIError as e:
+            state = getattr(e.orig, "sqlstate", None) or getattr(e.orig, "pgcode", None)
+            if state not in TRANSIENT_SQLSTATES or attempt + 1 == RETRIES:
+                raise
+            time.sleep(random.uniform(0.05, 0.2) * 2 ** attempt)
 
 
-def series_id(conn: sqlite3.Connection, machine: int, facts_json: str) -> int:
-    conn.execute("INSERT OR IGNORE INTO series (machine_id, facts_json) VALUES (?,?)", (machine, facts_json))
-    return conn.execute("SELECT id FROM series WHERE machine_id = ? AND facts_json = ?",
-                        (machine, facts_json)).fetchone()[0]
+# ---------------------------------------------------------------------------------------------
+# writing
 
 
-def add_run(conn: sqlite3.Connection, machine: int, series: int, sha256: str, run_time: str, ingested_at: str,
-            git: str | None, source: str, context_json: str) -> int:
-    cur = conn.execute(
-        "INSERT INTO runs (machine_id, series_id, content_sha256, run_time, ingested_at, git, source, context_json) "
-        "VALUES (?,?,?,?,?,?,?,?)", (machine, series, sha256, run_time, ingested_at, git, source, context_json))
-    return cur.lastrowid
+def _insert(conn, table):
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(table)
 
 
-def case_ids(conn: sqlite3.Connection, names: dict[str, str]) -> dict[str, int]:
-    """name -> id for every case name (family given per name), adding the new ones."""
-    conn.executemany("INSERT OR IGNORE INTO cases (name, family) VALUES (?, ?)", names.items())
-    out = {}
-    names_list = list(names)
-    for k in range(0, len(names_list), 500):
-        chunk = names_list[k:k + 500]
-        marks = ",".join("?" * len(chunk))
-        out.update(conn.execute(f"SELECT name, id FROM cases WHERE name IN ({marks})", chunk).fetchall())
+def _chunks(items: Sequence, n: int = CHUNK) -> Iterable[list]:
+    items = list(items)
+    for k in range(0, len(items), n):
+        yield items[k:k + n]
+
+
+def present_runs(conn, sha256s: Iterable[str]) -> set[str]:
+    """The content hashes among these that are in the database already."""
+    r = tables().runs
+    out: set[str] = set()
+    for chunk in _chunks(sorted(set(sha256s))):
+        out.update(v for (v,) in conn.execute(r.select().with_only_columns(r.c.content_sha256)
+                                              .where(r.c.content_sha256.in_(chunk))))
     return out
 
 
-def add_results(conn: sqlite3.Connection, rows: Iterable[Sequence]) -> None:
-    conn.executemany(f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES "
-                     f"({', '.join('?' * len(RESULT_COLUMNS))})", rows)
+def machine_ids(conn, machines: Iterable[tuple[str, str | None, str, str]]) -> dict[str, int]:
+    """fingerprint -> id for (fingerprint, host, gpu_uuids, gpu_label) rows, adding the new ones (sorted)."""
+    m = tables().machines
+    rows = sorted({r[0]: r for r in machines}.values())
+    if not rows:
+        return {}
+    conn.execute(_insert(conn, m).on_conflict_do_nothing(index_elements=["fingerprint"]),
+                 [dict(fingerprint=f, host=h, gpu_uuids=u, gpu_label=lab) for f, h, u, lab in rows])
+    out = {}
+    for chunk in _chunks([r[0] for r in rows]):
+        q = m.select().with_only_columns(m.c.fingerprint, m.c.id).where(m.c.fingerprint.in_(chunk))
+        out.update((f, i) for f, i in conn.execute(q))
+    return out
 
 
-def machines(conn: sqlite3.Connection) -> list[tuple]:
+def series_ids(conn, pairs: Iterable[tuple[int, str]]) -> dict[tuple[int, str], int]:
+    """(machine id, facts_json) -> series id, adding the new ones (sorted)."""
+    s = tables().series
+    rows = sorted(set(pairs))
+    if not rows:
+        return {}
+    conn.execute(_insert(conn, s).on_conflict_do_nothing(index_elements=["machine_id", "facts_json"]),
+                 [dict(machine_id=m, facts_json=f) for m, f in rows])
+    out = {}
+    for mid in sorted({m for m, _ in rows}):
+        facts = [f for m, f in rows if m == mid]
+        for chunk in _chunks(facts):
+            for sid, fj in conn.execute(s.select().with_only_columns(s.c.id, s.c.facts_json)
+                                        .where(s.c.machine_id == mid, s.c.facts_json.in_(chunk))):
+                out[(mid, fj)] = sid
+    return out
+
+
+def add_run(conn, machine: int, series: int, sha256: str, run_time: str, ingested_at: str, git: str | None,
+            source: str, context_json: str) -> int | None:
+    """The new run's id, or None where another writer added the same content first."""
+    r = tables().runs
+    stmt = _insert(conn, r).values(machine_id=machine, series_id=series, content_sha256=sha256, run_time=run_time,
+                                   ingested_at=ingested_at, git=git, source=source, context_json=context_json)
+    stmt = stmt.on_conflict_do_nothing(index_elements=["content_sha256"])
+    if conn.dialect.insert_returning:
+        row = conn.execute(stmt.returning(r.c.id)).first()
+        return row[0] if row else None
+    res = conn.execute(stmt)  # SQLite before 3.35: this writer holds the write lock, so the insert happened
+    return res.inserted_primary_key[0] if res.rowcount else None
+
+
+def case_ids(conn, names: dict[str, str]) -> dict[str, int]:
+    """name -> id for every case name (family given per name), adding the new ones (sorted)."""
+    c = tables().cases
+    order = sorted(names)
+    if not order:
+        return {}
+    conn.execute(_insert(conn, c).on_conflict_do_nothing(index_elements=["name"]),
+                 [dict(name=n, family=names[n]) for n in order])
+    out = {}
+    for chunk in _chunks(order):
+        q = c.select().with_only_columns(c.c.name, c.c.id).where(c.c.name.in_(chunk))
+        out.update((n, i) for n, i in conn.execute(q))
+    return out
+
+
+def add_results(conn, rows: Iterable[Sequence]) -> None:
+    rows = [dict(zip(RESULT_COLUMNS, r)) for r in rows]
+    if rows:
+        conn.execute(tables().results.insert(), rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def machines(conn) -> list[tuple]:
     """(id, fingerprint, host, gpu_uuids, gpu_label) per machine."""
-    return conn.execute("SELECT id, fingerprint, host, gpu_uuids, gpu_label FROM machines ORDER BY id").fetchall()
+    m = tables().machines
+    return [tuple(r) for r in conn.execute(m.select().order_by(m.c.id))]
 
 
-def runs_of(conn: sqlite3.Connection, machine: int) -> list[tuple]:
+def runs_of(conn, machine: int) -> list[tuple]:
     """(id, series_id, facts_json, run_time, git, context_json) per run of a machine, oldest first."""
-    return conn.execute(
-        "SELECT runs.id, runs.series_id, series.facts_json, runs.run_time, runs.git, runs.context_json "
-        "FROM runs JOIN series ON series.id = runs.series_id WHERE runs.machine_id = ? "
-        "ORDER BY runs.run_time, runs.id", (machine,)).fetchall()
+    import sqlalchemy as sa
+
+    t = tables()
+    r, s = t.runs, t.series
+    q = (sa.select(r.c.id, r.c.series_id, s.c.facts_json, r.c.run_time, r.c.git, r.c.context_json)
+         .join(s, s.c.id == r.c.series_id).where(r.c.machine_id == machine).order_by(r.c.run_time, r.c.id))
+    return [tuple(row) for row in conn.execute(q)]
 
 
-def cases(conn: sqlite3.Connection) -> dict[int, tuple[str, str]]:
+def latest_runs(conn) -> list[tuple]:
+    """(run id, run_time, context_json, host, gpu_uuids, source) of the newest run of each machine."""
+    import sqlalchemy as sa
+
+    t = tables()
+    r, m = t.runs, t.machines
+    rank = sa.func.row_number().over(partition_by=r.c.machine_id, order_by=(r.c.run_time.desc(), r.c.id.desc()))
+    newest = sa.select(r.c.id, r.c.machine_id, r.c.run_time, r.c.context_json, r.c.source,
+                       rank.label("rank")).subquery()
+    q = (sa.select(newest.c.id, newest.c.run_time, newest.c.context_json, m.c.host, m.c.gpu_uuids, newest.c.source)
+         .join(m, m.c.id == newest.c.machine_id).where(newest.c.rank == 1).order_by(m.c.id))
+    return [tuple(row) for row in conn.execute(q)]
+
+
+def cases(conn) -> dict[int, tuple[str, str]]:
     """case id -> (name, family)."""
-    return {i: (n, f) for i, n, f in conn.execute("SELECT id, name, family FROM cases")}
+    c = tables().cases
+    return {i: (n, f) for i, n, f in conn.execute(c.select().with_only_columns(c.c.id, c.c.name, c.c.family))}
 
 
-def results_of(conn: sqlite3.Connection, run_ids: Sequence[int], with_counters: bool = False) -> list[tuple]:
+def results_of(conn, run_ids: Sequence[int], with_counters: bool = False) -> list[tuple]:
     """(run_id, case_id, metric, unit, better, value, reps_json, noise_pct, time_unit, counters_json or None,
     error) for every case of the runs."""
+    import sqlalchemy as sa
+
+    r = tables().results
+    cols = [r.c[k] for k in RESULT_COLUMNS]
+    if not with_counters:
+        cols[RESULT_COLUMNS.index("counters_json")] = sa.null().label("counters_json")
     out: list[tuple] = []
-    counters = "counters_json" if with_counters else "NULL"
-    for k in range(0, len(run_ids), 500):
-        chunk = list(run_ids[k:k + 500])
-        marks = ",".join("?" * len(chunk))
-        out += conn.execute(
-            f"SELECT run_id, case_id, metric, unit, better, value, reps_json, noise_pct, time_unit, {counters}, "
-            f"error FROM results WHERE run_id IN ({marks})", chunk).fetchall()
+    for chunk in _chunks(run_ids):
+        out += [tuple(row) for row in conn.execute(sa.select(*cols).where(r.c.run_id.in_(chunk)))]
     return out
 
 
-def case_count(conn: sqlite3.Connection, run_id: int) -> int:
-    return conn.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)).fetchone()[0]
+def case_count(conn, run_id: int) -> int:
+    import sqlalchemy as sa
+
+    r = tables().results
+    return conn.execute(sa.select(sa.func.count()).select_from(r).where(r.c.run_id == run_id)).scalar_one()

@@ -91,3 +91,47 @@ def subprocess_env():
     env = dict(os.environ)
     env["PYTHONPATH"] = str(TOOLS) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL: one throwaway server per test session (tests/pgserver.py), a fresh database per test.
+# Where no server is installed these tests skip, saying so; CI sets GPU_BENCH_TEST_POSTGRES=require, and
+# there a missing server fails them instead.
+
+
+def _postgres_missing() -> str | None:
+    import pgserver
+
+    if pgserver.find_bindir() is None:
+        return "no PostgreSQL server installed (Debian: apt-get install postgresql; or set GPU_BENCH_PG_BINDIR)"
+    import importlib.util
+
+    if importlib.util.find_spec("psycopg") is None:
+        return "no PostgreSQL driver (pip install './tools[fleet]')"
+    return None
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    import pgserver
+
+    why = _postgres_missing()
+    if why:
+        if os.environ.get("GPU_BENCH_TEST_POSTGRES") == "require":
+            pytest.fail(f"GPU_BENCH_TEST_POSTGRES=require, but {why}")
+        pytest.skip(why)
+    server = pgserver.Server(pgserver.find_bindir())
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server, request):
+    """A URL (with the password) of a new, empty database owned by an ordinary role."""
+    import re
+
+    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40] + f"_{os.getpid()}_{id(request) % 10**6}"
+    return pg_server.url(pg_server.new_database(name))

@@ -1,0 +1,446 @@
+"""Fleet: the one bad GPU among hundreds, from each node's newest gpu_bench run.
+
+GPUs are judged only against GPUs of their kind, a cohort: the same model (`gpu.name`), the same host link
+as it trains at its best in its slot (`profile.host_link`, else `gpu.pcie_gen_max`/`gpu.pcie_width_max`),
+the same run settings (`gpu_bench.preset`, gate) and, with `split_driver`, the same driver. For each case's
+headline figure, a GPU is flagged where it is worse than its cohort's median
+  - by a robust score: its distance from the median over the cohort's spread, the MAD scaled to a normal
+    standard deviation (scipy.stats.median_abs_deviation, scale='normal'), the spread never taken below
+    the cohort's median noise_pct (a score cannot be sharper than the measurement behind it),
+  - by at least `min_effect_pct` percent of the median,
+  - and by more than the GPU's own noise_pct for that case.
+Such a case figure is an outlier; a GPU is flagged where at least `min_cases` of its case figures are. A
+fault of the hardware slows every case that uses the part (a link one way: dozens of copies), while a case
+whose samples fall in two modes puts a lone figure of a healthy GPU outside its cohort now and then; lone
+outliers are listed, not flagged. Outliers are rare by nature: a case on which more than `max_share` of a
+cohort's GPUs lie outside (and at least three) is not one GPU's fault but the case's or the cohort's (a case whose
+runs land in one of two levels, a part of the fleet set up otherwise), and is reported as such instead.
+docs/fleet.md says why these thresholds do not cry wolf over hundreds of cases x hundreds of GPUs.
+
+A node whose result is missing, cannot be read, has failed cases or is older than `max_age_h` is reported
+as such, never dropped; so is a GPU whose cohort is smaller than `min_cohort` (it is not judged).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import warnings
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from . import history
+from .facts import gate
+from .load import (
+    BenchmarkFile,
+    InputError,
+    benchmark_file_from_doc,
+    gpu_fact,
+    gpu_summary,
+    gpu_uuids,
+    gpus_used,
+    parse_name,
+    read_json,
+    short_gpu_name,
+)
+
+SCORE = 6.0
+MIN_EFFECT_PCT = 5.0
+MIN_COHORT = 8
+MIN_CASES = 3
+MAX_SHARE = 0.02
+CROWD_FROM = 3  # outliers on one case that can make it crowded: two GPUs with the same fault stay flagged
+# Problems that make the command exit 1; the others are said and do not fail a nightly job.
+COUNTED = ("missing", "unreadable", "no figures", "failed cases", "stale")
+PARALLEL_FROM = 64  # files: below this, reading them in one process is quicker than starting workers
+
+
+@dataclass
+class NodeRun:
+    """One node's run as read: where from, its context, its date, and each case's figure or error."""
+
+    source: str
+    context: dict
+    run_time: str | None
+    figures: list[tuple]  # (case key, metric, unit, better, value, noise_pct, error)
+
+
+@dataclass
+class Problem:
+    kind: str  # see COUNTED; also "not judged" and "superseded"
+    host: str | None
+    source: str
+    detail: str
+    cases: list[tuple[str, str, str]] = field(default_factory=list)  # (GPU, case, error) for failed cases
+
+    @property
+    def counted(self) -> bool:
+        return self.kind in COUNTED
+
+
+@dataclass
+class Gpu:
+    """What is judged: one GPU of a node (`index` 0, 1, ...) or, for cases of a multi-GPU run that are not
+    one GPU's, a pair of GPUs ("0->1") or the whole node ("all")."""
+
+    host: str
+    index: str
+    uuid: str
+    model: str
+    link: str
+    driver: str
+    settings: str
+    source: str
+    run_time: str | None
+    values: dict[tuple[str, str, str], tuple[float, float | None, bool]] = field(default_factory=dict)
+    cohort: tuple = ()
+
+
+@dataclass
+class Flag:
+    gpu: Gpu
+    case: str
+    metric: str
+    unit: str
+    value: float
+    median: float
+    score: float  # inf where the cohort has no spread at all
+    effect_pct: float  # how much worse than the median, in percent of it (negative: better, with both_sides)
+    noise_pct: float | None
+    cohort_size: int
+
+
+@dataclass
+class Crowd:
+    """A case on which too many GPUs of one cohort lie outside for any of them to be flagged for it."""
+
+    cohort: str
+    case: str
+    metric: str
+    unit: str
+    outside: list[Flag]
+    held: int
+
+
+@dataclass
+class Cohort:
+    label: str
+    gpus: int
+    cases: int  # case figures judged (held by at least min_cohort GPUs of the cohort)
+    too_few: int  # case figures held by fewer GPUs than that, not judged
+    flagged: int = 0
+
+
+@dataclass
+class FleetReport:
+    nodes: int
+    gpus: list[Gpu]
+    cohorts: list[Cohort]
+    flags: list[Flag]  # of flagged GPUs: worst GPU first, worst case first within a GPU
+    problems: list[Problem]
+    thresholds: dict
+    lone: list[Flag] = field(default_factory=list)  # outliers of GPUs with fewer than min_cases of them
+    crowds: list[Crowd] = field(default_factory=list)
+
+    def ranked(self) -> list[tuple[Gpu, list[Flag]]]:
+        out: dict[int, tuple[Gpu, list[Flag]]] = {}
+        for f in self.flags:
+            out.setdefault(id(f.gpu), (f.gpu, []))[1].append(f)
+        return list(out.values())
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.flags) or any(p.counted for p in self.problems)
+
+
+def cohort_label(key: tuple) -> str:
+    return ", ".join(str(k) for k in key)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def _read(path: str) -> NodeRun | Problem:
+    try:
+        f = benchmark_file_from_doc(path, read_json(path), require_figures=False)
+    except InputError as e:
+        kind = "missing" if not os.path.lexists(path) else "unreadable"
+        return Problem(kind, None, path, str(e))
+    if not f.is_gpu_bench:
+        return Problem("unreadable", None, path, f"{path}: plain Google Benchmark JSON, without gpu_bench's GPU facts")
+    try:
+        when = history.parse_run_time(f)
+    except InputError:
+        when = None
+    ctx = {k: v for k, v in f.context.items() if not str(k).startswith("family.")}
+    figs = [(g.case.key, g.metric, g.unit, g.better, g.value, g.noise_pct, g.error) for g in history.figures(f)]
+    return NodeRun(path, ctx, when, figs)
+
+
+def _quiet_gc() -> None:
+    import gc
+
+    gc.disable()
+
+
+def read_files(paths: Iterable[str | os.PathLike], jobs: int | None = None) -> list[NodeRun | Problem]:
+    """Each file's run, or the problem that stops it being read; many files are read by several processes.
+
+    The cyclic garbage collector is off while files are read: parsing makes millions of objects and no
+    cycles, and the collector's passes over them cost a quarter of the time.
+    """
+    import gc
+
+    paths = [os.fspath(p) for p in paths]
+    jobs = jobs or min(os.cpu_count() or 1, 8)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        if jobs > 1 and len(paths) >= PARALLEL_FROM:
+            from concurrent.futures import ProcessPoolExecutor
+
+            try:
+                with ProcessPoolExecutor(jobs, initializer=_quiet_gc) as pool:
+                    return list(pool.map(_read, paths, chunksize=max(1, len(paths) // (jobs * 8))))
+            except (OSError, RuntimeError):
+                pass  # no worker processes here (a sandbox without /dev/shm): read them in this one
+        return [_read(p) for p in paths]
+    finally:
+        if was:
+            gc.enable()
+
+
+def read_database(db) -> list[NodeRun]:
+    """The newest run of each machine in a history database (SQLite path or URL)."""
+    import json
+
+    from . import history_store as store
+
+    with store.session(db, application="gpu-bench-fleet") as conn:
+        newest = store.latest_runs(conn)
+        names = store.cases(conn)
+        rows = store.results_of(conn, [r[0] for r in newest])
+    by_run: dict[int, list[tuple]] = defaultdict(list)
+    for run_id, case_id, metric, unit, better, value, _reps, noise, _tu, _counters, error in rows:
+        by_run[run_id].append((names[case_id][0], metric, unit, better, value, noise, error))
+    out = []
+    for run_id, when, context_json, _host, _uuids, source in newest:
+        ctx = {k: v for k, v in json.loads(context_json).items() if not k.startswith("family.")}
+        out.append(NodeRun(f"{source or 'database'} (run {run_id})", ctx, when, by_run[run_id]))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# GPUs and their cohorts
+
+
+@lru_cache(maxsize=65536)
+def _where(key: str) -> tuple[str, str | None]:
+    """(the case without its device, the GPU it ran on: 'N', 'src->dst' or None)."""
+    n = parse_name(key)
+    dev = n.axis("device")
+    if dev is not None:
+        return "/".join(p for p in key.split("/") if p != f"device:{dev}"), dev
+    src, dst = n.axis("src"), n.axis("dst")
+    if src is not None and dst is not None:
+        return key, f"{src}->{dst}"
+    return key, None
+
+
+def host_link(f: BenchmarkFile) -> str:
+    """The host link as trained at its best in its slot, which a slow link of the same kind does not change."""
+    link = f.fact("profile.host_link")
+    if link:
+        return link
+    gen, width = f.fact("gpu.pcie_gen_max"), f.fact("gpu.pcie_width_max")
+    return f"PCIe gen{gen} x{width}" if gen and width else "host link unavailable"
+
+
+def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[tuple[str, str, str]]]:
+    """The GPUs (and pairs, and the node) a run measured, with their figures; and (GPU, case, error) per failure."""
+    f = BenchmarkFile(run.source, run.context, {}, str(run.context.get("gpu_bench.schema") or "") or None)
+    host = f.fact("host_name") or Path(run.source).stem
+    used = gpus_used(f)
+    link, driver = host_link(f), f.fact("driver.version") or "driver ?"
+    settings = f"preset {f.fact('gpu_bench.preset') or '?'}, gate {gate(f) or '?'}"
+    node_model = gpu_summary(f) or "GPUs ?"
+    units: dict[str, Gpu] = {}
+
+    def fact(i: int, key: str) -> str | None:
+        # A run of one GPU (--device=N) names it in gpu.KEY as well as in gpu.N.KEY.
+        return gpu_fact(f, i, key) or (f.fact(f"gpu.{key}") if used == [i] else None)
+
+    def uuid(i: int) -> str:
+        return fact(i, "uuid") or f"{host}:GPU{i}"
+
+    def unit(where: str) -> Gpu:
+        g = units.get(where)
+        if g is None:
+            if where.isdigit():
+                i = int(where)
+                name, ident = fact(i, "name"), uuid(i)
+                model = short_gpu_name(name) if name else "GPU ?"
+            elif "->" in where:
+                i, j = (int(x) for x in where.split("->"))
+                model, ident = node_model, f"{uuid(i)} -> {uuid(j)}"
+            else:
+                model, ident = node_model, ",".join(gpu_uuids(f)) or host
+            key = (model, link, settings) + ((driver,) if split_driver else ())
+            g = units[where] = Gpu(host, where, ident, model, link, driver, settings, run.source, run.run_time,
+                                   cohort=key)
+        return g
+
+    failed = []
+    for key, metric, unit_, better, value, noise, error in run.figures:
+        case, dev = _where(key)
+        where = dev if dev is not None else str(used[0]) if len(used) == 1 else "all"
+        if error or value is None or not math.isfinite(value):
+            failed.append((where, case, error or "no figure"))
+            continue
+        unit(where).values[(case, metric, unit_)] = (float(value), noise, better == "higher")
+    return list(units.values()), failed
+
+
+# ---------------------------------------------------------------------------------------------
+# judging
+
+
+def _judge(members: list[Gpu], score: float, min_effect_pct: float, min_cohort: int, max_share: float,
+           both_sides: bool) -> tuple[list[Flag], list[Crowd], int, int]:
+    """One cohort's outliers and crowded cases, how many case figures were judged and how many held by too few."""
+    import numpy as np
+    from scipy.stats import median_abs_deviation
+
+    cols = sorted({k for g in members for k in g.values})
+    at = {k: i for i, k in enumerate(cols)}
+    vals = np.full((len(members), len(cols)), np.nan)
+    noise = np.full_like(vals, np.nan)
+    higher = np.zeros(len(cols), dtype=bool)
+    for r, g in enumerate(members):
+        for k, (v, n, hib) in g.values.items():
+            c = at[k]
+            vals[r, c] = v
+            noise[r, c] = np.nan if n is None else n
+            higher[c] = hib
+    held = np.sum(~np.isnan(vals), axis=0)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        med = np.nanmedian(vals, axis=0)
+        spread = median_abs_deviation(vals, axis=0, scale="normal", nan_policy="omit")
+        floor = np.abs(med) * np.nan_to_num(np.nanmedian(noise, axis=0), nan=0.0) / 100.0
+        spread = np.maximum(np.nan_to_num(spread, nan=0.0), floor)
+        worse = np.where(higher, med - vals, vals - med)
+        effect = worse / np.abs(med) * 100.0
+        z = np.where(spread > 0, worse / spread, np.sign(worse) * np.inf)
+        if both_sides:
+            effect_cmp, z_cmp = np.abs(effect), np.abs(z)
+        else:
+            effect_cmp, z_cmp = effect, z
+        hit = ((held >= min_cohort) & (med != 0) & (z_cmp >= score) & (effect_cmp >= min_effect_pct)
+               & (effect_cmp > np.nan_to_num(noise, nan=0.0)))
+    flags: list[Flag] = []
+    crowds: dict[int, Crowd] = {}
+    allowed = np.maximum(CROWD_FROM - 1, np.floor(max_share * held))
+    crowded = np.sum(hit, axis=0) > allowed
+    for r, c in zip(*np.nonzero(hit)):
+        case, metric, unit = cols[c]
+        n = noise[r, c]
+        f = Flag(members[r], case, metric, unit, float(vals[r, c]), float(med[c]), float(z[r, c]),
+                 float(effect[r, c]), None if np.isnan(n) else float(n), int(held[c]))
+        if crowded[c]:
+            crowds.setdefault(c, Crowd(cohort_label(members[r].cohort), case, metric, unit, [], int(held[c])))
+            crowds[c].outside.append(f)
+        else:
+            flags.append(f)
+    judged = int(np.sum(held >= min_cohort))
+    return flags, list(crowds.values()), judged, len(cols) - judged
+
+
+def _age_h(when: str | None, now: datetime) -> float | None:
+    if not when:
+        return None
+    try:
+        return (now - datetime.fromisoformat(when)).total_seconds() / 3600.0
+    except ValueError:
+        return None
+
+
+def _seen(host: str, problems: list[Problem], hosts: set[str]) -> bool:
+    if host in hosts:
+        return True
+    rx = re.compile(re.escape(host) + r"($|[._-])")
+    return any(rx.match(Path(p.source).name) for p in problems)
+
+
+def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pct: float = MIN_EFFECT_PCT,
+            min_cohort: int = MIN_COHORT, min_cases: int = MIN_CASES, max_share: float = MAX_SHARE,
+            split_driver: bool = False, both_sides: bool = False,
+            expect: Iterable[str] = (), max_age_h: float | None = None, now: datetime | None = None) -> FleetReport:
+    """Cohorts, flags and problems of the nodes' runs (see the module's docstring)."""
+    now = now or datetime.now(timezone.utc)
+    problems = [p for p in inputs if isinstance(p, Problem)]
+    runs = [r for r in inputs if isinstance(r, NodeRun)]
+    by_gpu: dict[tuple[str, str], Gpu] = {}
+    hosts: set[str] = set()
+    # Newest first: where one node's results of several nights are given, the newest is judged.
+    for run in sorted(runs, key=lambda r: r.run_time or "", reverse=True):
+        units, failed = gpus_of(run, split_driver)
+        host = units[0].host if units else (run.context.get("host_name") or Path(run.source).stem)
+        hosts.add(host)
+        if units and all((g.host, g.uuid) in by_gpu for g in units):
+            problems.append(Problem("superseded", host, run.source, "a newer result of the same GPUs is judged "
+                                    f"instead ({by_gpu[(units[0].host, units[0].uuid)].source})"))
+            continue
+        age = _age_h(run.run_time, now)
+        if max_age_h is not None and (age is None or age > max_age_h):
+            what = f"is {age:.0f} h old" if age is not None else "has no date"
+            problems.append(Problem("stale", host, run.source, f"newest result ({run.run_time or '?'}) {what}, "
+                                    f"more than --max-age {max_age_h:g} h: not judged"))
+            continue
+        if failed:
+            where, case, error = failed[0]
+            problems.append(Problem("no figures" if not units else "failed cases", host, run.source,
+                                    f"{len(failed)} case(s) failed, e.g. {case} on GPU {where}: {error}", failed))
+        for g in units:
+            by_gpu.setdefault((g.host, g.uuid), g)
+    problems += [Problem("missing", h, "", "no result for this node") for h in sorted(set(expect))
+                 if h and not _seen(h, problems, hosts)]
+    cohorts: dict[tuple, list[Gpu]] = defaultdict(list)
+    for g in by_gpu.values():
+        cohorts[g.cohort].append(g)
+    flags: list[Flag] = []
+    crowds: list[Crowd] = []
+    infos = []
+    for key in sorted(cohorts, key=lambda k: (-len(cohorts[k]), cohort_label(k))):
+        members = cohorts[key]
+        if len(members) < min_cohort:
+            problems += [Problem("not judged", g.host, g.source, f"GPU {g.index} ({g.uuid}): its cohort "
+                                 f"({cohort_label(key)}) has {len(members)} GPU(s), fewer than --min-cohort "
+                                 f"{min_cohort}") for g in members]
+            infos.append(Cohort(cohort_label(key), len(members), 0, len({k for g in members for k in g.values})))
+            continue
+        found, crowded, judged, too_few = _judge(members, score, min_effect_pct, min_cohort, max_share, both_sides)
+        crowds += crowded
+        per_gpu: dict[int, int] = defaultdict(int)
+        for f in found:
+            per_gpu[id(f.gpu)] += 1
+        infos.append(Cohort(cohort_label(key), len(members), judged, too_few,
+                            sum(1 for n in per_gpu.values() if n >= min_cases)))
+        flags += found
+    worst: dict[int, float] = defaultdict(float)
+    count: dict[int, int] = defaultdict(int)
+    for f in flags:
+        worst[id(f.gpu)] = max(worst[id(f.gpu)], abs(f.effect_pct))
+        count[id(f.gpu)] += 1
+    flags.sort(key=lambda f: (-worst[id(f.gpu)], f.gpu.host, f.gpu.index, -abs(f.effect_pct), f.case))
+    crowds.sort(key=lambda c: (-len(c.outside) / c.held, c.cohort, c.case))
+    thresholds = dict(score=score, min_effect_pct=min_effect_pct, min_cohort=min_cohort, min_cases=min_cases,
+                      max_share=max_share, split_driver=split_driver, both_sides=both_sides, max_age_h=max_age_h)
+    return FleetReport(len(runs), list(by_gpu.values()), infos, [f for f in flags if count[id(f.gpu)] >= min_cases],
+                       problems, thresholds, [f for f in flags if count[id(f.gpu)] < min_cases], crowds)

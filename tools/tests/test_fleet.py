@@ -1,0 +1,215 @@
+"""gpu-bench-fleet: the bad GPUs among many, nothing else; nodes without a usable result reported, not dropped."""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import synth
+import synth_fleet
+from conftest import run_cli
+from gpu_bench_tools import cli_fleet, dburl, fleet, history
+
+H2D_SLOW = {r"^Transfer/dir:h2d/": 0.93}  # 7% slower: beyond 5%, on every h2d case
+
+
+def node(tmp, i, gpu="H100", slow=None, driver="580.159.04", night=1, **kw) -> str:
+    """Node i's default run (schema 2, one repetition) of one night, with a GPU UUID of its own."""
+    doc = synth.make_run(gpu=gpu, seed=1000 * night + i, host=f"n{i:03d}", schema="2", reps=1, families=("Transfer",),
+                         slow=slow, driver=driver, date=f"2025-02-{night + 1:02d}T02:{i % 60:02d}:00+00:00", **kw)
+    doc["context"]["gpu.uuid"] = f"GPU-{gpu}-{i:04d}"
+    return synth.write(Path(tmp) / f"n{i:03d}_{night}.json", doc)
+
+
+def hosts(rep) -> set[str]:
+    return {g.host for g, _ in rep.ranked()}
+
+
+def test_planted_faults_among_100_nodes_are_found_and_nothing_else(tmp_path, capsys):
+    """The benchmark's check (tools/benchmarks/bench_fleet.py) on 100 nodes redrawn from the committed runs."""
+    if not all(p.exists() for p in synth_fleet.SOURCES.values()):
+        pytest.skip("the committed default runs (results/sampled) are not here")
+    faults = synth_fleet.spread_faults(100, 6)
+    paths, planted = synth_fleet.build(tmp_path / "nodes", 100, faults, seed=3)
+    out = tmp_path / "fleet.json"
+    code, _, err = run_cli(cli_fleet.main, [*paths, "--format", "json", "--out", str(out)], capsys)
+    assert code == 1 and "6 flagged" in err
+    rep = json.loads(out.read_text())
+    assert {g["host"] for g in rep["gpus_flagged"]} == set(planted)
+    # A planted GPU's rows are the cases its fault slows, and now and then a lone noise outlier of its own.
+    other = [f for f in rep["flags"] if not synth_fleet.faulty(f["case"], planted[f["host"]][0])]
+    assert len(rep["flags"]) >= 6 * 8 and len(other) <= 2, other
+    assert all(f["effect_pct"] >= 5 and (f["score"] is None or f["score"] >= 6) for f in rep["flags"])
+    assert rep["problems"] == [] and {c["gpus"] for c in rep["cohorts"]} == {50}
+
+
+def test_thresholds_effect_own_noise_lone_crowded_and_both_sides(tmp_path):
+    paths = [node(tmp_path, i) for i in range(20)]
+    paths[3] = node(tmp_path, 3, slow={r"^Transfer/dir:h2d/": 0.965})  # 3.5% slower: below --min-effect
+    paths[4] = node(tmp_path, 4, slow=H2D_SLOW)  # flagged
+    paths[5] = node(tmp_path, 5, slow={r"^Transfer/dir:h2d/mem:pinned/bytes:(1024|8192)$": 0.93})  # 2 cases: lone
+    paths[6] = node(tmp_path, 6, slow={r"^Transfer/dir:d2h/": 1.10})  # faster: only with both_sides
+    doc = json.loads(Path(node(tmp_path, 7, slow=H2D_SLOW)).read_text())
+    for e in doc["benchmarks"]:
+        e["noise_pct"] = 9.0  # its own run says its figures are only good to 9%
+    paths[7] = synth.write(tmp_path / "n007_1.json", doc)
+    for i in (10, 11, 12):  # 3 of 20 (more than 2%) slower on one case: that case's or the cohort's, not theirs
+        paths[i] = node(tmp_path, i, slow={r"^Transfer/dir:bidir/mem:pinned/bytes:8192$": 0.8})
+    inputs = fleet.read_files(paths)
+    rep = fleet.analyse(inputs)
+    assert hosts(rep) == {"n004"}
+    assert len(rep.flags) == 21 and all(f.case.startswith("Transfer/dir:h2d/") for f in rep.flags)
+    assert {(f.gpu.host, f.case) for f in rep.lone} == {("n005", "Transfer/dir:h2d/mem:pinned/bytes:1024"),
+                                                       ("n005", "Transfer/dir:h2d/mem:pinned/bytes:8192")}
+    assert [(c.case, sorted(f.gpu.host for f in c.outside)) for c in rep.crowds] == [
+        ("Transfer/dir:bidir/mem:pinned/bytes:8192", ["n010", "n011", "n012"])]
+    assert not rep.problems
+    assert hosts(fleet.analyse(inputs, both_sides=True)) == {"n004", "n006"}
+    assert hosts(fleet.analyse(inputs, min_effect_pct=3.0)) == {"n003", "n004"}
+    assert hosts(fleet.analyse(inputs, min_cases=2)) == {"n004", "n005"}
+
+
+def test_cohorts_are_model_and_link_and_small_ones_are_not_judged(tmp_path):
+    paths = [node(tmp_path, i) for i in range(10)] + [node(tmp_path, 10 + i, gpu="H200") for i in range(2)]
+    gen4 = json.loads(Path(node(tmp_path, 20, slow={r"^Transfer/dir:(h2d|d2h|bidir)/": 0.5})).read_text())
+    gen4["context"]["profile.host_link"] = "PCIe gen4 x16"  # half the link: a cohort of its own, not a fault
+    paths.append(synth.write(tmp_path / "n020_1.json", gen4))
+    paths += [node(tmp_path, 30 + i, driver="570.86.15", slow=H2D_SLOW) for i in range(2)]
+    rep = fleet.analyse(fleet.read_files(paths))
+    assert sorted((c.label, c.gpus) for c in rep.cohorts) == [
+        ("H100 80GB HBM3, PCIe gen4 x16, preset default, gate on", 1),
+        ("H100 80GB HBM3, PCIe gen5 x16, preset default, gate on", 12),
+        ("H200, PCIe gen5 x16, preset default, gate on", 2)]
+    not_judged = sorted(p.host for p in rep.problems if p.kind == "not judged")
+    assert not_judged == ["n010", "n011", "n020"] and not any(p.counted for p in rep.problems)
+    # The driver is not part of a cohort unless asked: two nodes on another driver stand out from the rest.
+    assert hosts(rep) == {"n030", "n031"}
+    split = fleet.analyse(fleet.read_files(paths), split_driver=True, min_cohort=2)
+    assert hosts(split) == set() and len(split.cohorts) == 4
+
+
+def test_multi_gpu_nodes_name_the_gpu_and_the_pair(tmp_path):
+    paths = []
+    for i in range(10):
+        slow = {r"^Transfer/dir:h2d/.*/device:2$": 0.7} if i == 3 else None
+        doc = synth.make_multi_run(gpus=4, seed=2000 + i, host=f"m{i:02d}", slow=slow, reps=1,
+                                   links={(0, 1): "pcie_switch"} if i == 5 else None,
+                                   date=f"2025-02-01T03:{i:02d}:00+00:00")
+        for g in range(4):
+            doc["context"][f"gpu.{g}.uuid"] = f"GPU-m{i:02d}-{g}"
+        doc["context"]["gpu.uuid"] = "GPU-m{i:02d}-0"
+        paths.append(synth.write(tmp_path / f"m{i:02d}.json", doc))
+    rep = fleet.analyse(fleet.read_files(paths))
+    assert {(g.host, g.index, g.uuid) for g, _ in rep.ranked()} == {
+        ("m03", "2", "GPU-m03-2"), ("m05", "0->1", "GPU-m05-0 -> GPU-m05-1"),
+        ("m05", "1->0", "GPU-m05-1 -> GPU-m05-0")}
+    cohorts = {c.label: c.gpus for c in rep.cohorts}
+    assert cohorts["H100 80GB HBM3, PCIe gen5 x16, preset ?, gate on"] == 40
+    assert all(f.case.startswith(("Peer/src:0/dst:1/peer_access:on", "Peer/src:1/dst:0/peer_access:on",
+                                  "PeerLatency/src:0/dst:1/peer_access:on", "PeerLatency/src:1/dst:0/peer_access:on",
+                                  "Transfer/dir:h2d/")) for f in rep.flags)
+    assert not any("/device:" in f.case for f in rep.flags)
+
+
+def test_nodes_without_a_usable_result_are_reported_not_dropped(tmp_path, capsys):
+    paths = [node(tmp_path, i) for i in range(9)]
+    trunc = tmp_path / "n050.json"
+    trunc.write_text(Path(paths[0]).read_text()[:5000])
+    failing = json.loads(Path(node(tmp_path, 51)).read_text())
+    for e in failing["benchmarks"]:
+        if "mem:pinned" in e["name"]:
+            e.update(error_occurred=True, error_message="verification failed: 3 of 256 words differ")
+    plain = synth.write(tmp_path / "n053.json", synth.make_run(schema=None, families=("Transfer",)))
+    expect = tmp_path / "hosts.txt"
+    expect.write_text("# every node of the partition\n" + "".join(f"n{i:03d}\n" for i in (*range(9), 50, 51, 52, 53)))
+    args = [*paths, str(trunc), synth.write(tmp_path / "n051.json", failing), str(tmp_path / "n052.json"), plain,
+            "--expect", str(expect)]
+    code, out, err = run_cli(cli_fleet.main, args, capsys)
+    assert code == 1 and "0 flagged" in err and "4 problem(s)" in err, out
+    lines = [ln.split() for ln in out.splitlines()]
+    kinds = {ln[0] for ln in lines if ln}
+    assert {"unreadable", "missing", "failed"} <= kinds
+    assert "truncated JSON" in out and "plain Google Benchmark JSON" in out and "n052.json: no such file" in out
+    assert "21 case(s) failed, e.g. Transfer/dir:h2d/mem:pinned/bytes:1024 on GPU 0: error: verification" in out
+    code, out, _ = run_cli(cli_fleet.main, [*args, "--format", "csv"], capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert sorted(r["kind"] for r in rows) == ["failed cases", "missing", "unreadable", "unreadable"]
+    code, out, _ = run_cli(cli_fleet.main, [*args, "--format", "json"], capsys)
+    failed = [p for p in json.loads(out)["problems"] if p["kind"] == "failed cases"][0]
+    assert failed["host"] == "n051" and len(failed["cases"]) == 21 and failed["counted"]
+    code, out, _ = run_cli(cli_fleet.main, [*args, "--format", "html"], capsys)
+    assert out.startswith("<!DOCTYPE html>") and "n052.json: no such file" in out and "<script" not in out
+    # Hosts expected but with no result at all, not even a file: missing by name.
+    expect.write_text("n000\nn099\n")
+    code, out, _ = run_cli(cli_fleet.main, [*paths, "--expect", str(expect)], capsys)
+    assert code == 1 and "missing       n099" in out
+
+
+def test_the_history_database_gives_the_same_verdicts(tmp_path, capsys, monkeypatch):
+    paths = [node(tmp_path, i, slow=H2D_SLOW if i == 6 else None) for i in range(12)]
+    db = str(tmp_path / "h.sqlite")
+    history.ingest(db, paths[:6])
+    history.ingest(db, paths[6:] + [node(tmp_path, 6, night=0)])  # the night before, when n006 was well
+    files = fleet.analyse(fleet.read_files(paths))
+    code, out, _ = run_cli(cli_fleet.main, ["--db", db, "--format", "json"], capsys)
+    assert code == 1 and hosts(files) == {"n006"}
+    got = json.loads(out)
+    assert [(f["host"], f["case"]) for f in got["flags"]] == [(f.gpu.host, f.case) for f in files.flags]
+    # The files of both nights: the newer one of each node is judged, the older one is said to be superseded.
+    both = fleet.analyse(fleet.read_files(paths + [node(tmp_path, 6, night=0)]))
+    assert [(f.gpu.host, f.case) for f in both.flags] == [(f.gpu.host, f.case) for f in files.flags]
+    assert [(p.kind, p.host) for p in both.problems] == [("superseded", "n006")]
+    monkeypatch.setenv(dburl.ENV, db)
+    code, out, err = run_cli(cli_fleet.main, ["--max-age", "24"], capsys)
+    assert code == 1 and out.count("stale") == 12 and "0 flagged" in err
+
+
+def test_the_history_database_on_postgresql(tmp_path, pg_url, capsys, monkeypatch):
+    paths = [node(tmp_path, i, slow=H2D_SLOW if i == 2 else None) for i in range(10)]
+    history.ingest(pg_url, paths)
+    monkeypatch.setenv(dburl.ENV, pg_url)
+    code, out, err = run_cli(cli_fleet.main, ["--format", "csv"], capsys)
+    assert code == 1 and {r["host"] for r in csv.DictReader(io.StringIO(out))} == {"n002"}
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "nothing to judge"),
+    (["a.json", "--db", "h.sqlite"], "not both"),
+    (["--db", "postgresql://u:secret@127.0.0.1:1/db"], "a password on the command line"),
+    (["--db", "postgresql://u@127.0.0.1:1/db"], "cannot connect"),
+    (["--db", "missing.sqlite"], "no history database here"),
+    (["a.json", "--score", "0"], "must be more than 0"),
+    (["a.json", "--min-cohort", "2"], "must be 3 or more"),
+    (["a.json", "--expect", "no-such-list.txt"], "--expect no-such-list.txt: cannot read"),
+])
+def test_bad_usage_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, args, message):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(dburl.ENV, raising=False)
+    code, out, err = run_cli(cli_fleet.main, args, capsys)
+    assert code == 2 and message in err and "secret" not in err
+    assert err.splitlines()[-1].startswith("gpu-bench-fleet: error: ") and err.count("error") == 1
+
+
+def test_a_real_process_prints_one_line_and_imports_lightly(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    from conftest import subprocess_env
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = dict(subprocess_env(), GPU_BENCH_DB=f"postgresql://nightly:Pa55-in-env@127.0.0.1:{port}/db")
+    p = subprocess.run([sys.executable, "-m", "gpu_bench_tools.cli_fleet"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "cannot connect" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and "Pa55-in-env" not in p.stderr and "nightly:***@" in p.stderr
+    code = ("import sys, gpu_bench_tools.fleet, gpu_bench_tools.fleet_render, gpu_bench_tools.cli_fleet, "
+            "gpu_bench_tools.dburl, gpu_bench_tools.history_store\n"
+            "heavy = [m for m in ('matplotlib', 'scipy', 'numpy', 'sqlalchemy') if m in sys.modules]\n"
+            "print(heavy); sys.exit(1 if heavy else 0)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
