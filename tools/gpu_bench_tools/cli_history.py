@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -11,13 +12,15 @@ from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, posi
 from .load import InputError
 
 PROG = "gpu-bench-history"
+# The database a batch job or a pod is given in its environment: a value there stays out of the process list.
+DB_ENV = "GPU_BENCH_DB"
 
 
 def build_parser() -> ArgumentParser:
     default_db = history.default_db_path()
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
-                        help=f"SQLite database (default {default_db})")
+                        help=f"SQLite database (default ${DB_ENV}, else {default_db})")
     p = ArgumentParser(prog=PROG, description="Keep gpu_bench runs in an SQLite database and flag regressions "
                        "of the newest run of each machine against its recent past.", parents=[common])
     sub = p.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
@@ -50,7 +53,7 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    db = getattr(args, "db", None) or history.default_db_path()
+    db = getattr(args, "db", None) or os.environ.get(DB_ENV, "").strip() or history.default_db_path()
     if args.command == "ingest":
         res = history.ingest(db, args.files)
         for path, label, when in res.added:
