@@ -29,6 +29,7 @@ import gatefiles as gf
 import pytest
 import services as sv
 from conftest import REPO, TOOLS
+from toolbin import tool_bin, write_exe
 
 SLURM = REPO / "deploy" / "slurm"
 NODE_CHECK = REPO / "deploy" / "prometheus" / "gpu-bench-node-check.sh"
@@ -40,28 +41,8 @@ AS_ROOT = os.geteuid() == 0
 # util-linux's, in /usr/sbin: root runs the job's commands as the job's user with it.
 RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"
 FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL")
-TOOL_MODULES = {"gpu-bench-gate": "cli_gate", "gpu-bench-export": "cli_export", "gpu-bench-history": "cli_history"}
 # What the job's interpreter must import; prometheus_client is gpu-bench-export's one dependency outside the tools.
 JOB_IMPORTS = "import gpu_bench_tools.cli_gate, gpu_bench_tools.cli_export, gpu_bench_tools.cli_history, prometheus_client"
-
-
-def write_exe(path: Path, text: str) -> Path:
-    path.write_text(text)
-    path.chmod(0o755)
-    return path
-
-
-def tool_bin(folder: Path, python: str, pythonpath: Path) -> Path:
-    """gpu-bench-gate, -export and -history as the job finds them on PATH, and a gpu_bench stand-in that
-    copies $STUB_RESULTS to --benchmark_out or, with it empty, fails as gpu_bench does without a GPU."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, module in TOOL_MODULES.items():
-        write_exe(folder / name, f'#!/bin/sh\nPYTHONPATH="{pythonpath}" exec "{python}" -m gpu_bench_tools.{module} "$@"\n')
-    write_exe(folder / "gpu_bench-stub", "#!/bin/sh\n"
-              'for a in "$@"; do case "$a" in --benchmark_out=*) out=${a#--benchmark_out=};; esac; done\n'
-              'if [ -z "$STUB_RESULTS" ]; then echo "gpu_bench: no CUDA GPU is visible (stand-in)" >&2; exit 1; fi\n'
-              'cp "$STUB_RESULTS" "$out"\n')
-    return folder
 
 
 def gpu_bench_binary() -> Path | None:
