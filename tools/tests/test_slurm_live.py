@@ -16,7 +16,6 @@ import os
 import pwd
 import re
 import shutil
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -77,14 +76,8 @@ class Cluster:
 
     def stop(self, name: str) -> None:
         proc = self.procs.pop(name, None)
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            sv.stop(proc, timeout=15)
 
     def check_running(self) -> None:
         for name, proc in self.procs.items():
