@@ -19,7 +19,7 @@ import gatefiles as gf
 import pytest
 import services as sv
 from conftest import REPO, TOOLS
-from toolbin import tool_bin
+from toolbin import degraded_copy, tool_bin
 
 try:
     import kubernetes_validate as kv
@@ -97,7 +97,8 @@ def test_the_nightly_job_puts_one_pod_on_each_gpu_node():
     anti = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert [(t["topologyKey"], t["labelSelector"]["matchLabels"]) for t in anti] == [("kubernetes.io/hostname", labels)]
     gpu_nodes = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert gpu_nodes == [{"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]
+    gpu_label = {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}
+    assert gpu_nodes == [{"matchExpressions": [gpu_label]}]
     (container,) = pod["containers"]
     assert int(container["resources"]["limits"]["nvidia.com/gpu"]) >= 1
     assert cron["spec"]["concurrencyPolicy"] == "Forbid" and pod["restartPolicy"] == "Never"
@@ -154,7 +155,7 @@ def test_the_pods_command_judges_keeps_and_drains_nothing(results, status, line,
     (command,) = container["command"]
     script = INSTALLED[command]
     if results == "degraded":
-        results = gf.write(tmp_path / "degraded.json", gf.scaled(gf.read(gf.GATE_H200), "Transfer/dir:d2d/", "gbps", 0.8))
+        results = degraded_copy(tmp_path)
     elif results == "missing":
         results = tmp_path / "missing.json"
     tool_bin(tmp_path / "bin", sys.executable, TOOLS)

@@ -28,7 +28,7 @@ import gatefiles as gf
 import pytest
 import services as sv
 from conftest import REPO, TOOLS
-from toolbin import tool_bin, write_exe
+from toolbin import degraded_copy, tool_bin, write_exe
 
 SLURM = REPO / "deploy" / "slurm"
 NODE_CHECK = REPO / "deploy" / "prometheus" / "gpu-bench-node-check.sh"
@@ -40,8 +40,31 @@ AS_ROOT = os.geteuid() == 0
 # util-linux's, in /usr/sbin: root runs the job's commands as the job's user with it.
 RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"
 FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL")
-# What the job's interpreter must import; prometheus_client is gpu-bench-export's one dependency outside the tools.
-JOB_IMPORTS = "import gpu_bench_tools.cli_gate, gpu_bench_tools.cli_export, gpu_bench_tools.cli_history, prometheus_client"
+# Run by this test's Python: the three tools the job runs, on a committed run; then where each module they
+# loaded from outside the standard library and the tools lives (a package's folder, or a module's file), one a
+# line, for a copy the job's user can read.
+LOADED_BY_THE_JOB = r"""
+import os, shutil, sys, tempfile
+at_start = set(sys.modules)  # what site's .pth files load, not the tools
+from gpu_bench_tools import cli_export, cli_gate, cli_history
+run, scratch, shown = sys.argv[1], tempfile.mkdtemp(), sys.stdout
+sys.stdout = open(os.devnull, "w")
+codes = (cli_gate.main(["--quiet", run]), cli_export.main(["--out", scratch, run]),
+         cli_history.main(["--db", os.path.join(scratch, "h.sqlite"), "ingest", run]))
+sys.stdout = shown
+shutil.rmtree(scratch)
+assert codes == (0, 0, 0), codes
+installed = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+for name, module in sorted(sys.modules.items()):
+    where = getattr(module, "__file__", None)
+    if "." in name or name in at_start or name == "gpu_bench_tools" or not where:
+        continue
+    if not any(d in where for d in installed):
+        continue
+    print(os.path.dirname(where) if hasattr(module, "__path__") else where)
+    if os.path.isdir(os.path.join(os.path.dirname(where), "..", name + ".libs")):  # numpy.libs and the like
+        print(os.path.join(os.path.dirname(os.path.dirname(where)), name + ".libs"))
+"""
 
 
 def gpu_bench_binary() -> Path | None:
@@ -51,11 +74,6 @@ def gpu_bench_binary() -> Path | None:
         if p and Path(p).is_file() and os.access(p, os.X_OK):
             return Path(p)
     return None
-
-
-def degraded_copy(folder: Path) -> str:
-    """The committed H200 gate run with its d2d copy 20% slower."""
-    return gf.write(folder / "gate_h200_d2d_cut.json", gf.scaled(gf.read(gf.GATE_H200), "Transfer/dir:d2d/", "gbps", 0.8))
 
 
 class Cluster:
@@ -177,7 +195,8 @@ def cluster():
         c = _start_cluster(work, user)
         if AS_ROOT:
             line = (SLURM / "sudoers.gpu-bench").read_text().splitlines()[-1]
-            line = line.replace("gpubench", user).replace("/usr/local/sbin/gpu-bench-drain", str(work / "sbin" / "gpu-bench-drain"))
+            line = line.replace("gpubench", user)
+            line = line.replace("/usr/local/sbin/gpu-bench-drain", str(work / "sbin" / "gpu-bench-drain"))
             staged = work / "sudoers"
             staged.write_text(line + "\n")
             staged.chmod(0o440)
@@ -206,19 +225,28 @@ def _start_cluster(work: Path, user: str) -> Cluster:
     uid = pwd.getpwnam(user).pw_uid
     os.chown(work / "jobs", uid, -1)
 
-    # The tools as the job's user can run them: a copy of the package and of prometheus_client beside it, and
-    # an interpreter that user may execute (this one may live in a folder only its owner can enter).
-    shutil.copytree(TOOLS / "gpu_bench_tools", work / "lib" / "gpu_bench_tools",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    import prometheus_client
-
-    shutil.copytree(Path(prometheus_client.__file__).parent, work / "lib" / "prometheus_client",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    # The tools as the job's user can run them: a copy of the package and of every package it loads, and an
+    # interpreter that user may execute (this one may live in a folder only its owner can enter).
+    lib = work / "lib"
+    shutil.copytree(TOOLS / "gpu_bench_tools", lib / "gpu_bench_tools", ignore=shutil.ignore_patterns("__pycache__"))
+    r = subprocess.run([sys.executable, "-c", LOADED_BY_THE_JOB, str(gf.GATE_H100)], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(TOOLS)}, cwd=work, timeout=120)
+    assert r.returncode == 0, r
+    tops = []
+    for where in map(Path, r.stdout.split("\n")[:-1]):
+        if where.is_dir():
+            shutil.copytree(where, lib / where.name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(where, lib / where.name)
+        tops.append(where.name.split(".")[0])
+    imports = "import gpu_bench_tools.cli_gate, gpu_bench_tools.cli_export, gpu_bench_tools.cli_history"
+    imports += "".join(f", {t}" for t in tops if t.isidentifier())
     python = next((py for py in (sys.executable, "/usr/bin/python3") if subprocess.run(
-        ([RUNUSER, "-u", user, "--"] if AS_ROOT else []) + [py, "-c", JOB_IMPORTS], capture_output=True,
-        env={"PYTHONPATH": str(work / "lib"), "PATH": "/usr/bin:/bin"}, cwd="/").returncode == 0), None)
+        ([RUNUSER, "-u", user, "--"] if AS_ROOT else []) + [py, "-c", imports], capture_output=True,
+        env={"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}, cwd="/").returncode == 0), None)
     if python is None:
-        pytest.skip(f"no Python that user {user} may run imports the tools ({sys.executable} and /usr/bin/python3 tried)")
+        pytest.skip(f"no Python that user {user} may run imports the tools "
+                    f"({sys.executable} and /usr/bin/python3 tried)")
     tool_bin(work / "bin", python, work / "lib")
     binary = gpu_bench_binary()
     if binary:
@@ -457,6 +485,7 @@ def test_the_nhc_check_reads_the_gate(results, rc, message, tmp_path):
     write_healthcheck_config(tmp_path, results)
     (tmp_path / "hc-textfile").mkdir()
     env = sv.no_proxy_env({"GPU_BENCH_CONFIG": str(tmp_path / "healthcheck.env")})
-    script = f'die() {{ echo "die $1: $2"; }}; . "{SLURM / "gpu_bench.nhc"}"; check_gpu_bench "{SLURM / "gpu-bench-healthcheck"}"'
+    script = (f'die() {{ echo "die $1: $2"; }}; . "{SLURM / "gpu_bench.nhc"}"; '
+              f'check_gpu_bench "{SLURM / "gpu-bench-healthcheck"}"')
     r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == rc and r.stdout.startswith(message) and (rc or r.stdout == ""), r
