@@ -28,6 +28,7 @@ import gatefiles as gf
 import pytest
 import services as sv
 from conftest import REPO, TOOLS
+import test_prometheus_live as prom
 from toolbin import degraded_copy, tool_bin, write_exe
 
 SLURM = REPO / "deploy" / "slurm"
@@ -74,6 +75,10 @@ def gpu_bench_binary() -> Path | None:
         if p and Path(p).is_file() and os.access(p, os.X_OK):
             return Path(p)
     return None
+
+
+# test_prometheus_live's Pushgateway, started on 127.0.0.1 for a test and stopped after it.
+pushgateway = prom.pushgateway
 
 
 class Cluster:
@@ -412,6 +417,19 @@ def test_a_degraded_copy_drains_the_node_and_is_still_kept(cluster):
     assert textfile_verdict(case) == "1.0"  # the figures are published, and the run kept, as for any run
     runs, rows = history_runs(case / "history.sqlite")
     assert runs == 1 and rows > 0
+
+
+def test_the_job_pushes_to_a_pushgateway_when_one_is_named(cluster, pushgateway):
+    """GPU_BENCH_PUSHGATEWAY set and no textfile folder: the run lands in a real Pushgateway on 127.0.0.1."""
+    base = pushgateway()
+    cluster.resume()
+    case, env = new_case(cluster, "push", gf.GATE_H100)
+    job = cluster.submit(case, {**env, "GPU_BENCH_PUSHGATEWAY": base, "GPU_BENCH_TEXTFILE_DIR": ""})
+    assert (job["state"], job["exit"]) == ("COMPLETED", "0:0"), job
+    assert f"pushed to {base}: job gpu_bench, instance vm, preset gate; gate PASS" in job["output"], job
+    verdicts = prom.pushed(base)["gpu_bench_gate_verdict"]
+    assert [(v.labels["instance"], v.value) for v in verdicts] == [("vm", 0.0)]
+    assert textfile_verdict(case) is None
 
 
 @pytest.mark.parametrize("name,content,reason", [
