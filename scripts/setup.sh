@@ -91,11 +91,13 @@ install_optional gtest/gtest.h libgtest-dev "the unit and GPU fixture tests are 
 install_optional numaif.h libnuma-dev "host memory is not bound to the GPU's NUMA node"
 
 # The services the tools' tests start for real, on 127.0.0.1 and Unix sockets only: Prometheus,
-# node_exporter and the Pushgateway (with certificates made by openssl), and a throwaway PostgreSQL server.
+# node_exporter and the Pushgateway (with certificates made by openssl), a throwaway PostgreSQL server, and
+# a one-node Slurm (munge, slurmctld, slurmd; sudo for the drain's one privileged step).
 # Only test.sh asks for them (GPU_BENCH_SETUP_TESTS=1). Where one cannot be installed its tests skip,
 # naming it; with GPU_BENCH_TEST_SERVICES=require (CI) set-up stops instead.
 if [ "${GPU_BENCH_SETUP_TESTS:-0}" = 1 ]; then
-  test_packages=(prometheus prometheus-node-exporter prometheus-pushgateway openssl postgresql)
+  test_packages=(prometheus prometheus-node-exporter prometheus-pushgateway openssl postgresql
+                 munge slurmctld slurmd slurm-client sudo)
   step "test services" "install ${test_packages[*]} (Debian packages) and run again"
   installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -qx 'install ok installed'; }
   missing=()

@@ -1,4 +1,4 @@
-"""Real Prometheus programs for the tests, started on 127.0.0.1 on free ports and always stopped.
+"""Real programs for the tests (Prometheus, Slurm), started on 127.0.0.1 on free ports and always stopped.
 
 Nothing here talks to any address but 127.0.0.1, and no proxy from the environment is used.
 """
@@ -30,14 +30,24 @@ PACKAGES = {
     "prometheus-node-exporter": "prometheus-node-exporter",
     "prometheus-pushgateway": "prometheus-pushgateway",
     "openssl": "openssl",
+    "slurmctld": "slurmctld",
+    "slurmd": "slurmd",
+    "sbatch": "slurm-client",
+    "scontrol": "slurm-client",
+    "munged": "munge",
+    "mungekey": "munge",
+    "sudo": "sudo",
+    "visudo": "sudo",
 }
 PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy",
               "NO_PROXY")
 
 
 def need(program: str) -> str:
-    """The program's path, or a skip naming the package that has it (.ci/run installs them)."""
-    path = shutil.which(program) or (f"/usr/bin/{program}" if os.access(f"/usr/bin/{program}", os.X_OK) else None)
+    """The program's path, or a skip naming the package that has it (scripts/test.sh's set-up installs them)."""
+    # Daemons live in /usr/sbin, which an ordinary user's PATH may leave out.
+    path = shutil.which(program) or next((f"{d}/{program}" for d in ("/usr/bin", "/usr/sbin")
+                                          if os.access(f"{d}/{program}", os.X_OK)), None)
     if path is None:
         package = PACKAGES[program]
         pytest.skip(f"{program} is missing: Debian package {package} is not installed (apt-get install -y {package})")
@@ -77,13 +87,18 @@ def running(argv: list[str], port: int, log: Path):
             time.sleep(0.05)
         yield proc
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL if it has not gone within `timeout` seconds; always reaped."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _tail(log: Path) -> str:

@@ -153,6 +153,7 @@ def test_machines_are_kept_apart(tmp_path, db, capsys):
 
 
 def test_default_database_lives_in_the_users_data_dir(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("GPU_BENCH_DB", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert history.default_db_path() == tmp_path / "xdg" / "gpu_bench" / "history.sqlite"
     code, out, _ = run_cli(cli_history.main, ["ingest", night(tmp_path, 1)], capsys)
@@ -160,6 +161,18 @@ def test_default_database_lives_in_the_users_data_dir(tmp_path, monkeypatch, cap
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert history.default_db_path() == tmp_path / "home" / ".local" / "share" / "gpu_bench" / "history.sqlite"
+
+
+def test_the_database_named_in_the_environment_wins_over_the_default(tmp_path, monkeypatch, capsys):
+    """A batch job or pod names its database in GPU_BENCH_DB; --db still wins over it."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("GPU_BENCH_DB", str(tmp_path / "env.sqlite"))
+    code, out, _ = run_cli(cli_history.main, ["ingest", night(tmp_path, 1)], capsys)
+    assert code == 0 and f"database {tmp_path / 'env.sqlite'}" in out
+    assert counts(str(tmp_path / "env.sqlite"))[1] == 1 and not (tmp_path / "xdg").exists()
+    code, out, _ = run_cli(cli_history.main, ["--db", str(tmp_path / "arg.sqlite"), "ingest", night(tmp_path, 2)],
+                           capsys)
+    assert code == 0 and counts(str(tmp_path / "arg.sqlite"))[1] == 1 and counts(str(tmp_path / "env.sqlite"))[1] == 1
 
 
 def test_check_and_trend_refuse_a_missing_or_foreign_database(tmp_path, capsys):
