@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+import interrupted_ingest
 import synth
 from conftest import run_cli
 from gpu_bench_tools import cli_history, history
@@ -53,25 +54,10 @@ def test_ingest_is_idempotent(tmp_path, db, capsys):
 
 def test_interrupted_ingest_leaves_the_database_as_it_was(tmp_path, db, monkeypatch, capsys):
     history.ingest(db, [night(tmp_path, 1)])
-    before = counts(db)
-    real = history._insert_results
-    calls = []
-
-    def failing(conn, run_id, *rest):
-        calls.append(run_id)
-        n = real(conn, run_id, *rest)
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # as if Ctrl-C arrived half way through the second file
-        return n
-
-    monkeypatch.setattr(history, "_insert_results", failing)
-    code, _, err = run_cli(cli_history.main, ["--db", db, "ingest", night(tmp_path, 2), night(tmp_path, 3)], capsys)
-    assert code == 130 and "interrupted" in err
-    assert len(calls) == 2 and counts(db) == before
+    two = [night(tmp_path, 2), night(tmp_path, 3)]
+    interrupted_ingest.check(monkeypatch, capsys, db, counts, ["--db", db, "ingest", *two], two)
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    monkeypatch.setattr(history, "_insert_results", real)
-    assert len(history.ingest(db, [night(tmp_path, 2), night(tmp_path, 3)]).added) == 2
 
 
 def test_a_bad_file_adds_nothing(tmp_path, db, capsys):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import interrupted_ingest
 import synth
 from conftest import run_cli
 from gpu_bench_tools import cli_history, dburl, history
@@ -63,23 +64,9 @@ def test_ingest_output_masks_the_password(tmp_path, pg_url, pg_server, monkeypat
 
 def test_interrupted_ingest_leaves_postgresql_as_it_was(tmp_path, pg_url, monkeypatch, capsys):
     history.ingest(pg_url, [night(tmp_path, 1)])
-    before = counts(pg_url)
-    real = history._insert_results
-    calls = []
-
-    def failing(conn, run_id, *rest):
-        calls.append(run_id)
-        n = real(conn, run_id, *rest)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return n
-
-    monkeypatch.setattr(history, "_insert_results", failing)
+    two = [night(tmp_path, 2), night(tmp_path, 3)]
     monkeypatch.setenv(dburl.ENV, pg_url)
-    code, _, err = run_cli(cli_history.main, ["ingest", night(tmp_path, 2), night(tmp_path, 3)], capsys)
-    assert code == 130 and len(calls) == 2 and counts(pg_url) == before
-    monkeypatch.setattr(history, "_insert_results", real)
-    assert len(history.ingest(pg_url, [night(tmp_path, 2), night(tmp_path, 3)]).added) == 2
+    interrupted_ingest.check(monkeypatch, capsys, pg_url, counts, ["ingest", *two], two)
 
 
 # ---------------------------------------------------------------------------------------------
