@@ -25,7 +25,9 @@ def smallest_p(n1: int, n2: int) -> float:
     """The smallest two-sided p-value a rank test can give n1 against n2 values (no ties)."""
     if n1 < 1 or n2 < 1:
         return 1.0
-    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
+    # Integer true division: exact for any size, 0.0 where the value is below the smallest float (a float
+    # numerator would first turn the count of splits into a float, which overflows past about 1e308).
+    return min(1.0, 2 / math.comb(n1 + n2, n1))
 
 
 def _method(a: Sequence[float], b: Sequence[float]) -> str:

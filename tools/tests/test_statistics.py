@@ -107,3 +107,17 @@ def test_noise_is_the_confidence_interval_of_the_median():
 def test_smallest_p_is_what_the_exact_test_gives_for_complete_separation(n1, n2):
     a, b = [float(i) for i in range(n1)], [float(100 + i) for i in range(n2)]
     assert stats.u_test_pvalues([(a, b)])[0][0] == pytest.approx(stats.smallest_p(n1, n2))
+
+
+def test_the_smallest_p_of_many_samples_is_zero_not_an_overflow():
+    # 600 against 600 samples: C(1200, 600) is far beyond the largest float.
+    assert stats.smallest_p(600, 600) == 0.0
+    assert stats.smallest_p(2, 2) == pytest.approx(1 / 3)
+
+
+def test_two_sampled_default_runs_compare(capsys):
+    # The committed default matrices with every sample (--samples=on): cases with hundreds of samples a side.
+    h100, h200 = (REPO / "results" / "sampled" / f"default_{g}.json" for g in ("h100", "h200"))
+    code, out, err = run_cli(cli_compare.main, [str(h100), str(h200)], capsys)
+    assert code == 0 and "Traceback" not in err, err
+    assert "Transfer (" in out and "Batch" not in out
