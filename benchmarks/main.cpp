@@ -260,7 +260,8 @@ int main(int argc, char** argv) {
     gpu_bench::register_all_families(
         opts.all_devices ? gpu_bench::device_range(visible) : std::vector<int>{opts.device}, opts.all_devices);
     // Judge the filter before making a context, so a filter that selects nothing gets one line.
-    if (gpu_bench::count_filter_matches(filter, gpu_bench::registered_names()) == 0) {
+    const long matched = gpu_bench::count_filter_matches(filter, gpu_bench::registered_names());
+    if (matched == 0) {
       const auto unknown = gpu_bench::unknown_mem_kinds_in_filter(filter);
       if (!unknown.empty())
         std::fprintf(stderr, "gpu_bench: no case matches the filter: '%s' is not a memory kind (see --help)\n",
@@ -306,9 +307,8 @@ int main(int argc, char** argv) {
       for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
       for (const auto& [key, value] : bind_to_gpu_node(opts)) benchmark::AddCustomContext(key, value);
     }
-    const long selected = gpu_bench::count_filter_matches(filter, gpu_bench::registered_names());
     const bool show_progress = opts.progress == "on" || (opts.progress == "auto" && isatty(STDERR_FILENO));
-    gpu_bench::progress progress(static_cast<std::size_t>(std::max(0L, selected) * repetitions),
+    gpu_bench::progress progress(static_cast<std::size_t>(std::max(0L, matched) * repetitions),
                                  opts.max_time_per_case_s, show_progress && !opts.list_only ? stderr : nullptr);
     gpu_bench::set_run_progress(&progress);
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();

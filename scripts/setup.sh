@@ -3,8 +3,6 @@
 # header), then configures and builds it into build/. Needs only the CUDA toolkit to be there already.
 # What it installs, the environment it reads and every line it prints: docs/setup.md.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$(realpath -m "${BUILD_DIR:-$root/build}")
 
 say() { echo "setup: $*" >&2; }
 warn() { say "warning: $*"; }
@@ -26,6 +24,10 @@ trap on_exit EXIT
 trap 'say "$step_name interrupted"; reported=true; exit 130' INT
 trap 'say "$step_name interrupted"; reported=true; exit 143' TERM
 scratch=$(mktemp -d 2>/dev/null)
+
+step "build folder" "set BUILD_DIR to a folder path this user can make and run again"
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$(realpath -m "${BUILD_DIR:-$root/build}")
 
 # A one-line reason from a command's LOG: its last error line (pip's ERROR:, apt's E:), else its last line.
 last_line() {

@@ -18,7 +18,6 @@
 #include "benchmarks/all_host/model.hpp"
 #include "fixtures/run/options.hpp"
 #include "fixtures/memory/pattern.hpp"
-#include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/run/registry.hpp"
@@ -92,11 +91,6 @@ void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, i
     streams.synchronize();
   };
   fill();
-  for (const gpu_lane& l : lanes) {
-    // Every gate exists before the first one closes: making one pins memory, which is kept out of the
-    // sample in case pinning waits on a GPU whose stream is held.
-    (void)process_gate(l.device);
-  }
   const bool verify_each = current_options().verify_each;
   case_plan plan;
   plan.prepare = [&] {

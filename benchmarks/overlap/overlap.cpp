@@ -107,24 +107,22 @@ struct pipeline {
 
   cudaStream_t stream_of(int chunk) const { return streams[chunk % streams.size()]; }
 
-  void copy_in(int i) {
+  // One chunk's copy: in, host to device, or out, device to host.
+  void copy(int i, bool in) {
     const std::size_t lo = chunks[static_cast<std::size_t>(i)].first, hi = chunks[static_cast<std::size_t>(i)].second;
-    rec.run(stream_of(i), i % streams.size(), "h2d " + std::to_string(i), "copy", [&] {
-      CUDA_CHECK(cudaMemcpyAsync(b.dev_f() + lo, b.in_f() + lo, (hi - lo) * sizeof(float), cudaMemcpyHostToDevice,
-                                 stream_of(i)));
+    float* dst = in ? b.dev_f() + lo : b.out_f() + lo;
+    const float* src = in ? b.in_f() + lo : b.dev_f() + lo;
+    rec.run(stream_of(i), i % streams.size(), in ? "h2d" : "d2h", i, "copy", [&] {
+      CUDA_CHECK(cudaMemcpyAsync(dst, src, (hi - lo) * sizeof(float),
+                                 in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream_of(i)));
     });
   }
+  void copy_in(int i) { copy(i, true); }
+  void copy_out(int i) { copy(i, false); }
   void kernel(int i) {
     const std::size_t lo = chunks[static_cast<std::size_t>(i)].first, hi = chunks[static_cast<std::size_t>(i)].second;
-    rec.run(stream_of(i), i % streams.size(), "kernel " + std::to_string(i), "kernel",
+    rec.run(stream_of(i), i % streams.size(), "kernel", i, "kernel",
             [&] { kernels::sincos_work(b.dev_f(), lo, hi - lo, c.work, stream_of(i)); });
-  }
-  void copy_out(int i) {
-    const std::size_t lo = chunks[static_cast<std::size_t>(i)].first, hi = chunks[static_cast<std::size_t>(i)].second;
-    rec.run(stream_of(i), i % streams.size(), "d2h " + std::to_string(i), "copy", [&] {
-      CUDA_CHECK(cudaMemcpyAsync(b.out_f() + lo, b.dev_f() + lo, (hi - lo) * sizeof(float), cudaMemcpyDeviceToHost,
-                                 stream_of(i)));
-    });
   }
   void after_chunk_op(int i) {
     if (c.sync == sync_point::per_chunk) CUDA_CHECK(cudaStreamSynchronize(stream_of(i)));

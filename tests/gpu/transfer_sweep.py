@@ -4,6 +4,7 @@ every case, verify its data, and report rates that are plausible for a real bus.
 
 usage: transfer_sweep.py GPU_BENCH OUT.json
 """
+import statistics
 import sys
 
 from gpu_common import CONTEXT_KEYS, Checker, iteration_runs, list_cases, run_gpu_bench
@@ -75,8 +76,7 @@ def main(exe, out):
         times = sorted(b.get("sample_times_s", []))
         c.check(len(times) == b.get("samples"), f"{name}: {len(times)} sample times for {b.get('samples')} samples")
         if times:
-            mid = len(times) // 2
-            median = times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
+            median = statistics.median(times)
             c.check(abs(median * 1e6 - b["real_time"]) <= 1e-3 * b["real_time"] + 1e-3,
                     f"{name}: real_time {b['real_time']} us is not the samples' median {median * 1e6} us")
     for key in ("gpu_bench.elapsed_s", "gpu_bench.timed_s", "gpu_bench.noise_target_pct", "gpu_bench.preset"):

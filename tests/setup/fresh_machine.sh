@@ -19,7 +19,7 @@ say() { echo "fresh_machine: $*"; }
 fail() { echo "fresh_machine: FAIL: $*" >&2; exit 1; }
 [ -x "$reference" ] || fail "$reference is not an executable gpu_bench"
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || fail "mktemp could not make a scratch folder (TMPDIR ${TMPDIR:-/tmp})"
 trap 'rm -rf "$tmp"' EXIT
 clone=$tmp/clone
 unset BUILD_DIR CMAKE_ARGS GPU_BENCH_WERROR GPU_BENCH_NVML_INCLUDE GPU_BENCH_CUDA_INCLUDE VIRTUAL_ENV PYTHONPATH PYTHONHOME
@@ -114,13 +114,13 @@ expect_one_line_failure() {  # WHAT STEP [ENV=VALUE...]
 }
 
 say "commit $(git -C "$repo" rev-parse --short=12 HEAD), cloned into $clone"
-git clone -q "$repo" "$clone"
+git clone -q "$repo" "$clone" || fail "git could not clone $repo into $clone"
 if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no)" ]; then
   say "note: $repo has uncommitted changes; the clone, like a new user's, has only the commit"
 fi
 
 # 1. A bare python3 first on PATH.
-python3 -m venv "$tmp/bare-python"
+python3 -m venv "$tmp/bare-python" || fail "python3 -m venv failed (Debian: install python3-venv)"
 "$tmp/bare-python/bin/python3" -c 'import numpy' 2>/dev/null && fail "the bare virtual environment sees numpy"
 run_setup "bare python3" "$tmp/bare-python/bin"
 check_python "bare python3" "$tmp/bare-python/bin/python3"
