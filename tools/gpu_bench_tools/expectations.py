@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import InputError
+from .facts import pcie_max_link
 from .names import parse_name
 
 if TYPE_CHECKING:
@@ -90,10 +91,7 @@ def result_link(f: BenchmarkFile) -> str | None:
     trained = f.fact("profile.host_link")
     if trained and not trained.startswith("PCIe"):
         return trained
-    gen, width = f.fact("gpu.pcie_gen_max"), f.fact("gpu.pcie_width_max")
-    if gen and width:
-        return f"PCIe gen{gen} x{width}"
-    return trained
+    return pcie_max_link(f) or trained
 
 
 def default_path() -> Path:

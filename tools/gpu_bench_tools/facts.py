@@ -61,6 +61,12 @@ def pcie_link(f: BenchmarkFile) -> str | None:
     return f"gen{gen or '?'} x{width or '?'} / gen{gmax or '?'} x{wmax or '?'}"
 
 
+def pcie_max_link(f: BenchmarkFile) -> str | None:
+    """The PCIe link the GPU and its slot can train to, 'PCIe genG xW', or None where it is not known."""
+    gen, width = f.fact("gpu.pcie_gen_max"), f.fact("gpu.pcie_width_max")
+    return f"PCIe gen{gen} x{width}" if gen and width else None
+
+
 def gate(f: BenchmarkFile) -> str | None:
     """The gate's state; every gpu_bench run from before --gate=off had it on."""
     return f.fact("gpu_bench.gate") or ("on" if f.is_gpu_bench else None)

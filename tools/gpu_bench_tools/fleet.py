@@ -35,17 +35,16 @@ from pathlib import Path
 from typing import Iterable
 
 from . import history
-from .facts import gate
+from .facts import gate, pcie_max_link
 from .load import (
     BenchmarkFile,
     InputError,
-    benchmark_file_from_doc,
     gpu_fact,
     gpu_summary,
     gpu_uuids,
     gpus_used,
+    load_file,
     parse_name,
-    read_json,
     short_gpu_name,
 )
 
@@ -168,7 +167,7 @@ def cohort_label(key: tuple) -> str:
 
 def _read(path: str) -> NodeRun | Problem:
     try:
-        f = benchmark_file_from_doc(path, read_json(path), require_figures=False)
+        f = load_file(path, require_figures=False)
     except InputError as e:
         kind = "missing" if not os.path.lexists(path) else "unreadable"
         return Problem(kind, None, path, str(e))
@@ -258,8 +257,7 @@ def host_link(f: BenchmarkFile) -> str:
     link = f.fact("profile.host_link")
     if link:
         return link
-    gen, width = f.fact("gpu.pcie_gen_max"), f.fact("gpu.pcie_width_max")
-    return f"PCIe gen{gen} x{width}" if gen and width else "host link unavailable"
+    return pcie_max_link(f) or "host link unavailable"
 
 
 def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[tuple[str, str, str]]]:

@@ -294,10 +294,10 @@ def _metric_value(metric: str, counters_json: str | None, time_unit: str | None)
 def load_series(conn, runs: list[Run], metric: str | None, rx: re.Pattern | None) -> dict[str, CaseSeries]:
     """Every case's figures over the given runs (oldest first), on its headline or on `metric`."""
     names = store.cases(conn)
-    by_id = {r.id: r for r in runs}
+    position = {r.id: i for i, r in enumerate(runs)}
     out: dict[str, CaseSeries] = {}
     rows = store.results_of(conn, [r.id for r in runs], with_counters=bool(metric))
-    rows.sort(key=lambda row: runs.index(by_id[row[0]]))
+    rows.sort(key=lambda row: position[row[0]])
     for run_id, case_id, headline, unit, better, value, reps_json, noise, time_unit, counters, error in rows:
         name, family = names[case_id]
         if rx and not rx.search(name):
@@ -319,7 +319,7 @@ def load_series(conn, runs: list[Run], metric: str | None, rx: re.Pattern | None
         else:
             reps = json.loads(reps_json) if reps_json else []
         if value is not None and math.isfinite(value):
-            s.points.append(Point(by_id[run_id], value, reps, noise))
+            s.points.append(Point(runs[position[run_id]], value, reps, noise))
     return out
 
 

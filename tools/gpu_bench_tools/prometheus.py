@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from .gate import ERRORED, case_gpu, model_of
 from .multigpu import gpu_fact, gpus_used
+from .results import TIME_UNIT_NS
 
 if TYPE_CHECKING:
     from .gate import Verdict
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
 GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName", "pci_bus_id")
 RUN_LABELS = ("preset", "family")
-TIME_UNITS_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 LAST_SUCCESS = "gpu_bench_last_success_timestamp_seconds"
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _PCI = re.compile(r"^([0-9a-fA-F]{1,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
@@ -144,10 +144,10 @@ def _case_rows(f: BenchmarkFile):
         unit = d.unit or case.time_unit
         if unit == "GB/s":
             headline = ("rate", value * 1e9)
-        elif unit in TIME_UNITS_S:
+        elif unit in TIME_UNIT_NS:
             if d.headline == "real_time":
                 unit = case.time_unit  # the time's own unit, whatever the descriptor says
-            headline = ("time", value * TIME_UNITS_S[unit])
+            headline = ("time", value * (TIME_UNIT_NS[unit] / 1e9))
         else:
             continue  # a unit with no base unit to convert to (a ratio such as a speedup)
         labels = {"Hostname": host, "preset": preset, "family": case.family}

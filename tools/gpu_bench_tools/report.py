@@ -31,7 +31,7 @@ from .load import (
     topology,
 )
 from .plot import human_bytes, make_plots, section_titles
-from .plot.canvas import PREFERRED_ORDER, headline_scale, headline_unit
+from .plot.canvas import axis_value_key, headline_scale, headline_unit
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 24px auto;
@@ -88,11 +88,6 @@ def _group(files: list[BenchmarkFile], family: str, axes: tuple[str, ...]) -> di
     return groups
 
 
-def _value_key(axis: str, v: str):
-    order = PREFERRED_ORDER.get(axis, ())
-    return (order.index(v) if v in order else 99, int(v) if v.isdigit() else -1, v)
-
-
 def _row_label(key: tuple[str, ...], axes: tuple[str, ...]) -> str:
     """'h2d pinned', 'h2d pinned, GPU 1', 'GPU 0 -> GPU 1'."""
     d = {a: v for a, v in zip(axes, key) if v != "-"}
@@ -141,7 +136,7 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
         groups = _group(files, fam, axes)
         unit = headline_unit(desc)
         rows, numbers = [], []
-        for key in sorted(groups, key=lambda k: tuple(_value_key(a, v) for a, v in zip(axes + ("device",), k))):
+        for key in sorted(groups, key=lambda k: tuple(axis_value_key(a, v) for a, v in zip(axes + ("device",), k))):
             per_file = groups[key]
             varying = {k for k, _ in set(kv for cases in per_file for c in cases for kv in c.name.axes)
                        if len({c.axis(k) for cases in per_file for c in cases}) > 1}

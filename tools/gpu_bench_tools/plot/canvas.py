@@ -23,6 +23,13 @@ PREFERRED_ORDER = {"dir": DIR_ORDER + ("oneway",), "mem": MEM_ORDER, "peer_acces
                    "schedule": ("serial", "depth_first", "breadth_first")}
 
 
+def axis_value_key(axis: str, v: str | None):
+    """Sorts an axis's values: the preferred order first, then numbers by size, then the rest by name."""
+    order = PREFERRED_ORDER.get(axis, ())
+    v = "-" if v is None else v
+    return (order.index(v) if v in order else 99, int(v) if v.isdigit() else -1, v)
+
+
 @dataclass
 class Plot:
     kind: str

@@ -10,11 +10,11 @@ from ..families import FamilyDescriptor, host_link_peak
 from ..load import Case
 from .canvas import (
     FILE_MARKERS,
-    PREFERRED_ORDER,
     Canvas,
     Plot,
     PlotContext,
     Point,
+    axis_value_key,
     colours,
     draw_line,
     headline_label,
@@ -31,12 +31,6 @@ from .canvas import (
 )
 
 MAX_BARS = 40  # cases per bar chart; more are split over several figures
-
-
-def _value_key(axis: str, v: str | None):
-    order = PREFERRED_ORDER.get(axis, ())
-    v = "-" if v is None else v
-    return (order.index(v) if v in order else 99, int(v) if v.isdigit() else -1, v)
 
 
 def _show(axis: str, v: str) -> str:
@@ -86,10 +80,10 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
             sk = (i, sv if any(v is not None for v in sv) else None, c.axis("device"))
             groups.setdefault(fixed, {}).setdefault(pv, {}).setdefault(sk, []).append((i, c))
     def series_key(sv):
-        return tuple(_value_key(a, v) for a, v in zip(series_axes, sv)) if sv else ()
+        return tuple(axis_value_key(a, v) for a, v in zip(series_axes, sv)) if sv else ()
 
     all_series = sorted({sk for panels in groups.values() for per in panels.values() for sk in per},
-                        key=lambda sk: (sk[0], series_key(sk[1]), _value_key("device", sk[2])))
+                        key=lambda sk: (sk[0], series_key(sk[1]), axis_value_key("device", sk[2])))
     one_per_file = all(sk[1] is None and sk[2] is None for sk in all_series)
     palette = colours(len(ctx.files) if one_per_file else len(all_series))
     colour_of = {sk: palette[sk[0] if one_per_file else n] for n, sk in enumerate(all_series)}
@@ -104,9 +98,9 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
 
     ytitle = headline_label(desc)
     out = []
-    for fixed in sorted(groups, key=lambda fx: tuple(_value_key(k, v) for k, v in fx)):
+    for fixed in sorted(groups, key=lambda fx: tuple(axis_value_key(k, v) for k, v in fx)):
         by_panel = groups[fixed]
-        pkeys = sorted(by_panel, key=lambda pv: tuple(_value_key(a, v) for a, v in zip(panel_axes, pv)))
+        pkeys = sorted(by_panel, key=lambda pv: tuple(axis_value_key(a, v) for a, v in zip(panel_axes, pv)))
         ncols = min(3, len(pkeys))
         nrows = math.ceil(len(pkeys) / ncols)
         canvas = Canvas(nrows, ncols)
