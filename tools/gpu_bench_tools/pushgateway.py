@@ -107,7 +107,7 @@ def checked_url(url: str, creds: Credentials) -> str:
     except ValueError as e:
         raise InputError(f"--pushgateway: not a URL ({e})") from None
     if parts.username is not None or parts.password is not None:
-        shown = parts._replace(netloc=parts.hostname + (f":{port}" if port else "")).geturl()
+        shown = parts._replace(netloc=(parts.hostname or "") + (f":{port}" if port else "")).geturl()
         raise InputError(f"--pushgateway {shown}: credentials in the URL show in the process list; "
                          f"give them in {ENV_AUTH_FILE} or {ENV_USER}/{ENV_PASSWORD}")
     if parts.scheme not in ("http", "https") or not parts.hostname:

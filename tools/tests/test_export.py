@@ -190,6 +190,7 @@ def test_an_unwritable_folder_is_one_line_and_the_old_file_stays(capsys):
     ("a file as folder", ["--out", "{results}"], "not a folder"),
     ("zero timeout", ["--out", "{tmp}", "--timeout", "0"], "--timeout must be more than 0"),
     ("URL with credentials", ["--pushgateway", f"http://gate:{PASSWORD}@127.0.0.1:9"], "credentials in the URL"),
+    ("credentials and no host", ["--pushgateway", f"http://gate:{PASSWORD}@/"], "credentials in the URL"),
     ("not http", ["--pushgateway", "ftp://127.0.0.1:9"], "give http://HOST:PORT"),
 ])
 def test_bad_arguments_are_one_line(what, argv, says, tmp_path, capsys):
