@@ -70,7 +70,11 @@ def main(exe, out):
         c.check(bool(plain) and bool(pat), f"AllHost {d}: plain or {pattern} missing")
         if plain and pat and doc["context"].get("gpu.count") == "1":
             a, b = pat[0]["gbps"], plain[0]["gbps"]
-            c.check(abs(a / b - 1) < 0.05, f"AllHost {d} {pattern} on one GPU: {a:.2f} against {b:.2f} GB/s")
+            # 5%, widened by each median's own interval (to 15% at most): a burst of other traffic on a
+            # shared host link makes one case noisy, and says so in noise_pct, without the two differing.
+            tol = min(0.15, 0.05 + (pat[0].get("noise_pct", 0) + plain[0].get("noise_pct", 0)) / 100)
+            c.check(abs(a / b - 1) < tol,
+                    f"AllHost {d} {pattern} on one GPU: {a:.2f} against {b:.2f} GB/s (tolerance {tol:.1%})")
 
     with tempfile.TemporaryDirectory() as tmp:
         r = subprocess.run([exe, "--sizes=1T", "--benchmark_filter=^Transfer/dir:h2d/mem:pinned/",

@@ -88,6 +88,7 @@ TEST(Loop, TheMedianIsTheFigure) {
   const sample_set s = calibrate(plan_of([&] { return v[i++ % 10] * 1e-3; }), rules(100.0, 10.0));
   EXPECT_EQ(s.size(), 10u);
   EXPECT_DOUBLE_EQ(s.time_s(), 3e-3);  // sorted: 1 2 2 3 3 3 4 4 5 100
+  EXPECT_DOUBLE_EQ(s.fastest_s(), 1e-3);  // the first sample was not the fastest
 }
 
 }  // namespace
