@@ -216,7 +216,7 @@ const family_registration registration{{
     "yes",
     "x=bytes;series=api;panel=copies",
     family_scope::single_gpu,
-    "^Batch/api:(loop|batch|kernel)/copies:(1|64)/bytes:(4|4096)/",
+    "^Batch/api:(loop|batch|kernel)/copies:(1|64)/",
     "",
     [] {
       const std::vector<std::uint64_t> sizes =

@@ -68,9 +68,15 @@ run_one() {
   fi
   # The single-GPU families on one GPU each (spread by the caller), the multi-GPU ones on all of them.
   [ -n "$gpu" ] && export CUDA_VISIBLE_DEVICES=$gpu
+  # No case: a multi-GPU family on too few GPUs is skipped; a single-GPU family's filter is wrong.
   if [ "$("$build/gpu_bench" --benchmark_list_tests --benchmark_filter="$filter" "${args[@]}" 2>/dev/null | grep -c .)" -eq 0 ]; then
-    echo "no case of $fam on this machine (a multi-GPU family may need more GPUs)" >"$log"
-    echo "skip" >"$log.rc"
+    if [ "$(scope_of "$fam")" = multi_gpu ]; then
+      echo "no case of $fam on this machine: it needs more GPUs" >"$log"
+      echo "skip" >"$log.rc"
+    else
+      echo "no case of $fam: its filter selects nothing with ${args[*]}" >"$log"
+      echo "empty 0" >"$log.rc"
+    fi
     return
   fi
   # shellcheck disable=SC2046  # tool_args prints nothing or one word
@@ -102,7 +108,7 @@ status=0
 for tool in $tools; do
   log="$out/sanitize_$tool.log"
   : >"$log"
-  errors=0 bad=""
+  errors=0 bad="" ran=0 skipped=""
   for entry in "${families[@]}"; do
     fam=${entry%%=*}
     read -r rc secs <"$work/$tool.$fam.rc"
@@ -110,7 +116,11 @@ for tool in $tools; do
       echo "=== $fam: gpu_bench --benchmark_filter='${entry#*=}' ${args[*]} $(tool_args "$tool")"
       cat "$work/$tool.$fam"
     } >>"$log"
-    [ "$rc" = skip ] && continue
+    [ "$rc" = skip ] && skipped+=" $fam" && continue
+    if [ "$rc" = empty ]; then
+      bad+=" $fam (its filter selects no case)"
+      continue
+    fi
     # memcheck, initcheck and synccheck: "ERROR SUMMARY: N errors"; racecheck: "(N errors, M warnings)"
     partial=""
     n=$(grep -oE "ERROR SUMMARY: [0-9]+ error|\([0-9]+ errors" "$work/$tool.$fam" | grep -oE "[0-9]+" | tail -1)
@@ -129,10 +139,10 @@ for tool in $tools; do
     elif [ "$rc" != 0 ] || [ -z "$n" ]; then
       bad+=" $fam (exit $rc${n:+, $n errors})"
     fi
-    errors=$(( errors + ${n:-0} ))
+    errors=$(( errors + ${n:-0} )) ran=$(( ran + 1 ))
     echo "=== $fam: exit $rc, ${n:-no} errors${partial:-}, $secs s" >>"$log"
   done
-  line="$tool: $errors errors over ${#families[@]} families${bad:+; failed:$bad}"
+  line="$tool: $errors errors over $ran families${skipped:+; skipped (too few GPUs):$skipped}${bad:+; failed:$bad}"
   echo "$line" | tee -a "$log"
   [ -z "$bad" ] && [ "$errors" -eq 0 ] || status=1
 done

@@ -240,6 +240,19 @@ class SamplingAndPresets(unittest.TestCase):
             "Transfer/dir:bidir/mem:pinned/bytes:268435456/manual_time",
             "Transfer/dir:d2d/mem:device/cache:cold/bytes:268435456/manual_time"]))
 
+    def test_every_single_gpu_family_smoke_filter_selects_its_own_cases_at_64k(self):
+        # scripts/sanitize.sh and the smoke step run each family's filter with --sizes=64K; one that selects
+        # nothing there would be reported as covered without a case having run.
+        rows = [line.split("\t") for line in run("--families").stdout.splitlines()]
+        single = [(name, flt) for name, scope, flt in rows if scope == "single_gpu"]
+        self.assertGreater(len(single), 5)
+        for name, flt in single:
+            r = run("--benchmark_list_tests", "--sizes=64K", f"--benchmark_filter={flt or '^' + name + '/'}",
+                    env={"CUDA_VISIBLE_DEVICES": ""})
+            names = r.stdout.split()
+            self.assertTrue(names, f"{name}: its smoke filter {flt!r} selects no case at --sizes=64K")
+            self.assertEqual({n.split("/")[0] for n in names}, {name}, name)
+
     def test_conflicting_or_incomplete_flags_are_one_line_and_exit_2(self):
         for args, needle in ((["--preset=gate", "--benchmark_filter=Transfer"], "drop --benchmark_filter"),
                              (["--samples=on"], "give one"),
