@@ -127,7 +127,7 @@ void run_batch(benchmark::State& state, const batch_case& c) {
   CUDA_CHECK(cudaStreamSynchronize(s));
 
   case_plan plan;
-  if (current_options().verify_each) plan.prepare = poison;
+  plan.reset_output = poison;
   stream_set::hooks hooks;
   // The copy-engine ways prime the engine with a small copy between buffers of their own.
   if (c.api != batch_api::kernel)

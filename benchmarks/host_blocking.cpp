@@ -81,11 +81,9 @@ void run_host_blocking(benchmark::State& state, mem_kind mem, std::uint64_t byte
   // host_s: time inside the copy call; wall_s: from the call to the completion the host sees; extra[0]:
   // the CPU work's own time.
   case_plan plan;
-  plan.prepare = [&] {
-    if (current_options().verify_each) {
-      fill_poison(dr, seed, side::gpu, s.get());
-      s.synchronize();
-    }
+  plan.reset_output = [&] {
+    fill_poison(dr, seed, side::gpu, s.get());
+    s.synchronize();
   };
   plan.measure = [&] {
     const auto [blocked, total, cpu] = once();

@@ -91,11 +91,8 @@ void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, i
     streams.synchronize();
   };
   fill();
-  const bool verify_each = current_options().verify_each;
   case_plan plan;
-  plan.prepare = [&] {
-    if (verify_each) fill();
-  };
+  plan.reset_output = fill;
   stream_set::hooks hooks;
   hooks.prime = [&](int g) {
     const gpu_lane& l = lanes[static_cast<std::size_t>(g)];

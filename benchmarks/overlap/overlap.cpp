@@ -306,10 +306,7 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
   }
   pipeline_run run(c, b, pb);
   case_plan plan = run.plan();
-  const bool verify_each = current_options().verify_each;
-  plan.prepare = [&] {
-    if (verify_each) std::memset(b.out->data(), 0xff, b.bytes);  // NaN: an output nobody wrote fails
-  };
+  plan.reset_output = [&] { std::memset(b.out->data(), 0xff, b.bytes); };  // NaN: an output nobody wrote fails
   double err = 0;
   const double tolerance = 1e-4 + 1e-6 * c.work;
   plan.verify = [&] {

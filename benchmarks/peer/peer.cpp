@@ -132,11 +132,9 @@ std::optional<sample_set> run_peer(benchmark::State& state, const peer_case& c) 
   // through host memory, and whether that enqueue waits for the GPU is not documented: ungated, as
   // pageable copies are, rather than risk a gate the host cannot open.
   const bool gated = c.peer_access;
-  const bool verify_each = current_options().verify_each;
   case_plan plan;
   if (!gated) plan.notes.emplace_back("ungated");
-  plan.prepare = [&] {
-    if (!verify_each) return;
+  plan.reset_output = [&] {
     for (std::size_t i = 0; i < legs.size(); i += 2) legs[i].fill(seed);
   };
   stream_set::hooks hooks;
@@ -240,11 +238,9 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
   std::vector<int> devices;
   for (const auto& [a, b] : copies) devices.push_back(a);
   stream_set& streams = stream_set::cached(devices);
-  const bool verify_each = current_options().verify_each;
   case_plan plan;
-  plan.prepare = [&] {
-    if (verify_each)
-      for (const peer_leg& l : legs) l.fill(seed);
+  plan.reset_output = [&] {
+    for (const peer_leg& l : legs) l.fill(seed);
   };
   plan.measure = [&] {
     return streams.measure(true, [&] {

@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/run/options.hpp"
 
 namespace gpu_bench {
 namespace {
@@ -89,6 +92,68 @@ TEST(Loop, TheMedianIsTheFigure) {
   EXPECT_EQ(s.size(), 10u);
   EXPECT_DOUBLE_EQ(s.time_s(), 3e-3);  // sorted: 1 2 2 3 3 3 4 4 5 100
   EXPECT_DOUBLE_EQ(s.fastest_s(), 1e-3);  // the first sample was not the fastest
+}
+
+// What one reported case did, counted through its plan's hooks.
+struct hook_counts {
+  int resets = 0;            // reset_output calls
+  int checks = 0;            // verify calls
+  int checks_after_reset = 0;  // verify calls whose sample began with a reset_output
+};
+
+class quiet_reporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+// Runs one case through run_case, as Google Benchmark runs a registered family's case.
+hook_counts run_one_case(bool verify_each) {
+  options o = current_options();
+  o.verify_each = verify_each;
+  o.noise_pct = 100;  // stop at the minimum
+  o.min_samples = 12;
+  set_current_options(o);
+  hook_counts n;
+  bool reset_pending = false, sample_had_reset = false;
+  benchmark::RegisterBenchmark("LoopHooks", [&](benchmark::State& state) {
+    case_plan plan;
+    plan.reset_output = [&] {
+      ++n.resets;
+      reset_pending = true;
+    };
+    plan.measure = [&] {
+      sample_had_reset = reset_pending;
+      reset_pending = false;
+      return sample(1e-3);
+    };
+    plan.verify = [&] {
+      ++n.checks;
+      n.checks_after_reset += sample_had_reset;
+      return std::string();
+    };
+    const auto t = run_case(state, plan);
+    EXPECT_TRUE(t.has_value());
+    EXPECT_EQ(t ? t->size() : 0u, 12u);
+  })->UseManualTime()->Iterations(1);
+  quiet_reporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  set_current_options(options{});
+  return n;
+}
+
+TEST(Loop, VerifyEachResetsTheOutputBeforeEveryReportedSampleAndChecksAfterIt) {
+  const hook_counts n = run_one_case(true);
+  EXPECT_EQ(n.resets, 12);  // not in the warm-up
+  EXPECT_EQ(n.checks, 12);
+  EXPECT_EQ(n.checks_after_reset, 12);
+}
+
+TEST(Loop, WithoutVerifyEachTheOutputIsNeverResetAndCheckedOnce) {
+  const hook_counts n = run_one_case(false);
+  EXPECT_EQ(n.resets, 0);
+  EXPECT_EQ(n.checks, 1);
 }
 
 }  // namespace
