@@ -52,7 +52,7 @@ for step in $steps; do
     timeline) bench --timeline="$out/timeline_$tag.json" \
                 --benchmark_filter='^Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:(1|64)/sync:end/' \
                 >"$logs/timeline.log" 2>&1; echo "timeline rc=$?" ;;
-    multi) bench --device=all --benchmark_filter='^(Peer|PeerLatency|AllHost)/' --benchmark_repetitions=5 \
+    multi) bench --device=all --benchmark_filter='^(Peer|PeerPattern|PeerLatency|AllHost)/' --benchmark_repetitions=5 \
              --benchmark_out="$out/peer_${tag}x$gpus.json" --benchmark_out_format=json >"$logs/multi.log" 2>&1
            echo "multi rc=$?" ;;
     sanitize) "$root/scripts/sanitize.sh" "$out"; echo "sanitize rc=$?" ;;
