@@ -133,12 +133,13 @@ def trend(db: str | os.PathLike, case_regex: str, out_dir: str | os.PathLike, me
 def list_runs(db: str | os.PathLike) -> str:
     with store.session(db) as conn:
         lines = []
+        counts = store.case_counts(conn)
         for mid, m in machines(conn).items():
             rs = runs_of(conn, mid)
             lines.append(f"{m.label}: {len(rs)} run(s)")
             for r in rs:
                 lines.append(f"  {r.run_time}  {r.env_text()}  gpu_bench {r.git or '?'}  "
-                             f"{store.case_count(conn, r.id)} cases")
+                             f"{counts.get(r.id, 0)} cases")
         return "\n".join(lines) + "\n" if lines else "no runs in the database\n"
 
 

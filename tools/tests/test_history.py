@@ -136,6 +136,9 @@ def test_machines_are_kept_apart(tmp_path, db, capsys):
     assert code == 0 and "H200 [GPU-a03b77e1] on node-b" in out and "only one run so far" in out
     code, out, _ = run_cli(cli_history.main, ["--db", db, "runs"], capsys)
     assert code == 0 and "H100 80GB HBM3 [GPU-6f1e2d3c] on node-a: 3 run(s)" in out
+    b_line = [line for line in out.splitlines() if "2025-01-09" in line]
+    n_cases = len({b.get("run_name", b["name"]) for b in other["benchmarks"]})
+    assert len(b_line) == 1 and b_line[0].endswith(f" {n_cases} cases"), out
 
 
 def test_default_database_lives_in_the_users_data_dir(tmp_path, monkeypatch, capsys):
