@@ -131,11 +131,11 @@ def judge(f: BenchmarkFile, expect: Expectations) -> Verdict:
     used = gpus_used(f)
     by_gpu: dict[int, list[Case]] = {}
     for c in f.cases.values():
-        by_gpu.setdefault(case_gpu(f, c, used), []).append(c)
-    v.cases_ran = sum(1 for c in f.cases.values() if c.ok)
-    for c in f.cases.values():
-        if not c.ok:
-            gpu = case_gpu(f, c, used)
+        gpu = case_gpu(f, c, used)
+        by_gpu.setdefault(gpu, []).append(c)
+        if c.ok:
+            v.cases_ran += 1
+        else:
             v.problems.append((gpu, f"{c.key} failed", f"{c.key} on GPU {gpu}: {c.problem}"))
     link = result_link(f)
     for gpu in sorted(set(used) | set(by_gpu)):
