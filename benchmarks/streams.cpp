@@ -37,12 +37,6 @@ int sm_count() {
   return sms;
 }
 
-// The one-stream time of each workload on the current GPU, measured once per run, for the speedup counter.
-double& one_stream_time(const std::string& workload) {
-  static std::map<std::pair<int, std::string>, double> t;
-  return t[{current_device(), workload}];
-}
-
 unsigned next_stamp() {
   return next_seed() | 1u;
 }  // never 0, the value of a block that did not run
@@ -125,10 +119,8 @@ std::string normalize_check(const normalize_buffers& b) {
 
 void run_normalize(benchmark::State& state, int streams_n) {
   const normalize_buffers b = buffer_cache::instance().acquire_with_retry(normalize_acquire);
-  double& base = one_stream_time("normalize");
-  if (base == 0) {
-    base = calibrate(normalize_plan(stream_set::cached(1), b), rules_from_options()).time_s();
-  }
+  // The one-stream time, for the speedup counter.
+  const double base = calibrated_once("Streams/normalize", [&] { return normalize_plan(stream_set::cached(1), b); });
   std::memset(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
   case_plan plan = normalize_plan(stream_set::cached(streams_n), b);
   plan.verify = [&b] { return normalize_check(b); };
@@ -160,10 +152,8 @@ void run_busy(benchmark::State& state, bool large, int streams_n) {
   const std::size_t count = static_cast<std::size_t>(kBusyKernels) * blocks;
   device_buffer& d = buffer_cache::instance().device(count * sizeof(unsigned), 0);
   unsigned* marks = static_cast<unsigned*>(d.data());
-  double& base = one_stream_time(large ? "large_kernels" : "small_kernels");
-  if (base == 0) {
-    base = calibrate(busy_plan(stream_set::cached(1), large, marks, 1), rules_from_options()).time_s();
-  }
+  const double base = calibrated_once(large ? "Streams/large_kernels" : "Streams/small_kernels",
+                                      [&] { return busy_plan(stream_set::cached(1), large, marks, 1); });
   const unsigned stamp = next_stamp();
   CUDA_CHECK(cudaMemset(marks, 0, count * sizeof(unsigned)));
   case_plan plan = busy_plan(stream_set::cached(streams_n), large, marks, stamp);

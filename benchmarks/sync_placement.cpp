@@ -86,13 +86,12 @@ op_work make_work(op_kind op) {
 // host reading is compared with (a drained stream before the first event would otherwise put the launch
 // gap into some placements' event times and not others').
 double reference_s(op_kind op, const op_work& w) {
-  static std::map<std::pair<int, op_kind>, double> measured;
-  const auto key = std::make_pair(current_device(), op);
-  if (const auto it = measured.find(key); it != measured.end()) return it->second;
-  stream_set& ss = stream_set::cached(1);
-  case_plan plan;
-  plan.measure = [&] { return ss.measure(true, [&] { w.run(ss.origin()); }); };
-  return measured[key] = calibrate(plan, rules_from_options()).time_s();
+  return calibrated_once("SyncPlacement/" + std::string(to_name(op)), [&] {
+    stream_set& ss = stream_set::cached(1);
+    case_plan plan;
+    plan.measure = [&ss, &w] { return ss.measure(true, [&] { w.run(ss.origin()); }); };
+    return plan;
+  });
 }
 
 void run_sync_placement(benchmark::State& state, op_kind op, placement where) {
