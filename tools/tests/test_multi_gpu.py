@@ -254,6 +254,15 @@ def test_one_per_kind_names_the_multi_gpu_kinds(data, tmp_path, capsys):
     assert "src: 0, dst: 1" in peer
 
 
+def test_peer_at_one_size_is_the_matrix_alone(tmp_path):
+    one = synth.write(tmp_path / "one.json", synth.make_multi_run(gpus=2, seed=3, families=("Peer",),
+                                                                  peer_sizes=(1 << 28,)))
+    two = synth.write(tmp_path / "two.json", synth.make_multi_run(gpus=2, seed=3, families=("Peer",)))
+    kinds = ("peer_matrix", "peer")
+    assert [p.kind for p in plot.make_plots([load_file(one)], tmp_path / "a", kinds=kinds, dpi=50)] == ["peer_matrix"]
+    assert "peer" in [p.kind for p in plot.make_plots([load_file(two)], tmp_path / "b", kinds=kinds, dpi=50)]
+
+
 # ---------------------------------------------------------------------------------------------
 # report
 

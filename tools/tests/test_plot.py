@@ -1,3 +1,4 @@
+import copy
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -55,7 +56,9 @@ def test_transfer_figure_has_title_units_legend_per_file_and_no_peak_without_a_p
     made, out = plots
     text = svg_text(out / "transfer_dir-h2d.svg")
     assert "Transfer bandwidth vs. size: dir: h2d" in text
-    assert "bandwidth (GB/s, 1 GB = 1e9 B), higher is better" in text and "transfer size (log2 scale)" in text
+    # The label of the value axis, too tall for the panel on one line, over two.
+    assert "bandwidth (GB/s, 1 GB = 1e9 B)," in text and "higher is better" in text
+    assert "transfer size (log2 scale)" in text
     assert "H100 80GB HBM3, driver 580.159.04" in text and "H200, driver 570.86.15" in text
     assert "mem: pinned" in text and "256 MiB" in text and "1 KiB" in text
     # Schema 1 files have no device profile, so no peak line is drawn (docs/json.md).
@@ -127,3 +130,128 @@ def test_peer_copies_get_bandwidth_figures(tmp_path):
     assert [p.stem for p in made] == ["peer_matrix_p", "peer_peer_access-on", "peer_peer_access-off"]
     text = svg_text(made[1].paths[0])
     assert "Peer copy bandwidth vs. size: peer_access: on" in text and "src: 0, dst: 1" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# A family at one size: a bar chart with twins side by side; the value axis label fits its panel
+
+
+def _engine_twins(doc, factor=0.9):
+    """The document with an engine:sm twin of every pinned and device case (after all the others, as gpu_bench
+    writes them) and an engine:ce twin of every pageable one, each a little slower, and the engines a series."""
+    twins = []
+    for b in doc["benchmarks"]:
+        for mem, engine in (("pinned", "sm"), ("device", "sm"), ("pageable", "ce")):
+            if f"/mem:{mem}/" in b["name"]:
+                t = copy.deepcopy(b)
+                for k in ("name", "run_name"):
+                    t[k] = t[k].replace(f"/mem:{mem}/", f"/mem:{mem}/engine:{engine}/")
+                if "gbps" in t:
+                    t["gbps"] *= factor
+                twins.append(t)
+    doc["benchmarks"] += twins
+    doc["context"]["family.transfer.plot"] = "x=bytes;series=mem,engine;panel=dir"  # as gpu_bench's
+    return doc
+
+
+def _generic(files, family="Transfer"):
+    from gpu_bench_tools.plot.canvas import PlotContext
+    from gpu_bench_tools.plot.generic import generic_plots
+
+    ctx = PlotContext(files, [f"file {i}" for i in range(len(files))])
+    return generic_plots(ctx, ctx.descriptor(family))
+
+
+def _overlaps(a, b):
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_a_family_at_one_size_is_a_bar_chart_with_each_twin_after_its_case(tmp_path):
+    from matplotlib.container import BarContainer
+
+    size = 268435456
+    files = [benchmark_file_from_doc(f"{n}.json", _engine_twins(synth.make_run(
+        schema="2", families=("Transfer",), sizes=(size,), errors=False, seed=seed)))
+        for n, seed in (("a", 1), ("b", 2))]
+    made = _generic(files)
+    assert len(made) == 1  # one chart, not a figure per cache value or a panel per direction
+    p, canvas = made[0]
+    assert p.kind == "transfer" and p.title == "Transfer: bandwidth per case, bytes: 256 MiB"
+    ax = canvas.axes[0][0]
+    bars = [b for b in ax.containers if isinstance(b, BarContainer)]
+    assert len(bars) == 2 and bars[0].patches[0].get_facecolor() != bars[1].patches[0].get_facecolor()  # per file
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == len(files[0].ok_cases())
+    assert not any("bytes" in t for t in labels)  # the size is in the title
+    for n, t in enumerate(labels):
+        if "/engine:" in t:  # right after the case it is the twin of
+            assert labels[n - 1] == t.replace("/engine:sm", "").replace("/engine:ce", ""), labels
+    # By direction, then memory kind in their usual orders (pinned first), not as the file has them.
+    assert labels[:4] == ["dir:h2d/mem:pinned", "dir:h2d/mem:pinned/engine:sm", "dir:h2d/mem:pageable",
+                          "dir:h2d/mem:pageable/engine:ce"]
+    assert labels.index("dir:h2d/mem:managed_prefetch") < labels.index("dir:d2h/mem:pinned")
+    assert labels[-2:] == ["dir:d2d/mem:device", "dir:d2d/mem:device/engine:sm"]
+    # Each bar says its value, so that a twin's rate compares with its case's at a glance.
+    assert len(ax.texts) == 2 * len(labels) and all(float(t.get_text()) > 0 for t in ax.texts)
+    made = plot.make_plots(files, tmp_path, formats=("svg",))
+    assert [m.stem for m in made] == ["transfer"]
+    text = svg_text(made[0].paths[0])
+    assert "Transfer: bandwidth per case, bytes: 256 MiB" in text and "dir:bidir/mem:pinned/engine:sm" in text
+
+
+def test_a_family_at_several_sizes_keeps_its_line_plots_and_one_without_x_its_file_order():
+    files = [benchmark_file_from_doc("a.json", _engine_twins(synth.make_run(
+        schema="2", families=("Transfer",), errors=False)))]
+    made = _generic(files)
+    assert [p.stem for p, _ in made] == ["transfer"]
+    ax = made[0][1].axes[0][0]
+    assert ax.get_xscale() == "log" and not ax.containers
+    assert all(len(line.get_xdata()) == len(synth.small_sizes()) for line in ax.get_lines()
+               if not line.get_label().startswith("_"))
+    # Without an x hint the cases stay in the order the file names them (record before query).
+    doc = synth.doc_from_values({"Events/op:record": [2.0, 2.1], "Events/op:query": [1.0, 1.1],
+                                 "Events/op:query/timing:off": [0.9, 1.0]}, counter="x")
+    (p, canvas), = _generic([benchmark_file_from_doc("e.json", doc)], "Events")
+    assert [t.get_text() for t in canvas.axes[0][0].get_yticklabels()] == [
+        "op:record", "op:query", "op:query/timing:off"]
+    assert p.title == "Events: time per case" and not canvas.axes[0][0].texts
+
+
+def test_the_value_label_is_on_the_first_column_over_two_lines_where_one_does_not_fit_the_panel():
+    files = [benchmark_file_from_doc("a.json", synth.make_run(schema="2", families=("Transfer", "SmallCopy")))]
+    for family, label in (("Transfer", "bandwidth (GB/s, 1 GB = 1e9 B),\nhigher is better"),
+                          ("SmallCopy", "time (us), lower is better")):  # short enough for one line
+        for _, canvas in _generic(files, family):
+            canvas.fig.canvas.draw()
+            renderer = canvas.fig.canvas.get_renderer()
+            title = canvas.fig._suptitle.get_window_extent(renderer)
+            visible = [(r, c, ax) for r, row in enumerate(canvas.axes) for c, ax in enumerate(row)
+                       if ax.get_visible()]
+            assert len(visible) > 1, family
+            for r, c, ax in visible:
+                assert ax.get_ylabel() == (label if c == 0 else ""), (family, r, c)
+                box = ax.get_tightbbox(renderer)
+                assert not _overlaps(box, title), (family, r, c)  # the title stays above every panel
+                if c == 0:
+                    assert ax.yaxis.label.get_window_extent(renderer).height <= ax.get_window_extent(renderer).height
+                for r2, c2, other in visible:
+                    if (r2, c2) != (r, c):
+                        assert not _overlaps(box, other.get_tightbbox(renderer)), (family, r, c, r2, c2)
+            # The peak's label stays inside its panel.
+            for _, _, ax in visible:
+                inside = ax.get_window_extent(renderer)
+                for t in ax.texts:
+                    b = t.get_window_extent(renderer)
+                    assert inside.y0 <= b.y0 and b.y1 <= inside.y1 + 0.5, (family, t.get_text())
+
+
+def test_a_long_subtitle_is_wrapped_to_a_narrow_figure():
+    from gpu_bench_tools.plot.canvas import Canvas, set_title
+
+    canvas = Canvas(1, 1)
+    set_title(canvas, "Transfer bandwidth vs. size: cache: cold", "one copy per iteration: host<->GPU for every "
+              "host memory kind, both ways at once, and GPU<->GPU")
+    canvas.fig.canvas.draw()
+    box = canvas.fig._suptitle.get_window_extent(canvas.fig.canvas.get_renderer())
+    assert canvas.fig._suptitle.get_text().count("\n") == 2
+    assert 0 <= box.x0 and box.x1 <= canvas.fig.bbox.width

@@ -140,6 +140,20 @@ class Canvas:
                 paths.append(str(p))
         return paths
 
+    def fit_ylabel(self, axes: list, label: str, broken: str) -> None:
+        """Labels the value axis of `axes` with `label`, or with `broken` (the same over two lines) where
+        `label` would be taller than its panel once the layout is solved."""
+        for ax in axes:
+            ax.set_ylabel(label)
+        if label == broken or not axes:
+            return
+        self.fig.draw_without_rendering()  # solves the layout and places the text without drawing pixels
+        renderer = self.fig.canvas.get_renderer()
+        if any(ax.yaxis.label.get_window_extent(renderer).height > ax.get_window_extent(renderer).height
+               for ax in axes):
+            for ax in axes:
+                ax.set_ylabel(broken)
+
     def legend(self, handles=None, labels=None, ncols: int = 3) -> None:
         """One legend for the whole figure, under the panels, instead of one per panel."""
         if handles is None:
@@ -201,7 +215,13 @@ def merged_handles(canvas: Canvas) -> tuple[list, list[str]]:
 
 
 def set_title(canvas: Canvas, title: str, subtitle: str = "") -> None:
-    canvas.fig.suptitle(title + (f"\n{subtitle}" if subtitle else ""), fontsize=12)
+    """The figure's title and subtitle, each line wrapped to the figure's width (about 11 characters an
+    inch at 12 pt, as the heat maps wrap theirs) so that a long one is not cut off by a narrow figure."""
+    import textwrap
+
+    width = max(30, int(canvas.fig.get_figwidth() * 11))
+    lines = [w for part in (title, subtitle) if part for ln in part.split("\n") for w in textwrap.wrap(ln, width)]
+    canvas.fig.suptitle("\n".join(lines), fontsize=12)
 
 
 
@@ -236,10 +256,11 @@ def headline_scale(desc, case: Case) -> Callable[[float], float]:
     return lambda v: v
 
 
-def headline_label(desc) -> str:
+def headline_label(desc, sep: str = ", ") -> str:
+    """'bandwidth (GB/s, 1 GB = 1e9 B), higher is better'; sep=",\n" breaks it before which way is better."""
     what = "time" if desc.is_time else desc.headline
     if desc.headline == "gbps":
         what = "bandwidth"
     unit = headline_unit(desc)
     unit = "GB/s, 1 GB = 1e9 B" if unit == "GB/s" else unit
-    return f"{what} ({unit}), {desc.better} is better" if unit else f"{what}, {desc.better} is better"
+    return f"{what} ({unit}){sep}{desc.better} is better" if unit else f"{what}{sep}{desc.better} is better"

@@ -1,6 +1,7 @@
 """The figure of any family, driven by its descriptor: the headline against the plot hint's x axis, a panel
-per value of its panel axis and a line per file (and series value, and GPU); without an x axis, a bar per
-case and file.  A case that crosses the host link gets the link's peak from the device profile."""
+per value of its panel axis and a line per file (and series value, and GPU); without an x axis, or where
+every case of the family is at one x value (a line of one point is a dot), a bar per case and file.  A case
+that crosses the host link gets the link's peak from the device profile."""
 
 from __future__ import annotations
 
@@ -52,6 +53,57 @@ def _peak(ctx: PlotContext, desc: FamilyDescriptor, cases: list[tuple[int, Case]
         if line not in out:
             out.append(line)
     return out
+
+
+def _headroom(ax, peaks) -> None:
+    """Raises the top of the value axis so that each peak line sits at most at 85% of its height, leaving its
+    label (drawn above the line) inside the panel; on a log axis the fraction is of the decades shown."""
+    if not peaks:
+        return
+    lo, hi = ax.get_ylim()
+    top = max(v for v, _ in peaks)
+    if ax.get_yscale() == "log":
+        if lo > 0 and top > lo:
+            hi = max(hi, lo * (top / lo) ** (1 / 0.85))
+    elif top > lo:
+        hi = max(hi, lo + (top - lo) / 0.85)
+    ax.set_ylim(lo, hi)
+
+
+def x_values(ctx: PlotContext, desc: FamilyDescriptor) -> dict[float, str]:
+    """The numeric values of desc.plot['x'] over the family's good cases in every file (value -> as named)."""
+    x = desc.plot["x"]
+    out: dict[float, str] = {}
+    for f in ctx.files:
+        for c in f.ok_cases():
+            v = c.axis(x) if c.family == desc.name else None
+            if v is None:
+                continue
+            try:
+                out.setdefault(float(v), v)
+            except ValueError:
+                continue
+    return out
+
+
+def twins_adjacent(cases: list[Case]) -> list[str]:
+    """The cases' keys ordered by their axes (each axis in axis_value_key order, a case without the axis
+    first), so that a case and its twin that only adds an axis sit next to each other:
+    dir:h2d/mem:pinned/bytes:N directly followed by dir:h2d/mem:pinned/engine:sm/bytes:N.
+
+    An axis is a twin axis where removing it from a case leaves another case's axes; the twin axes are
+    sorted on last, the others in the order they first appear in the names."""
+    axes: list[str] = []
+    for c in cases:
+        axes += [k for k, _ in c.name.axes if k not in axes]
+    have = {frozenset(c.name.axes) for c in cases}
+    twin = {k for c in cases for k, v in c.name.axes if frozenset(c.name.axes) - {(k, v)} in have}
+    order = sorted(axes, key=lambda a: (a in twin, axes.index(a)))
+
+    def key(c: Case):
+        return tuple((0,) if c.axis(a) is None else (1, axis_value_key(a, c.axis(a))) for a in order)
+
+    return [c.key for c in sorted(cases, key=key)]
 
 
 def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...] | None = None,
@@ -135,7 +187,7 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
                 ax.axhline(value, color="0.35", ls="--", lw=1)
                 ax.annotate(text, (0.01, value), xycoords=("axes fraction", "data"), va="bottom", fontsize=8,
                             color="0.25")
-                ys_all.append(value * 1.08)
+                ys_all.append(value)
             if x == "bytes":
                 log2_size_axis(ax, xs_all)
             else:
@@ -143,9 +195,7 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
                 if spans_decades(xs_all):
                     ax.set_xscale("log", base=2)
             value_axis(ax, ys_all)
-            if peaks and not spans_decades(ys_all):
-                ax.set_ylim(top=max(ax.get_ylim()[1], max(v for v, _ in peaks) * 1.08))
-            ax.set_ylabel(ytitle)
+            _headroom(ax, peaks)
             ax.set_title(", ".join(f"{a}: {_show(a, v)}" for a, v in zip(panel_axes, pv)) or desc.name, fontsize=10)
             ax.grid(True, which="major", alpha=0.3)
         canvas.legend(*merged_handles(canvas))
@@ -155,17 +205,28 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
         head = title or f"{desc.name} {what} vs. {'size' if x == 'bytes' else x}"
         sub = rest_text(fixed)
         set_title(canvas, head + (f": {sub}" if sub else ""), desc.summary)
+        # The panels share the quantity: its label once per row, left of the first panel, over two lines
+        # where one would be taller than the panel (and run into the title or the panel below).
+        canvas.fit_ylabel([row[0] for row in canvas.axes], ytitle, headline_label(desc, sep=",\n"))
         stem = slug("_".join([kind] + [f"{k}-{v}" for k, v in fixed]))
         out.append((Plot(kind, stem, head + (f" ({sub})" if sub else ""), points=npoints), canvas))
     return out
 
 
-def bar_plots(ctx: PlotContext, desc: FamilyDescriptor) -> list[tuple[Plot, Canvas]]:
-    keys: list[str] = []
+def bar_plots(ctx: PlotContext, desc: FamilyDescriptor,
+              at: tuple[str, str] | None = None) -> list[tuple[Plot, Canvas]]:
+    """A bar per case and file, the cases in the order the files first name them.
+
+    at: (axis, value), the one x value every case of a family with an x hint is at.  The cases are then
+    ordered by their axes, twins side by side (twins_adjacent), each bar carries its value so that twins
+    compare at a glance, and the value goes into the title instead of every case's label."""
+    first: dict[str, Case] = {}
     for f in ctx.files:
         for c in f.ok_cases():
-            if c.family == desc.name and c.key not in keys:
-                keys.append(c.key)
+            if c.family == desc.name and c.key not in first:
+                first[c.key] = c
+    keys = twins_adjacent(list(first.values())) if at else list(first)
+    shared = f"{at[0]}:{at[1]}" if at else None
     if not keys:
         return []
     palette = colours(len(ctx.files))
@@ -192,15 +253,24 @@ def bar_plots(ctx: PlotContext, desc: FamilyDescriptor) -> list[tuple[Plot, Canv
                     xs_all += [v for v in (p.y, p.lo, p.hi) if v is not None]
             if xs:
                 npoints += len(xs)
-                ax.barh(ys, xs, hgt, xerr=list(zip(*errs)), color=palette[i], label=ctx.labels[i], capsize=2)
-        ax.set_yticks(range(len(chunk)), [k.split("/", 1)[1] if "/" in k else k for k in chunk], fontsize=8)
+                bars = ax.barh(ys, xs, hgt, xerr=list(zip(*errs)), color=palette[i], label=ctx.labels[i],
+                               capsize=2)
+                if at:
+                    ax.bar_label(bars, fmt=lambda v: f"{v:.0f}" if v >= 100 else f"{v:.3g}", padding=3,
+                                 fontsize=7)
+        ax.set_yticks(range(len(chunk)), ["/".join(seg for seg in k.split("/")[1:] if seg != shared) or k
+                                          for k in chunk], fontsize=8)
         ax.invert_yaxis()
         value_axis(ax, xs_all, which="x")
-        ax.set_xlabel(headline_label(desc) + ": median, bar from the slowest to the fastest repetition")
+        if at and xs_all:  # room right of the longest bar for its value
+            lo, hi = ax.get_xlim()
+            ax.set_xlim(lo, hi * 1.5 if ax.get_xscale() == "log" else hi * 1.08)
+        ax.set_xlabel(headline_label(desc) + ":\nmedian, bar from the slowest to the fastest repetition")
         ax.grid(True, axis="x", which="both", alpha=0.3)
         canvas.legend(ncols=2)
         what = "bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline
-        title = f"{desc.name}: {what} per case" + (f" ({part + 1} of {len(chunks)})" if len(chunks) > 1 else "")
+        title = f"{desc.name}: {what} per case" + (f", {at[0]}: {_show(*at)}" if at else "") + (
+            f" ({part + 1} of {len(chunks)})" if len(chunks) > 1 else "")
         set_title(canvas, title, desc.summary)
         stem = slug(f"{desc.kind}" + (f"_{part + 1}" if len(chunks) > 1 else ""))
         out.append((Plot(desc.kind, stem, title, points=npoints), canvas))
@@ -208,4 +278,12 @@ def bar_plots(ctx: PlotContext, desc: FamilyDescriptor) -> list[tuple[Plot, Canv
 
 
 def generic_plots(ctx: PlotContext, desc: FamilyDescriptor) -> list[tuple[Plot, Canvas]]:
-    return line_plots(ctx, desc) if desc.plot.get("x") else bar_plots(ctx, desc)
+    """Line plots against the x hint; a bar chart without one, or where every case is at the same x (its
+    lines would be single dots stacked in a column), with the cases that differ in one axis side by side."""
+    if not desc.plot.get("x"):
+        return bar_plots(ctx, desc)
+    xs = x_values(ctx, desc)
+    if len(xs) == 1:
+        x = desc.plot["x"]
+        return bar_plots(ctx, desc, at=(x, next(iter(xs.values()))))
+    return line_plots(ctx, desc)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..canvas import PlotContext
-from ..generic import line_plots
+from ..generic import line_plots, x_values
 from ..heatmap import heatmaps
 
 FAMILY = "Peer"
@@ -13,7 +13,8 @@ SECTIONS = {"peer_matrix": "Peer bandwidth between GPUs", "peer": "Peer copies b
 def draw(ctx: PlotContext):
     out = peer_matrix_plots(ctx.files, ctx.labels)
     desc = ctx.descriptor(FAMILY)
-    if desc is not None and desc.plot.get("x"):
+    # At a single size the matrix already shows every pair: a line plot would be one dot a series.
+    if desc is not None and desc.plot.get("x") and len(x_values(ctx, desc)) > 1:
         out += line_plots(ctx, desc, panels=("src", "dst"), kind="peer", title="Peer copy bandwidth vs. size")
     return out
 
