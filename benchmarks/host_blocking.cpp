@@ -1,6 +1,9 @@
 // HostBlocking: how long one h2d copy of N bytes holds the calling thread, and whether CPU work issued
-// after an asynchronous copy overlaps it. GPU time from events around the copy (never gated: a blocking
-// copy behind a closed gate would wait forever); host times from a steady clock.
+// after an asynchronous copy overlaps it. GPU time from events around the copy; host times from a steady
+// clock. Its own timer rather than stream_set's: cudaMemcpy runs on the legacy default stream, which the
+// events must bracket; host_blocked_us is the copy call alone, not the enqueue with its stop event; and the
+// CPU work must start after the gate opens. Only the asynchronous copies from pinned memory are gated: a
+// copy that waits for the GPU inside its call would wait forever behind a closed gate.
 #include <cuda_runtime_api.h>
 
 #include <chrono>
