@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>

@@ -66,35 +66,30 @@ def want_colour(mode: str, stream=None) -> bool:
     return hasattr(stream, "isatty") and stream.isatty() and os.environ.get("TERM") != "dumb"
 
 
-def positive_float(text: str) -> float:
+def _checked(text: str, cast, noun: str, ok, rule: str):
+    """`text` as `cast` gives it, or argparse's one-line error: `noun` when it does not parse, `rule` when
+    `ok` refuses the value."""
     try:
-        v = float(text)
+        v = cast(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not v >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+        raise argparse.ArgumentTypeError(f"not {noun}: {text!r}") from None
+    if not ok(v):
+        raise argparse.ArgumentTypeError(rule)
     return v
+
+
+def positive_float(text: str) -> float:
+    return _checked(text, float, "a number", lambda v: v >= 0, f"must be 0 or more: {text!r}")
 
 
 def probability(text: str) -> float:
     """A significance level: strictly between 0 and 1."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), not {text}")
-    return v
+    return _checked(text, float, "a number", lambda v: 0.0 < v < 1.0,
+                    f"must be between 0 and 1 (exclusive), not {text}")
 
 
 def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text}")
-    return v
+    return _checked(text, int, "a whole number", lambda v: v > 0, f"must be 1 or more, not {text}")
 
 
 def cut(items: list, limit: int) -> tuple[list, str | None]:

@@ -38,6 +38,15 @@ class _DuplicateKey(Exception):
     pass
 
 
+def _unreadable(p: Path, e: OSError) -> InputError:
+    """The one line for a file the system would not let us stat or read."""
+    if isinstance(e, FileNotFoundError):
+        return InputError(f"{p}: no such file")
+    if isinstance(e, PermissionError):
+        return InputError(f"{p}: permission denied")
+    return InputError(f"{p}: cannot read ({e.strerror or e})")
+
+
 def read_text(path: str | os.PathLike, kind: str = "JSON") -> str:
     """The file's text; refuses what is not a readable regular file of UTF-8 text (a FIFO is never opened).
 
@@ -46,12 +55,8 @@ def read_text(path: str | os.PathLike, kind: str = "JSON") -> str:
     p = Path(path)
     try:
         st = os.stat(p)
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
-    except PermissionError:
-        raise InputError(f"{p}: permission denied") from None
     except OSError as e:
-        raise InputError(f"{p}: cannot read ({e.strerror or e})") from None
+        raise _unreadable(p, e) from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{p}: is a directory, not a {kind} file")
     if not stat.S_ISREG(st.st_mode):
@@ -62,12 +67,10 @@ def read_text(path: str | os.PathLike, kind: str = "JSON") -> str:
         raise InputError(f"{p}: {st.st_size} bytes is too large for a gpu_bench file (at most {MAX_FILE_BYTES})")
     try:
         data = p.read_bytes()
-    except PermissionError:
-        raise InputError(f"{p}: permission denied") from None
     except MemoryError:
         raise InputError(f"{p}: too large to read into memory") from None
     except OSError as e:
-        raise InputError(f"{p}: cannot read ({e.strerror or e})") from None
+        raise _unreadable(p, e) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
