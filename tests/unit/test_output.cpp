@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "fixtures/run/output_file.hpp"
 
@@ -61,4 +64,30 @@ TEST(AtomicOutput, MissingDirectoryIsAProblem) {
   std::vector<std::string> args = {"gpu_bench", "--benchmark_out=/no/such/dir/x.json"};
   atomic_output out(args);
   EXPECT_NE(out.problem().find("does not exist"), std::string::npos);
+}
+
+// Google Benchmark writes the cv aggregate of a zero counter as a bare NaN: the totals and samples are
+// still added, and every such value (and a string that only reads like one) comes back as it was.
+TEST(AnnotateResults, KeepsNonFiniteValuesAndAddsTheTotals) {
+  const std::string path = ::testing::TempDir() + "gpu_bench_annotate_nan.json";
+  {
+    std::ofstream f(path);
+    f << "{\n  \"context\": {\n    \"note\": \"NaN, -Infinity\"\n  },\n  \"benchmarks\": [\n"
+         "    {\n      \"name\": \"A/bytes:4/manual_time\",\n      \"run_name\": \"A/bytes:4/manual_time\",\n"
+         "      \"run_type\": \"iteration\",\n      \"repetition_index\": 0,\n      \"numa_node\": 0\n    },\n"
+         "    {\n      \"name\": \"A/bytes:4/manual_time_cv\",\n      \"run_type\": \"aggregate\",\n"
+         "      \"numa_node\": NaN,\n      \"low\": -Infinity,\n      \"high\": Infinity\n    }\n  ]\n}\n";
+  }
+  const std::vector<double> times = {1e-3, 2e-3};
+  ASSERT_EQ(annotate_results(path, {{"gpu_bench.elapsed_s", "1.5"}}, {{"A/bytes:4", 0, &times}}), "");
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"gpu_bench.elapsed_s\": \"1.5\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"sample_times_s\": ["), std::string::npos) << text;
+  EXPECT_NE(text.find("\"numa_node\": NaN,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"low\": -Infinity,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"high\": Infinity\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"note\": \"NaN, -Infinity\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpu_bench-non-finite"), std::string::npos) << text;
+  std::remove(path.c_str());
 }
