@@ -29,6 +29,7 @@
 #include "fixtures/run/output_file.hpp"
 #include "fixtures/run/progress.hpp"
 #include "fixtures/run/registry.hpp"
+#include "fixtures/run/rounds.hpp"
 #include "fixtures/run/timeline.hpp"
 
 namespace {
@@ -36,9 +37,11 @@ namespace {
 void print_help() {
   std::printf(
       "gpu_bench %s: how data moves between host and GPU memory, and how streams, events and\n"
-      "synchronisation shape it. Each case is sampled until the median's 95%% confidence interval is within\n"
-      "--noise or its time budget is spent; the median sample is its manual time.\n\n"
-      "usage: gpu_bench [--preset=NAME] [--device=N|all] [--sizes=SPEC] [--full] [--noise=PCT]\n"
+      "synchronisation shape it. Each case is measured in --rounds rounds, each a process of its own, sampled\n"
+      "in each until its median's 95%% confidence interval is within --noise or the round's share of the time\n"
+      "budget is spent; the mean of the rounds' medians is its manual time, and noise_pct the half-width of\n"
+      "the interval the next independent run's figure falls in at least 90%% of the time.\n\n"
+      "usage: gpu_bench [--preset=NAME] [--device=N|all] [--sizes=SPEC] [--full] [--rounds=N] [--noise=PCT]\n"
       "                 [--max_time_per_case=S] [Google Benchmark flags]\n\n"
       "gpu_bench flags:\n"
       "  --device=N            the GPU to measure (default 0)\n"
@@ -59,11 +62,21 @@ void print_help() {
       "  --preset=NAME         default (the default matrix), nightly (the same, named so in the context), or\n"
       "                        gate: pinned h2d, d2h and bidir at 256 MiB, d2d, pinned 4 B latency, and peer\n"
       "                        pairs where there are several GPUs (a short node check; no --benchmark_filter)\n"
-      "  --noise=PCT           stop sampling a case once noise_pct, the relative half-width of the 95%%\n"
-      "                        confidence interval of its median, is at most PCT (default %g)\n"
-      "  --max_time_per_case=S stop sampling a case after S seconds of wall time (default %g); a case takes at\n"
-      "                        least %d samples unless one sample alone outlasts S, which its label says\n"
-      "  --samples=on          write every sample's time into the --benchmark_out file (sample_times_s)\n"
+      "  --rounds=N            measure every case in N rounds, rounds 1 to N-1 in processes of their own run\n"
+      "                        one after the other (cases in a shuffled order), the last in this one (default\n"
+      "                        %d, 1 to 20). A case's time is the mean of its rounds' medians; noise_pct is the\n"
+      "                        half-width of a 95%% prediction interval, from the rounds, for the next run's\n"
+      "                        figure (never narrower than one round's own interval or the timer's tick). With\n"
+      "                        --rounds=1, noise_pct is the 95%% confidence interval of this process's median\n"
+      "                        alone, which says nothing of the next run (docs/methodology.md)\n"
+      "  --noise=PCT           stop sampling a case in a round once the relative half-width of the 95%%\n"
+      "                        confidence interval of its median is at most PCT, or one timer tick (default %g)\n"
+      "  --max_time_per_case=S stop sampling a case after S seconds of wall time over all its rounds (default\n"
+      "                        %g); a case takes at least %d samples in all, and %d in each round, unless one\n"
+      "                        sample alone outlasts its round's share of S, which its label says\n"
+      "  --samples=on          write every sample of the last round into the --benchmark_out file\n"
+      "                        (sample_times_s); each round's median is there whenever there are several\n"
+      "                        (round_times_s)\n"
       "  --verify=each         check the data after every sample (default: after the last)\n"
       "  --progress=WHEN       progress lines on stderr: on, off, or auto (default: when stderr is a terminal)\n"
       "  --families            one line per family: name, scope (single_gpu or multi_gpu), and a filter\n"
@@ -81,7 +94,8 @@ void print_help() {
       "each Google Benchmark run holds the case's whole sampling.\n"
       "Memory kinds: pageable pinned write_combined registered mapped managed_prefetch managed_fault device\n\n"
       "families:\n",
-      GPU_BENCH_VERSION, gpu_bench::kDefaultNoisePct, gpu_bench::kDefaultMaxTimePerCaseS, gpu_bench::kMinSamples);
+      GPU_BENCH_VERSION, gpu_bench::kDefaultRounds, gpu_bench::kDefaultNoisePct, gpu_bench::kDefaultMaxTimePerCaseS,
+      gpu_bench::kMinSamples, gpu_bench::kMinRoundSamples);
   for (const auto& f : gpu_bench::families())
     std::printf("%s: %s\n%s\n", f.name.c_str(), f.summary.c_str(), f.help.c_str());
   std::printf(
@@ -179,6 +193,8 @@ int main(int argc, char** argv) {
   // Lazy module loading would load a kernel at its first launch, which waits for the GPU to go idle; behind
   // a closed gate that never happens. Load every kernel when the context is made instead.
   setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  // The arguments as given, for the rounds this process runs as processes of their own.
+  const std::vector<std::string> user_args(argv + 1, argv + argc);
   gpu_bench::options opts;
   try {
     opts = gpu_bench::parse_options(argc, argv);
@@ -237,6 +253,7 @@ int main(int argc, char** argv) {
   }
   gpu_bench::install_interrupt_handler(out.temp_path());
   const auto started = std::chrono::steady_clock::now();
+  double earlier_rounds_timed_s = 0;
   // A debug build of Google Benchmark warns that timings may be affected. Its build type changes only its
   // own host-side loop, which runs once around each case's sampling here, never inside a sample.
   const gpu_bench::line_rewriter debug_note(
@@ -303,13 +320,22 @@ int main(int argc, char** argv) {
       context.emplace_back("gpu_bench.max_time_per_case_s",
                            gpu_bench::fact_text(std::optional<double>(opts.max_time_per_case_s)));
       context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
+      context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
       gpu_bench::check_context(context);
       for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
       for (const auto& [key, value] : bind_to_gpu_node(opts)) benchmark::AddCustomContext(key, value);
     }
     const bool show_progress = opts.progress == "on" || (opts.progress == "auto" && isatty(STDERR_FILENO));
     gpu_bench::progress progress(static_cast<std::size_t>(std::max(0L, matched) * repetitions),
-                                 opts.max_time_per_case_s, show_progress && !opts.list_only ? stderr : nullptr);
+                                 opts.max_time_per_case_s, show_progress && !opts.list_only ? stderr : nullptr, 10.0,
+                                 opts.rounds, opts.round == 0);
+    if (opts.round > 0) progress.start_round(opts.round);
+    if (!opts.list_only && opts.rounds > 1 && opts.round == 0) {
+      if (gpu_bench::run_earlier_rounds(user_args, opts.rounds, &progress, earlier_rounds_timed_s) != 0) {
+        std::fprintf(stderr, "gpu_bench: interrupted; no output file written\n");
+        return 130;
+      }
+    }
     gpu_bench::set_run_progress(&progress);
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     gpu_bench::set_run_progress(nullptr);
@@ -331,11 +357,13 @@ int main(int argc, char** argv) {
   if (out.active() && !opts.list_only) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::vector<gpu_bench::run_samples> samples;
-    for (const auto& r : gpu_bench::recorded_samples()) samples.push_back({r.name, r.repetition, &r.times_s});
+    for (const auto& r : gpu_bench::recorded_samples())
+      samples.push_back({r.name, r.repetition, &r.times_s, &r.round_times_s});
     const std::string why = gpu_bench::annotate_results(
         out.temp_path(),
         {{"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
-         {"gpu_bench.timed_s", gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total()))}},
+         {"gpu_bench.timed_s", gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() +
+                                                                            earlier_rounds_timed_s))}},
         samples);
     if (!why.empty()) std::fprintf(stderr, "gpu_bench: warning: %s\n", why.c_str());
   }

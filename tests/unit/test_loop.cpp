@@ -113,6 +113,7 @@ hook_counts run_one_case(bool verify_each) {
   o.verify_each = verify_each;
   o.noise_pct = 100;  // stop at the minimum
   o.min_samples = 12;
+  o.rounds = 1;  // one process, whose own minimum is the one asked for
   set_current_options(o);
   hook_counts n;
   bool reset_pending = false, sample_had_reset = false;

@@ -28,6 +28,7 @@ class Sample:
     iterations: int
     counters: dict[str, float]
     sample_times_s: list[float] | None = None
+    round_times_s: list[float] | None = None  # each round's median sample, where the run had several rounds
 
 
 @dataclass

@@ -1,0 +1,245 @@
+"""How far runs of one command on one machine agree (A/A), and what gpu-bench-compare makes of them.
+
+Every figure here compares runs, never samples of one run: the question a user asks of two files.
+- spread: a case's (max - min) / median of its headline over the runs, in percent;
+- coverage: how often run k's interval (its headline +- noise_pct) holds run k+1's headline, over every
+  case and consecutive pair; and over every ordered pair of runs;
+- false calls: the share of cases gpu-bench-compare calls faster or slower between consecutive runs;
+- with --slowdown P: the second run of each pair made P percent slower (times up, rates down), the share
+  of pinned and registered copies of 1 MiB and more that compare calls slower, and whether
+  --fail-on-regression fires;
+- floors: per family, the 90th percentile over cases of each case's between-run spread as a relative
+  standard deviation, written for gpu-bench-compare's files of one round.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+
+from .results import BenchmarkFile
+
+COVERAGE_TARGET = 0.90
+FALSE_CALL_LIMIT = 0.05
+DETECTION_TARGET = 0.90
+DETECTION_FILTER = ("Transfer", ("pinned", "registered"), 1 << 20)
+
+
+@dataclass
+class CaseAgreement:
+    key: str
+    family: str
+    values: list[float]
+    noise_pct: list[float]
+    spread_pct: float
+    rel_sd_pct: float
+    covered: int  # consecutive pairs whose later figure lies in the earlier run's interval
+    pairs: int
+
+
+@dataclass
+class Slowdown:
+    pct: float
+    detected: int  # detection cases called slower, summed over pairs
+    detection_cases: int  # summed over pairs
+    gate_fired: int  # pairs for which --fail-on-regression fires
+    pairs: int
+
+    @property
+    def rate(self) -> float:
+        return self.detected / self.detection_cases if self.detection_cases else math.nan
+
+
+@dataclass
+class Report:
+    runs: list[str]
+    gpu: str
+    cases: list[CaseAgreement]
+    coverage_next: float
+    coverage_all: float
+    false_calls: list[dict]  # per consecutive pair: faster, slower, cases
+    slowdowns: list[Slowdown] = field(default_factory=list)
+    gate_pct: float = 5.0
+    floors: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def false_call_rate(self) -> float:
+        calls = sum(p["faster"] + p["slower"] for p in self.false_calls)
+        cases = sum(p["cases"] for p in self.false_calls)
+        return calls / cases if cases else math.nan
+
+    @property
+    def median_spread_pct(self) -> float:
+        return statistics.median(c.spread_pct for c in self.cases) if self.cases else math.nan
+
+    @property
+    def median_noise_pct(self) -> float:
+        vals = [n for c in self.cases for n in c.noise_pct]
+        return statistics.median(vals) if vals else math.nan
+
+    def meets_targets(self) -> bool:
+        return self.coverage_next >= COVERAGE_TARGET and self.false_call_rate <= FALSE_CALL_LIMIT
+
+
+def _headline(f: BenchmarkFile, case) -> tuple[float | None, float | None]:
+    """(headline figure, noise_pct) of a case in a file, or (None, None) where it has none."""
+    from .load import metric_for
+
+    if not case.ok:
+        return None, None
+    v = case.center(metric_for(f, case, None))
+    noise = case.written_noise_pct()
+    if v is None or not math.isfinite(v):
+        return None, None
+    return v, noise
+
+
+def slowed(f: BenchmarkFile, pct: float) -> BenchmarkFile:
+    """A copy of `f` with every case made `pct` percent slower: times and latencies up, rates down."""
+    k = 1.0 + pct / 100.0
+    out = copy.deepcopy(f)
+    for case in out.cases.values():
+        for s in case.samples:
+            s.real_time *= k
+            s.cpu_time *= k
+            if s.sample_times_s:
+                s.sample_times_s = [t * k for t in s.sample_times_s]
+            if s.round_times_s:
+                s.round_times_s = [t * k for t in s.round_times_s]
+            for name in list(s.counters):
+                if "gbps" in name or name == "bytes_per_second":
+                    s.counters[name] /= k
+                elif name.endswith(("_us", "_ms", "_ns")):
+                    s.counters[name] *= k
+    out.path = f"{f.path} (+{pct:g}%)"
+    return out
+
+
+def _detection_case(key: str, case) -> bool:
+    family, kinds, least = DETECTION_FILTER
+    b = case.axis_int("bytes")
+    return case.family == family and case.axis("mem") in kinds and b is not None and b >= least
+
+
+def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: float = 5.0) -> Report:
+    from .compare import compare
+    from .errors import InputError
+    from .load import short_gpu_name
+
+    if len(files) < 2:
+        raise InputError("an A/A report needs two or more runs of the same command")
+    keys = [k for k in files[0].cases if all(k in f.cases for f in files)]
+    if not keys:
+        raise InputError("the runs have no case in common: were they made with the same filter?")
+    cases: list[CaseAgreement] = []
+    hit_all = total_all = 0
+    for key in keys:
+        figs = [_headline(f, f.cases[key]) for f in files]
+        if any(v is None for v, _ in figs):
+            continue
+        values = [v for v, _ in figs]
+        noises = [n if n is not None else 0.0 for _, n in figs]
+        mid = statistics.median(values)
+        covered = sum(1 for a in range(len(values) - 1)
+                      if abs(values[a + 1] - values[a]) <= noises[a] / 100.0 * abs(values[a]))
+        for a, b in itertools.permutations(range(len(values)), 2):
+            total_all += 1
+            hit_all += abs(values[b] - values[a]) <= noises[a] / 100.0 * abs(values[a])
+        logs = [math.log(v) for v in values if v > 0]
+        rel_sd = statistics.stdev(logs) * 100.0 if len(logs) >= 2 else 0.0
+        cases.append(CaseAgreement(key, files[0].cases[key].family, values, noises,
+                                   (max(values) - min(values)) / abs(mid) * 100.0 if mid else 0.0, rel_sd,
+                                   covered, len(values) - 1))
+    pairs = sum(c.pairs for c in cases)
+    coverage_next = sum(c.covered for c in cases) / pairs if pairs else math.nan
+
+    false_calls = []
+    for a, b in zip(files, files[1:]):
+        cmp = compare([a, b])
+        counts = {"faster": 0, "slower": 0, "cases": 0}
+        for row in cmp.rows:
+            v = row.versus[1]
+            if v is None or v.verdict in ("missing", "error"):
+                continue
+            counts["cases"] += 1
+            if v.verdict in ("faster", "slower"):
+                counts[v.verdict] += 1
+        false_calls.append(counts)
+
+    slows = []
+    for pct in slowdowns:
+        s = Slowdown(pct, 0, 0, 0, 0)
+        for a, b in zip(files, files[1:]):
+            cmp = compare([a, slowed(b, pct)])
+            s.pairs += 1
+            s.gate_fired += bool(cmp.regressions(gate_pct))
+            for row in cmp.rows:
+                if _detection_case(row.key, a.cases[row.key]):
+                    s.detection_cases += 1
+                    s.detected += row.versus[1] is not None and row.versus[1].verdict == "slower"
+        slows.append(s)
+
+    floors: dict[str, float] = {}
+    for fam in sorted({c.family for c in cases}):
+        sds = sorted(c.rel_sd_pct for c in cases if c.family == fam)
+        floors[fam] = round(sds[min(len(sds) - 1, int(math.ceil(0.9 * len(sds))) - 1)], 3)
+    return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases, coverage_next,
+                  hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct, floors)
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100.0 * x:.1f}%"
+
+
+def render(r: Report) -> str:
+    lines = [f"A/A over {len(r.runs)} runs on {r.gpu}, {len(r.cases)} cases in every run"]
+    lines.append(f"  between runs: median case spread {r.median_spread_pct:.2f}% (max-min over median); "
+                 f"median noise_pct {r.median_noise_pct:.2f}%")
+    lines.append(f"  coverage: run k's interval holds run k+1's figure {_pct(r.coverage_next)} of the time "
+                 f"(target {COVERAGE_TARGET:.0%}); over every ordered pair {_pct(r.coverage_all)}")
+    per_pair = ", ".join(f"{p['faster'] + p['slower']}/{p['cases']}" for p in r.false_calls)
+    lines.append(f"  gpu-bench-compare between consecutive runs: {_pct(r.false_call_rate)} of cases called "
+                 f"faster or slower (target at most {FALSE_CALL_LIMIT:.0%}; per pair: {per_pair})")
+    for s in r.slowdowns:
+        lines.append(f"  every figure {s.pct:g}% slower: {_pct(s.rate)} of pinned and registered copies of 1 MiB "
+                     f"and more called slower ({s.detected}/{s.detection_cases}); --fail-on-regression "
+                     f"{r.gate_pct:g} fires for {s.gate_fired} of {s.pairs} pairs")
+    lines.append("  by family: cases, median spread, coverage of the next run, floor (p90 relative sd)")
+    for fam, floor in r.floors.items():
+        cs = [c for c in r.cases if c.family == fam]
+        cov = sum(c.covered for c in cs) / max(1, sum(c.pairs for c in cs))
+        lines.append(f"    {fam:14s} {len(cs):4d}  {statistics.median(c.spread_pct for c in cs):6.2f}%  "
+                     f"{_pct(cov):>6s}  {floor:.2f}%")
+    worst = sorted(r.cases, key=lambda c: c.covered / max(1, c.pairs))[:8]
+    lines.append("  least covered cases: " + "; ".join(
+        f"{c.key} {c.covered}/{c.pairs} (spread {c.spread_pct:.1f}%)" for c in worst))
+    return "\n".join(lines) + "\n"
+
+
+def write_json(r: Report, path: str) -> None:
+    doc = asdict(r)
+    doc["false_call_rate"] = r.false_call_rate
+    doc["median_spread_pct"] = r.median_spread_pct
+    doc["median_noise_pct"] = r.median_noise_pct
+    for s, d in zip(r.slowdowns, doc["slowdowns"]):
+        d["rate"] = s.rate
+    with open(path, "w") as out:
+        json.dump(doc, out, indent=1)
+        out.write("\n")
+
+
+def write_floor(r: Report, path: str) -> None:
+    """The per-family floors as TOML, with where they were measured."""
+    lines = [
+        "# Between-run floors: per family, the 90th percentile over its cases of the relative standard",
+        "# deviation of the headline between separate runs on one machine (gpu-bench-aa report --floor).",
+        f"# Measured on {r.gpu} over {len(r.runs)} runs: {', '.join(r.runs)}",
+        "[floor_pct]",
+    ]
+    lines += [f"{fam} = {v}" for fam, v in r.floors.items()]
+    with open(path, "w") as out:
+        out.write("\n".join(lines) + "\n")

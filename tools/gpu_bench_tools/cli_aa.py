@@ -1,0 +1,88 @@
+"""gpu-bench-aa: the same gpu_bench run several times on one machine, and how far the runs agree."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Sequence
+
+from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, run
+
+PROG = "gpu-bench-aa"
+
+# A broad subset of the default matrix that one process measures in about a minute on an H100: every
+# host-memory kind that crosses the link at four sizes, device copies, the small-copy latency, a slice of
+# Overlap and the host-side families whole.
+BROAD_FILTER = (
+    "^(Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:(65536|1048576|16777216|268435456)/"
+    "|Transfer/dir:(h2d|d2h)/mem:(registered|pageable|write_combined)/bytes:(65536|1048576|268435456)/"
+    "|Transfer/dir:d2d/mem:device/cache:cold/bytes:(1048576|268435456)/"
+    "|SmallCopy/dir:(h2d|d2h)/mem:pinned/bytes:4/"
+    "|Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:(16777216|67108864)/work:1/sync:end/"
+    "|Events/|Launch/|SyncPlacement/|Streams/)"
+)
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog=PROG,
+        description="A/A runs: the same gpu_bench command in several processes on one machine, one after the "
+        "other, and a report of how far they agree (docs/methodology.md). 'run' makes the runs; 'report' reads "
+        "them: each case's spread between runs, how often a run's interval holds the next run's figure, how "
+        "many cases gpu-bench-compare calls different between runs that should be the same, and with "
+        "--slowdown how many it catches when one side is made slower.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="{run,report}")
+    r = sub.add_parser("run", help="run gpu_bench RUNS times, each writing OUT/run_NN.json")
+    r.add_argument("--runs", type=positive_int, default=6, help="how many processes (default 6)")
+    r.add_argument("--out", required=True, metavar="DIR", help="folder for the runs' JSON and stderr")
+    r.add_argument("--exe", default=os.path.join("build", "gpu_bench"), help="gpu_bench (default build/gpu_bench)")
+    r.add_argument("--broad", action="store_true",
+                   help="run the named broad subset (85 cases; the filter is in gpu-bench-aa's source)")
+    r.add_argument("args", nargs="*", metavar="-- GPU_BENCH_ARG",
+                   help="gpu_bench's own flags, after --, the same for every run")
+    rep = sub.add_parser("report", help="how far the runs agree")
+    rep.add_argument("files", nargs="+", metavar="RUN.json", help="two or more runs of the same command")
+    rep.add_argument("--slowdown", type=positive_float, action="append", default=[], metavar="PCT",
+                     help="also compare each pair with every figure of its second run made PCT percent slower "
+                     "(repeatable)")
+    rep.add_argument("--fail-on-regression", type=positive_float, default=5.0, metavar="PCT",
+                     help="the threshold the --slowdown pairs are gated on (default 5)")
+    rep.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    rep.add_argument("--floor", metavar="FILE", help="also write the between-run floors the runs show (TOML), "
+                     "for gpu-bench-compare's one-round files")
+    rep.add_argument("--check", action="store_true",
+                     help="exit 1 unless coverage is at least 90%% and compare calls at most 5%% of cases different")
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        from .aa_run import run_all
+
+        extra = list(args.args)
+        if args.broad:
+            extra = [f"--benchmark_filter={BROAD_FILTER}", *extra]
+        results = run_all(args.exe, extra, args.runs, args.out)
+        return EXIT_OK if all(r.returncode == 0 for r in results) else EXIT_REGRESSION
+    from . import aa
+    from .load import load_files
+
+    report = aa.report(load_files(args.files), slowdowns=args.slowdown, gate_pct=args.fail_on_regression)
+    sys.stdout.write(aa.render(report))
+    if args.json:
+        aa.write_json(report, args.json)
+    if args.floor:
+        aa.write_floor(report, args.floor)
+    if args.check and not report.meets_targets():
+        return EXIT_REGRESSION
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(PROG, _main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
