@@ -8,8 +8,9 @@ Every figure here compares runs, never samples of one run: the question a user a
 - with --slowdown P: the second run of each pair made P percent slower (times up, rates down), the share
   of pinned and registered copies of 1 MiB and more that compare calls slower, and whether
   --fail-on-regression fires;
-- floors: per family, the 90th percentile over cases of each case's between-run spread as a relative
-  standard deviation, written for gpu-bench-compare's files of one round.
+- floors: per family, the 90th percentile over cases of one round's relative standard deviation between
+  processes (from the runs' rounds where they have several, else from the runs' figures), written for
+  gpu-bench-compare's files of one round (floors.py).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class Report:
     slowdowns: list[Slowdown] = field(default_factory=list)
     gate_pct: float = 5.0
     floors: dict[str, float] = field(default_factory=dict)
+    revision: str = ""
 
     @property
     def false_call_rate(self) -> float:
@@ -149,7 +151,10 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         for a, b in itertools.permutations(range(len(values)), 2):
             total_all += 1
             hit_all += abs(values[b] - values[a]) <= noises[a] / 100.0 * abs(values[a])
-        logs = [math.log(v) for v in values if v > 0]
+        # One round's spread between processes: from every run's rounds where the runs had several (each
+        # round is a process of its own), else from the runs' figures.
+        rounds = [t for f in files for smp in f.cases[key].samples for t in (smp.round_times_s or [])]
+        logs = [math.log(v) for v in (rounds if len(rounds) >= 2 else values) if v > 0]
         rel_sd = statistics.stdev(logs) * 100.0 if len(logs) >= 2 else 0.0
         cases.append(CaseAgreement(key, files[0].cases[key].family, values, noises,
                                    (max(values) - min(values)) / abs(mid) * 100.0 if mid else 0.0, rel_sd,
@@ -187,8 +192,10 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
     for fam in sorted({c.family for c in cases}):
         sds = sorted(c.rel_sd_pct for c in cases if c.family == fam)
         floors[fam] = round(sds[min(len(sds) - 1, int(math.ceil(0.9 * len(sds))) - 1)], 3)
-    return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases, coverage_next,
-                  hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct, floors)
+    revisions = sorted({str(f.fact("gpu_bench.git") or "unknown") for f in files})
+    return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases,
+                  coverage_next, hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct, floors,
+                  ", ".join(revisions))
 
 
 def _pct(x: float) -> str:
@@ -235,9 +242,12 @@ def write_json(r: Report, path: str) -> None:
 def write_floor(r: Report, path: str) -> None:
     """The per-family floors as TOML, with where they were measured."""
     lines = [
-        "# Between-run floors: per family, the 90th percentile over its cases of the relative standard",
-        "# deviation of the headline between separate runs on one machine (gpu-bench-aa report --floor).",
-        f"# Measured on {r.gpu} over {len(r.runs)} runs: {', '.join(r.runs)}",
+        "# Between-run floors (floors.py): per family, the 90th percentile over its cases of the relative",
+        "# standard deviation, in percent, of one round's figure between processes on one machine; written by",
+        "# gpu-bench-aa report --floor from the runs named below.",
+        f"measured_on = {json.dumps(f'{r.gpu}, {len(r.runs)} runs of gpu_bench {r.revision}')}",
+        f"runs = {json.dumps(r.runs)}",
+        "",
         "[floor_pct]",
     ]
     lines += [f"{fam} = {v}" for fam, v in r.floors.items()]

@@ -8,7 +8,8 @@ from typing import Sequence
 
 from . import compare as cmp_mod
 from . import compare_render as render
-from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, cut, positive_float, probability, run, want_colour
+from ._cli import (EXIT_OK, EXIT_REGRESSION, ArgumentParser, cut, positive_float, positive_int, probability, run,
+                   want_colour)
 from .load import InputError, load_files
 
 PROG = "gpu-bench-compare"
@@ -19,16 +20,24 @@ def build_parser() -> ArgumentParser:
         prog=PROG,
         description="Compare gpu_bench JSON files case by case against the first file, on each family's "
         "headline figure (from its descriptor; GB/s or time in older files). A case is faster or slower when "
-        "the change is at least --min-effect, larger than the noise of both files and significant in a "
-        "Mann-Whitney U test on that case's own samples.",
+        "the change is at least --min-effect, larger than the noise of both sides (each file's noise_pct: the "
+        "interval its next run falls in; for a file of one round, at least its family's between-run floor) and "
+        "significant: Welch's t-test on the rounds where both sides have several (gpu_bench's default), else a "
+        "Mann-Whitney U test on the case's samples.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE.json", help="the first file is the baseline")
+    p.add_argument("files", nargs="+", metavar="FILE.json",
+                   help="the first file (or the first --per-side files) is the baseline")
+    p.add_argument("--per-side", type=positive_int, default=1, metavar="N",
+                   help="each side is N runs of the same command, given one after the other (e.g. three runs of "
+                   "each machine: --per-side 3 a1 a2 a3 b1 b2 b3); a case is then judged on every run's rounds")
+    p.add_argument("--floors", metavar="FILE", help="between-run floors for files of one round (TOML, as "
+                   "gpu-bench-aa report --floor writes it; default: the one shipped with the tools)")
     p.add_argument("--metric", help="compare this counter (gbps, time, host_blocked_us, ...) for every case")
     p.add_argument("--filter", metavar="REGEX", help="only cases whose name matches REGEX (re.search)")
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
     p.add_argument("--fail-on-regression", type=positive_float, metavar="PCT",
-                   help="exit 1 when a case is slower than in the first file by more than PCT percent "
-                   "and the U test says the difference is real")
+                   help="exit 1 when a case is slower than in the first file by more than PCT percent, beyond "
+                   "the noise of both sides, and the test (or, for one round a side, the floor) says it is real")
     p.add_argument("--alpha", type=probability, default=0.05,
                    help="significance level, between 0 and 1 (default 0.05)")
     p.add_argument("--min-effect", type=positive_float, default=2.0, metavar="PCT",
@@ -39,13 +48,19 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    if len(args.files) < 2:
-        raise InputError("give at least two files to compare (the first is the baseline)")
+    n = args.per_side
+    if len(args.files) % n or len(args.files) < 2 * n:
+        raise InputError(f"--per-side {n} needs a multiple of {n} files, at least {2 * n} (the first {n} are "
+                         f"the baseline); got {len(args.files)}")
     if args.filter:
         re.compile(args.filter)
-    files = load_files(args.files)
+    from .floors import load_floors
+
+    floors = load_floors(args.floors)
+    loaded = load_files(args.files)
+    files = [cmp_mod.merge_runs(loaded[k:k + n]) for k in range(0, len(loaded), n)]
     result = cmp_mod.compare(files, metric=args.metric, case_filter=args.filter, alpha=args.alpha,
-                             min_effect_pct=args.min_effect)
+                             min_effect_pct=args.min_effect, floors=floors)
     if args.metric and not result.rows:
         have = sorted({k for f in files for c in f.cases.values() for s in c.samples for k in s.counters})
         raise InputError(f"no case has a {args.metric!r} counter; counters in these files: "
@@ -72,7 +87,8 @@ def _main(argv: Sequence[str] | None) -> int:
             shown, more = cut(bad, 20)
             for row, i in shown:
                 v = row.versus[i]
-                print(f"  [{i + 1}] {row.key}: {v.slowdown_pct:.1f}% slower (p={v.p_value:.2g})", file=sys.stderr)
+                why = f"p={v.p_value:.2g}" if v.p_value is not None else f"beyond the floor of {v.noise_pct:.1f}%"
+                print(f"  [{i + 1}] {row.key}: {v.slowdown_pct:.1f}% slower ({why})", file=sys.stderr)
             if more:
                 print(f"  {more}", file=sys.stderr)
             return EXIT_REGRESSION

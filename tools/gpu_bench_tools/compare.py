@@ -1,21 +1,27 @@
 """Compare the same cases across files: values, ratios to the first file, and a verdict per case.
 
-A case's verdict rests on its own values only: a Mann-Whitney U test on its samples (gpu_bench's
-per-sample times where both files have them, its repetitions otherwise; stats.py says which method),
-the smallest change worth a verdict (--min-effect) and the noise on both sides (the noise_pct gpu_bench
-wrote, else the 95% confidence interval of the median of the repetitions). A change is called faster or
-slower only when it is at least --min-effect, larger than the noise of either file, and significant.
-Where the samples are too few for the test ever to reach --alpha, the verdict rests on the ratio and the
-noise alone and is marked untested.
+A case's verdict rests on its own values only, and on runs rather than samples: what a user compares is
+one run against another, and runs differ by more than one process's samples say (docs/methodology.md).
+- Where both sides have several rounds (gpu_bench's default: each round a process of its own; or several
+  files on a side), Welch's t-test on the rounds' figures, and the noise_pct gpu_bench wrote, which is
+  the interval the next run falls in.
+- Where a side has one round, its noise_pct speaks of its own process only: every verdict is widened to
+  the family's between-run floor (floors.py, measured by gpu-bench-aa), and the samples' Mann-Whitney U
+  test (repetitions where there are no samples) decides significance.
+A change is called faster or slower only when it is at least --min-effect, larger than the noise of either
+side, and significant. Where neither a test nor a floor can judge it, the verdict rests on the ratio and
+the noise alone and is marked untested.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
 from .load import (
     TIME_UNIT_NS,
+    headline_of,
     BenchmarkFile,
     Case,
     canonical_metric,
@@ -24,7 +30,9 @@ from .load import (
     metric_for,
     unit_and_direction,
 )
-from .stats import gmean, noise_pct, smallest_p, u_test_pvalues
+from .errors import InputError
+from .floors import Floors
+from .stats import gmean, noise_pct, rounds_pvalues, smallest_p, u_test_pvalues
 
 VERDICTS = ("faster", "slower", "same", "noisy")
 
@@ -42,6 +50,7 @@ class Cell:
     noise_from: str = ""  # 'gpu_bench' (written noise_pct) or 'repetitions'
     samples: bool = False  # values are gpu_bench's per-sample values, not repetitions
     reps: list[float] = field(default_factory=list, repr=False)  # one value per repetition
+    rounds: list[float] = field(default_factory=list, repr=False)  # one value per round, over repetitions
 
 
 @dataclass
@@ -55,7 +64,8 @@ class Versus:
     p_value: float | None = None
     higher_is_better: bool = False
     method: str = ""
-    noise_pct: float | None = None  # the larger of the two files' noise
+    noise_pct: float | None = None  # the larger of the two sides' noise, or the between-run floor
+    floored: bool = False  # a side had one round: the noise is at least its family's between-run floor
 
     @property
     def slowdown_pct(self) -> float:
@@ -96,6 +106,7 @@ class Comparison:
     warnings: list[str]
     alpha: float
     min_effect_pct: float
+    floors_path: str | None = None
 
     def regressions(self, pct: float) -> list[tuple[Row, int]]:
         """(row, file index) where the file is slower than the first by more than pct and the test agrees."""
@@ -114,7 +125,23 @@ def _convert(values: list[float], metric: str, from_unit: str, to_unit: str) -> 
     return values
 
 
+def _refuse_non_finite(f: BenchmarkFile, case: Case, metric: str) -> None:
+    """A figure written as NaN or infinity cannot be compared, and must not pass for a failed case."""
+    bad = case.non_finite
+    if bad is None:
+        m = canonical_metric(metric)
+        for s in case.samples:
+            v = s.counters.get(m) if m not in ("real_time", "cpu_time") else getattr(s, m)
+            if v is not None and not math.isfinite(v):
+                bad = m
+                break
+    if bad is not None:
+        raise InputError(f"{f.path}: {case.key}: its {bad} is not a finite number, so it cannot be compared "
+                         "(rerun the case, or leave it out with --filter)")
+
+
 def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str) -> Cell:
+    _refuse_non_finite(f, case, metric)
     if not case.ok:
         return Cell(None, 0, None, [], case.problem)
     if not case.has_metric(metric):
@@ -131,6 +158,10 @@ def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str) -> Cell:
     cell = Cell(center, len(reps), case.spread(metric), reps, noise_pct=noise, noise_from=source, reps=reps)
     if per_sample:
         cell.values, cell.samples = per_sample, True
+    if d:
+        cell.rounds = _convert(case.round_values(metric, d.headline, d.headline_kind), metric, case.time_unit, unit)
+    if not cell.rounds and getattr(f, "runs", 1) > 1:
+        cell.rounds = reps  # several files on this side: each run is a round
     return cell
 
 
@@ -140,8 +171,16 @@ def compare(
     case_filter: str | None = None,
     alpha: float = 0.05,
     min_effect_pct: float = 2.0,
+    floors: Floors | None = None,
 ) -> Comparison:
-    """Compare every case of the files against the first file.  Raises re.error on a bad filter."""
+    """Compare every case of the files against the first file.  Raises re.error on a bad filter.
+
+    `floors`: the between-run floors for sides of one round (default: the ones shipped with the tools).
+    """
+    if floors is None:
+        from .floors import load_floors
+
+        floors = load_floors()
     rx = re.compile(case_filter) if case_filter else None
     labels = file_labels(files)
     notes: list[str] = []
@@ -160,6 +199,8 @@ def compare(
     rows: list[Row] = []
     only_in: list[tuple[str, list[int]]] = []
     pending: list[tuple[Row, int, list[float], list[float]]] = []
+    pending_rounds: list[tuple[Row, int, list[float], list[float]]] = []
+    floored = 0
     no_metric = 0
     for key in keys:
         present = [i for i, f in enumerate(files) if key in f.cases]
@@ -192,25 +233,41 @@ def compare(
             noises = [x for x in (base.noise_pct, c.noise_pct) if x is not None]
             v = row.versus[i] = Versus(ratio, speed, "same", False, higher_is_better=hib,
                                        noise_pct=max(noises) if noises else None)
+            if len(base.rounds) >= 2 and len(c.rounds) >= 2:
+                pending_rounds.append((row, i, list(base.rounds), list(c.rounds)))
+                continue
+            floor = floors.half_width_pct(row.family)
+            if floor is not None and canonical_metric(m) in ("real_time", canonical_metric(
+                    headline_of(files[0], row.family))):
+                v.noise_pct, v.floored = max(v.noise_pct or 0.0, floor), True
+                floored += 1
             # The same kind of values on both sides: per-sample where both have them, else repetitions.
             a, b = (base.values, c.values) if base.samples == c.samples else (base.reps, c.reps)
             if smallest_p(len(a), len(b)) < alpha:
                 pending.append((row, i, list(a), list(b)))
             else:
                 v.verdict = _verdict(speed, None, alpha, min_effect_pct, v.noise_pct)
+                v.tested, v.method = v.floored, "floor" if v.floored else ""
         rows.append(row)
 
     for (row, i, _, _), (p, method) in zip(pending, u_test_pvalues([(a, b) for _, _, a, b in pending])):
         v = row.versus[i]
         v.tested, v.p_value, v.method = True, p, method
         v.verdict = _verdict(v.speed, p, alpha, min_effect_pct, v.noise_pct)
+    for (row, i, _, _), p in zip(pending_rounds, rounds_pvalues([(a, b) for _, _, a, b in pending_rounds])):
+        v = row.versus[i]
+        v.tested, v.p_value, v.method = True, p, "welch-rounds"
+        v.verdict = _verdict(v.speed, p, alpha, min_effect_pct, v.noise_pct)
+    if floored:
+        notes.append(f"{floored} comparison(s) have one round on a side, whose noise_pct speaks of one process "
+                     f"only: each is widened to its family's between-run floor ({floors.path}; {floors.source})")
 
     untested = sum(1 for r in rows for v in r.versus if v and v.verdict in VERDICTS and not v.tested)
     if untested:
         notes.append(
             f"{untested} comparison(s) have too few samples on a side for a test to reach p < {alpha:g}: their "
             f"verdicts come from the ratio and the noise alone (effect >= {min_effect_pct:g}%); run gpu_bench "
-            "with --benchmark_repetitions=5 or more"
+            "with its default --rounds (3), or give several runs a side (--per-side)"
         )
     if no_metric:
         notes.append(f"{no_metric} case(s) have no '{metric}' counter and are left out")
@@ -232,7 +289,34 @@ def compare(
         warnings=notes,
         alpha=alpha,
         min_effect_pct=min_effect_pct,
+        floors_path=floors.path,
     )
+
+
+def merge_runs(files: list[BenchmarkFile]) -> BenchmarkFile:
+    """Several runs of one command as one side of a comparison: every run's repetitions (and rounds) of a
+    case together, the first run's context. Each run counts as a round where a run has no rounds of its own.
+    """
+    import copy
+    import dataclasses
+
+    if len(files) == 1:
+        return files[0]
+    cases = {}
+    for f in files:
+        for key, case in f.cases.items():
+            merged = cases.get(key)
+            if merged is None:
+                merged = cases[key] = copy.copy(case)
+                merged.samples, merged.errors, merged.skips = [], list(case.errors), list(case.skips)
+            else:
+                merged.errors += case.errors
+                merged.skips += case.skips
+                merged.non_finite = merged.non_finite or case.non_finite
+            for smp in case.samples:
+                merged.samples.append(dataclasses.replace(smp, repetition=len(merged.samples)))
+    return BenchmarkFile(" + ".join(f.path for f in files), files[0].context, cases, files[0].schema,
+                         runs=len(files))
 
 
 def _verdict(speed: float | None, p: float | None, alpha: float, min_effect_pct: float,

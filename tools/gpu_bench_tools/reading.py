@@ -227,17 +227,23 @@ def _benchmark_file_from_doc(path: str, doc: Any) -> BenchmarkFile:
             continue
         if not math.isfinite(real):
             case.errors.append(f"real_time is {real}")
+            case.non_finite = "real_time"
             continue
         times = e.get("sample_times_s")
         if times is not None:
             if type(times) is not list or not all(type(t) in numbers and math.isfinite(t) and t > 0 for t in times):
                 raise InputError(f"{where}: 'sample_times_s' is not a list of positive numbers of seconds")
             times = [float(t) for t in times] or None
+        rounds = e.get("round_times_s")
+        if rounds is not None:
+            if type(rounds) is not list or not all(type(t) in numbers and math.isfinite(t) and t > 0 for t in rounds):
+                raise InputError(f"{where}: 'round_times_s' is not a list of positive numbers of seconds")
+            rounds = [float(t) for t in rounds] or None
         if type(rep) is not int:
             rep = len(case.samples)
         iters = e.get("iterations", 0)
         iters = int(iters) if type(iters) in numbers and math.isfinite(iters) else 0
-        case.samples.append(Sample(rep, float(real), float(cpu), iters, counters, times))
+        case.samples.append(Sample(rep, float(real), float(cpu), iters, counters, times, rounds))
     if not cases:
         raise InputError(f"{path}: no benchmarks in the file")
     out = BenchmarkFile(path, ctx, cases, schema)

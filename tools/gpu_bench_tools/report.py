@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
-from .compare import Comparison, compare
+from .compare import Cell, Comparison, compare
 from .configurations import configurations
 from .compare_render import fmt_cell, fmt_num, fmt_ratio, fmt_verdict
 from .families import FamilyDescriptor
@@ -23,6 +24,7 @@ from .load import (
     BenchmarkFile,
     Case,
     Timeline,
+    canonical_metric,
     context_rows,
     gpu_count,
     gpu_fact,
@@ -60,6 +62,11 @@ details summary { cursor: pointer; color: #0969da; }
 """
 
 
+# What a figure's "± h" means, said once under the tables that show one.
+PLUS_MINUS_LEGEND = ("± is the interval the next independent run's figure falls in at least 90% of the time "
+                     "(noise_pct)")
+
+
 @dataclass
 class Headline:
     family: str
@@ -67,10 +74,39 @@ class Headline:
     rows: list[tuple[str, list[str]]]
     values: list[list[float | None]] = field(default_factory=list)  # per row, per file: the number in the cell
     higher_is_better: bool = True
+    halves: list[list[float | None]] = field(default_factory=list)  # per row, per file: the ± half-width
+
+    @property
+    def has_intervals(self) -> bool:
+        return any(h is not None for row in self.halves for h in row)
 
 
 def _e(s: object) -> str:
     return html.escape(str(s), quote=True)
+
+
+def noise_half_width(case: Case, value: float | None) -> float | None:
+    """The half-width of the interval gpu_bench wrote around the case's headline (noise_pct), in the unit of
+    `value`; None where the file has no noise_pct for the case."""
+    pct = case.written_noise_pct()
+    if pct is None or value is None or not math.isfinite(value):
+        return None
+    return abs(value) * pct / 100.0
+
+
+def fmt_interval(value: float, half: float | None) -> str:
+    """'52.34 ± 0.26': the half-width to two significant digits and the value to the same decimal place,
+    so that no digit is shown that the interval says is noise; fmt_num's digits where there is no half-width."""
+    if half is None or not math.isfinite(half) or not math.isfinite(value):
+        return fmt_num(value)
+    if half == 0:
+        return f"{fmt_num(value)} ± 0"
+    half = float(f"{half:.1e}")  # rounded first: 0.000999 is 0.0010, two digits, not 0.00100
+    decimals = 1 - math.floor(math.log10(half))
+    if decimals > 6:  # fixed point would be mostly zeros
+        return f"{fmt_num(value)} ± {half:.2g}"
+    places = max(decimals, 0)
+    return f"{round(value, decimals):.{places}f} ± {round(half, decimals):.{places}f}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,27 +171,33 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
         axes = row_axes(desc)
         groups = _group(files, fam, axes)
         unit = headline_unit(desc)
-        rows, numbers = [], []
+        rows, numbers, halves = [], [], []
         for key in sorted(groups, key=lambda k: tuple(axis_value_key(a, v) for a, v in zip(axes + ("device",), k))):
             per_file = groups[key]
             varying = {k for k, _ in set(kv for cases in per_file for c in cases for kv in c.name.axes)
                        if len({c.axis(k) for cases in per_file for c in cases}) > 1}
-            cells, nums = [], []
-            for cases in per_file:
+            cells, nums, hws = [], [], []
+            for i, cases in enumerate(per_file):
                 vals = [(headline_scale(desc, c)(c.center(desc.headline)), c) for c in cases
                         if c.ok and c.has_metric(desc.headline) and c.center(desc.headline) is not None]
                 if not vals:
                     cells.append("-")
                     nums.append(None)
+                    hws.append(None)
                     continue
                 v, c = (max if desc.higher_is_better else min)(vals, key=lambda vc: vc[0])
-                cells.append(f"{fmt_num(v)} {unit}{_where(c, axes, varying)}".replace("  ", " "))
+                # The noise is that of the file's own headline: another version may head the family otherwise.
+                own = files[i].descriptor(fam)
+                half = noise_half_width(c, v) if own is not None and own.headline == desc.headline else None
+                cells.append(f"{fmt_interval(v, half)} {unit}{_where(c, axes, varying)}".replace("  ", " "))
                 nums.append(v)
+                hws.append(half)
             rows.append((_row_label(key, axes + ("device",)), cells))
             numbers.append(nums)
+            halves.append(hws)
         what = "best " + ("bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline)
         what += f" ({desc.better} is better, median of repetitions)"
-        out.append(Headline(fam, what, rows, numbers, desc.higher_is_better))
+        out.append(Headline(fam, what, rows, numbers, desc.higher_is_better, halves))
     return out
 
 
@@ -211,7 +253,20 @@ def _table(head: list[str], rows: list[list[str]], classes: list[list[str]] | No
     return "\n".join(out)
 
 
-def _comparison_html(cmp: Comparison) -> str:
+def _comparison_cell(cell: Cell | None, is_headline: bool) -> str:
+    """A comparison figure with its ± interval where gpu_bench wrote the headline's noise; a wide spread of
+    the repetitions is shown as their cv, so that ± keeps one meaning on the page."""
+    if cell is None or cell.center is None:
+        return fmt_cell(cell)
+    if is_headline and cell.noise_from == "gpu_bench" and cell.noise_pct is not None:
+        return fmt_interval(cell.center, abs(cell.center) * cell.noise_pct / 100.0)
+    text = fmt_num(cell.center)
+    if cell.cv_pct is not None and cell.cv_pct >= 5.0:
+        text += f" (cv {cell.cv_pct:.0f}%)"
+    return text
+
+
+def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
     n = len(cmp.paths)
     parts = []
     head = ["family", "cases"] + [f"[{i + 1}] vs [1]" for i in range(1, n)]
@@ -231,19 +286,26 @@ def _comparison_html(cmp: Comparison) -> str:
     for i in range(2, n + 1):
         head += [f"[{i}]", f"[{i}]/[1]", f"verdict [{i}]"]
 
+    def is_headline(r, i: int) -> bool:
+        d = files[i].descriptor(r.family)
+        return d is not None and canonical_metric(r.metric) == canonical_metric(d.headline)
+
     def render(rs) -> str:
         body, classes = [], []
         for r in rs:
-            cells = [f"<code>{_e(r.key)}</code>", _e(r.unit), _e(fmt_cell(r.cells[0]))]
+            cells = [f"<code>{_e(r.key)}</code>", _e(r.unit), _e(_comparison_cell(r.cells[0], is_headline(r, 0)))]
             cls = ["", "", "num"]
             for i in range(1, n):
                 v = r.versus[i]
-                cells += [_e(fmt_cell(r.cells[i])), _e(fmt_ratio(v)), _e(fmt_verdict(v, with_p=True))]
+                cells += [_e(_comparison_cell(r.cells[i], is_headline(r, i))), _e(fmt_ratio(v)),
+                          _e(fmt_verdict(v, with_p=True))]
                 cls += ["num", "num", v.verdict if v else ""]
             body.append(cells)
             classes.append(cls)
         return _table(head, body, classes, raw=True)
 
+    if any("±" in _comparison_cell(c, is_headline(r, i)) for r in cmp.rows for i, c in enumerate(r.cells)):
+        parts.append(f"<p class='note'>{_e(PLUS_MINUS_LEGEND)}.</p>")
     changed = [r for r in cmp.rows if any(v and v.verdict not in ("same",) for v in r.versus[1:])]
     changed.sort(key=lambda r: -max(abs((v.speed or 1.0) - 1.0) for v in r.versus[1:] if v))
     if changed:
@@ -363,7 +425,10 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
             sections.append(("topology", "GPUs and links", topo))
 
         parts = []
-        for h in headlines(files):
+        heads = headlines(files)
+        if any(h.has_intervals for h in heads):
+            parts.append(f"<p class='note'>{_e(PLUS_MINUS_LEGEND)}.</p>")
+        for h in heads:
             parts.append(f"<h3>{_e(h.family)}: {_e(h.what)}</h3>")
             parts.append(_headline_table(h, labels))
         sections.append(("headlines", "Headline numbers", "\n".join(parts)))
@@ -371,7 +436,7 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
         if len(files) > 1:
             cmp = compare(files)
             cmp.labels = labels
-            sections.append(("comparison", "Comparison against [1]", _comparison_html(cmp)))
+            sections.append(("comparison", "Comparison against [1]", _comparison_html(cmp, files)))
 
         problems = [(i, c) for i, f in enumerate(files) for c in f.cases.values() if not c.ok]
         if problems:

@@ -42,6 +42,7 @@ class Case:
     errors: list[str] = field(default_factory=list)
     skips: list[str] = field(default_factory=list)
     label: str | None = None
+    non_finite: str | None = None  # a figure written as NaN or infinity ('real_time'), which no tool can judge
 
     @property
     def family(self) -> str:
@@ -123,6 +124,33 @@ class Case:
                 return []
         return [v for v in out if math.isfinite(v)]
 
+    def round_values(self, metric: str, headline: str, headline_kind: str) -> list[float]:
+        """Each round's value of `metric`, over every repetition, where the file has them (round_times_s).
+
+        A round's median time gives the time and the headline as the samples do; the figure itself is the
+        rounds' mean, so a rate scales by the mean time over the round's.
+        """
+        m = canonical_metric(metric)
+        out: list[float] = []
+        for s in self.samples:
+            rounds = s.round_times_s
+            if not rounds:
+                return []
+            center = statistics.fmean(rounds)
+            if m == "real_time":
+                out += [t * 1e9 / TIME_UNIT_NS[self.time_unit] for t in rounds]
+            elif m == canonical_metric(headline) and m in s.counters and center > 0:
+                h = s.counters[m]
+                if headline_kind == "rate":
+                    out += [h * center / t for t in rounds]
+                elif headline_kind == "time":
+                    out += [h * t / center for t in rounds]
+                else:
+                    return []
+            else:
+                return []
+        return [v for v in out if math.isfinite(v)]
+
     def written_noise_pct(self) -> float | None:
         """The noise gpu_bench wrote (median over repetitions of `noise_pct`), or None for older files."""
         vals = [s.counters["noise_pct"] for s in self.samples if math.isfinite(s.counters.get("noise_pct", math.nan))]
@@ -161,6 +189,7 @@ class BenchmarkFile:
     context: dict[str, Any]
     cases: dict[str, Case]
     schema: str | None
+    runs: int = 1  # how many runs of one command this stands for (gpu-bench-compare --per-side)
 
     @property
     def is_gpu_bench(self) -> bool:

@@ -30,6 +30,24 @@ SLOW = {"Transfer/dir:h2d/mem:pinned": 0.9, "SmallCopy/dir:d2h": 1 / 1.4}
 SLOW_LINK = {(0, 1): "pcie_switch"}
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "floors: the test uses the between-run floors shipped with the tools")
+
+
+@pytest.fixture(autouse=True)
+def _no_floors_unless_asked(request, tmp_path_factory, monkeypatch):
+    """Most tests judge the within-run statistics on synthetic files of one round; the shipped floors (which
+    widen every one-round verdict) are tested where a test is marked `floors`."""
+    if request.node.get_closest_marker("floors"):
+        return
+    from gpu_bench_tools import floors
+
+    empty = tmp_path_factory.getbasetemp() / "no_floors.toml"
+    if not empty.exists():
+        empty.write_text("[floor_pct]\n")
+    monkeypatch.setattr(floors, "default_path", lambda: empty)
+
+
 @pytest.fixture(scope="session")
 def data(tmp_path_factory):
     d = tmp_path_factory.mktemp("data")

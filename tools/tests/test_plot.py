@@ -255,3 +255,175 @@ def test_a_long_subtitle_is_wrapped_to_a_narrow_figure():
     box = canvas.fig._suptitle.get_window_extent(canvas.fig.canvas.get_renderer())
     assert canvas.fig._suptitle.get_text().count("\n") == 2
     assert 0 <= box.x0 and box.x1 <= canvas.fig.bbox.width
+
+
+# ---------------------------------------------------------------------------------------------
+# Intervals: each headline figure with the interval gpu_bench wrote around it (noise_pct)
+
+
+def _with_noise(doc, pct_of):
+    """The document with each entry's noise_pct set to pct_of(name), or removed where that is None."""
+    for e in doc["benchmarks"]:
+        pct = pct_of(e["name"])
+        e.pop("noise_pct", None)
+        if pct is not None:
+            e["noise_pct"] = pct
+    return doc
+
+
+def _bands(ax):
+    from matplotlib.collections import PolyCollection
+
+    return [c for c in ax.collections if isinstance(c, PolyCollection)]
+
+
+def _whisker_segments(ax):
+    """Every drawn whisker of the axes' error bars as ((x0, y0), (x1, y1)); undrawn (NaN) ones left out."""
+    import numpy as np
+    from matplotlib.container import ErrorbarContainer
+
+    out = []
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer):
+            for lines in c.lines[2]:
+                out += [tuple(map(tuple, s)) for s in lines.get_segments() if len(s) == 2 and np.all(np.isfinite(s))]
+    return out
+
+
+def _band_at(band, x):
+    """(lowest, highest) y of a fill_between band where it crosses x."""
+    ys = [y for vx, y in band.get_paths()[0].vertices if vx == pytest.approx(x)]
+    return min(ys), max(ys)
+
+
+def _noise_of_size(name):
+    """3% at 64 B, none at 1 KiB (as an older file's case), 1% elsewhere."""
+    return 3.0 if "/bytes:64/" in name else None if "/bytes:1024/" in name else 1.0
+
+
+def test_line_plots_shade_the_noise_pct_interval_of_each_headline_figure():
+    doc = _with_noise(synth.make_run(schema="2", families=("SmallCopy",), reps=1, errors=False), _noise_of_size)
+    f = benchmark_file_from_doc("a.json", doc)
+    (_, canvas), = _generic([f], "SmallCopy")
+    checked = 0
+    for ax in (a for row in canvas.axes for a in row if a.get_visible()):
+        direction = ax.get_title().split(": ")[1]
+        bands = _bands(ax)
+        lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_") and "(p99)" not in ln.get_label()]
+        assert len(bands) == len(lines) == 2, direction  # a band per line (pinned, pageable)
+        for line, band in zip(lines, bands):
+            mem = line.get_label().rsplit("mem: ", 1)[1]
+            for x, y in zip(line.get_xdata(), line.get_ydata()):
+                case = f.cases[f"SmallCopy/dir:{direction}/mem:{mem}/bytes:{int(x)}"]
+                assert y == pytest.approx(case.center("real_time"))
+                pct = _noise_of_size(case.key + "/")
+                lo, hi = _band_at(band, x)
+                if pct is None:  # no noise_pct: the band closes on the line
+                    assert lo == pytest.approx(y) and hi == pytest.approx(y)
+                else:
+                    assert lo == pytest.approx(y * (1 - pct / 100)) and hi == pytest.approx(y * (1 + pct / 100))
+                checked += 1
+    assert checked == 20
+    legend = [t.get_text() for t in canvas.fig.legends[0].get_texts()]
+    assert "band: interval of the next run's figure (noise_pct)" in legend
+
+
+def test_a_file_without_noise_pct_gets_no_interval():
+    doc = synth.make_run(families=("SmallCopy", "Transfer"), reps=1, errors=False)  # schema 1: no noise_pct
+    f = benchmark_file_from_doc("old.json", doc)
+    for family in ("SmallCopy", "Transfer"):
+        for _, canvas in _generic([f], family):
+            assert not any(_bands(ax) or _whisker_segments(ax) for row in canvas.axes for ax in row), family
+            assert not any("noise_pct" in t.get_text() for t in canvas.fig.legends[0].get_texts())
+    one_size = synth.make_run(families=("Transfer",), reps=1, errors=False, sizes=(1 << 28,))
+    (_, canvas), = _generic([benchmark_file_from_doc("old.json", one_size)])
+    ax = canvas.axes[0][0]
+    assert not _whisker_segments(ax) and "noise_pct" not in ax.get_xlabel()
+
+
+def test_bar_charts_have_a_whisker_per_figure_with_noise_pct_and_none_without():
+    size = 1 << 28
+
+    def pct_of(name):
+        return None if "/mem:pageable/" in name else 2.0 if "/dir:h2d/" in name else 0.5
+
+    files = [benchmark_file_from_doc(f"{n}.json", _with_noise(synth.make_run(
+        schema="2", families=("Transfer",), sizes=(size,), errors=False, reps=1, seed=seed), pct_of))
+        for n, seed in (("a", 1), ("b", 2))]
+    (_, canvas), = _generic(files)
+    ax = canvas.axes[0][0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    whiskers = _whisker_segments(ax)
+    with_noise = [k for k in labels if "mem:pageable" not in k]
+    assert len(whiskers) == len(files) * len(with_noise)
+    from matplotlib.container import BarContainer
+
+    bars = [b for b in ax.containers if isinstance(b, BarContainer)]
+    for f, container in zip(files, bars):
+        for k, bar in zip(labels, container.patches):
+            case = f.cases[f"Transfer/{k}/bytes:{size}"]
+            v = case.center("gbps")
+            assert bar.get_width() == pytest.approx(v)
+            y = bar.get_y() + bar.get_height() / 2
+            mine = [s for s in whiskers if s[0][1] == pytest.approx(y)]
+            pct = pct_of(case.key + "/")
+            if pct is None:
+                assert not mine, k
+            else:
+                (x0, _), (x1, _) = mine[0]
+                assert (x0, x1) == (pytest.approx(v * (1 - pct / 100)), pytest.approx(v * (1 + pct / 100))), k
+    assert "whiskers: interval of the next run's figure (noise_pct)" in ax.get_xlabel()
+    # Each value is written past its whisker, not across it.
+    canvas.fig.canvas.draw()
+    renderer = canvas.fig.canvas.get_renderer()
+    right = max(ax.transData.transform((x1, 0))[0] for (_, _), (x1, _) in whiskers)
+    assert right <= max(t.get_window_extent(renderer).x0 for t in ax.texts) + 0.5
+
+
+def test_only_the_headline_gets_an_interval_in_a_family_figure():
+    from gpu_bench_tools.plot.families.overlap import overlap_plots
+    from gpu_bench_tools.plot.families.sync_placement import sync_placement_plots
+
+    # Overlap's descriptor heads it with speedup here: the speedup row is banded, the efficiency row is not.
+    doc = _with_noise(synth.make_run(schema="2", families=("Overlap",), reps=1), lambda n: 2.0)
+    f = benchmark_file_from_doc("o.json", doc)
+    (_, canvas), = overlap_plots([f], ["o"])
+    for ax in canvas.axes[0]:
+        assert _bands(ax)
+        for line, band in zip([ln for ln in ax.get_lines() if not ln.get_label().startswith("_")], _bands(ax)):
+            x, y = line.get_xdata()[-1], line.get_ydata()[-1]
+            assert _band_at(band, x) == (pytest.approx(y * 0.98), pytest.approx(y * 1.02))
+    assert not any(_bands(ax) for ax in canvas.axes[1])
+    # As gpu_bench heads it (gbps, which the figure does not draw): no band at all.
+    doc["context"]["family.overlap.headline"] = "gbps"
+    (_, canvas), = overlap_plots([benchmark_file_from_doc("o.json", doc)], ["o"])
+    assert not any(_bands(ax) for row in canvas.axes for ax in row)
+
+    # SyncPlacement's headline here is error_pct: whiskers on the error panel only.
+    doc = _with_noise(synth.make_run(schema="2", families=("SyncPlacement",), reps=1), lambda n: 5.0)
+    f = benchmark_file_from_doc("s.json", doc)
+    made = sync_placement_plots([f], ["s"])
+    assert len(made) == 2
+    for _, canvas in made:
+        ax_t, ax_e = canvas.axes[0]
+        assert not _whisker_segments(ax_t)
+        heights = sorted(abs(b.get_height()) for b in ax_e.patches)
+        spans = sorted(abs(y1 - y0) for (_, y0), (_, y1) in _whisker_segments(ax_e))
+        assert spans == pytest.approx([h * 0.1 for h in heights])
+        assert "noise_pct" in ax_e.get_ylabel() and "noise_pct" not in ax_t.get_ylabel()
+
+
+def test_all_host_aggregate_bar_has_its_interval_and_each_gpus_bar_none():
+    from gpu_bench_tools.plot.families.all_host import all_host_plots
+
+    doc = _with_noise(synth.make_multi_run(gpus=2, reps=1, families=("AllHost",)), lambda n: 4.0)
+    f = benchmark_file_from_doc("m.json", doc)
+    (_, canvas), = all_host_plots([f], ["m"])
+    for ax in canvas.axes[0]:
+        aggregate = ax.patches[0]
+        v = aggregate.get_height()
+        (x0, y0), (x1, y1) = _whisker_segments(ax)[0]
+        assert len(_whisker_segments(ax)) == 1  # the aggregate's; no noise is known for a GPU's own rate
+        assert x0 == pytest.approx(aggregate.get_x() + aggregate.get_width() / 2)
+        assert (y0, y1) == (pytest.approx(v * 0.96), pytest.approx(v * 1.04))
+    assert "whiskers: interval of the next run's figure (noise_pct)" in canvas.fig._suptitle.get_text().replace("\n", " ")

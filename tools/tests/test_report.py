@@ -179,3 +179,100 @@ def test_machines_that_share_a_host_name_are_told_apart_by_gpu(tmp_path):
         "H100 80GB HBM3 on vm, driver 580.159.04, CUDA runtime 13.0 [GPU-6f1e2d3c] (2 files)",
         "H100 80GB HBM3 on vm, driver 580.159.04, CUDA runtime 13.0 [GPU-0000ffff]"]
     assert [len(x.file.cases["SyncPlacement/op:add/sync:both"].samples) for x in configs] == [10, 5]
+
+
+# ---------------------------------------------------------------------------------------------
+# Each headline figure with its interval (noise_pct) as value ± half-width
+
+
+def _noisy_run(pct_of, **kw):
+    """A schema 2 run of one repetition whose entries carry noise_pct = pct_of(name), or none where None."""
+    doc = synth.make_run(schema="2", reps=1, errors=False, **kw)
+    for e in doc["benchmarks"]:
+        e.pop("noise_pct", None)
+        pct = pct_of(e["name"])
+        if pct is not None:
+            e["noise_pct"] = pct
+    return doc
+
+
+def _plus_minus(cell):
+    """(value, half-width) of '52.34 ± 0.26 GB/s at ...', or (value, None) without a ±."""
+    m = re.match(r"^(-?[0-9.]+)(?: ± ([0-9.]+))?(?: |$)", cell)
+    return float(m.group(1)), (float(m.group(2)) if m.group(2) else None)
+
+
+def _shows(cell, value, pct):
+    """Whether the cell reads value ± value x pct / 100, each rounded to the half-width's last digit."""
+    text = re.match(r"^(-?[0-9.]+) ± ([0-9.]+)", cell)
+    places = len(text.group(2).split(".")[1]) if "." in text.group(2) else 0
+    last = 10.0 ** -places
+    shown_value, shown_half = float(text.group(1)), float(text.group(2))
+    half = abs(value) * pct / 100
+    assert len(text.group(2).replace(".", "").lstrip("0")) == 2 or shown_half == 0, cell  # two significant digits
+    return abs(shown_half - half) <= last / 2 + 1e-12 and abs(shown_value - value) <= last / 2 + 1e-12
+
+
+def test_headline_figures_carry_their_noise_pct_interval():
+    from gpu_bench_tools.load import benchmark_file_from_doc
+
+    def pct_of(name):
+        return None if "/mem:pageable/" in name else 3.0 if "/dir:h2d/" in name else 0.25
+
+    f = benchmark_file_from_doc("n.json", _noisy_run(pct_of, families=("Transfer",)))
+    h, = headlines([f])
+    rows = dict(h.rows)
+    for label, pct in (("h2d pinned", 3.0), ("d2h pinned", 0.25), ("h2d pageable", None),
+                       ("d2h managed_prefetch", 0.25)):
+        cell = rows[label][0]
+        direction, mem = label.split()
+        best = max(c.center("gbps") for c in f.cases.values()
+                   if c.key.startswith(f"Transfer/dir:{direction}/mem:{mem}/"))
+        assert re.search(r" GB/s at \d+ [KMG]iB$", cell), cell
+        if pct is None:
+            assert "±" not in cell and _plus_minus(cell) == (pytest.approx(best, rel=1e-3), None), label
+        else:
+            assert _shows(cell, best, pct), (label, cell, best)
+    assert h.has_intervals
+
+
+def test_plus_minus_is_rounded_to_the_interval():
+    from gpu_bench_tools.report import fmt_interval
+
+    assert fmt_interval(52.3412, 0.2617) == "52.34 ± 0.26"
+    assert fmt_interval(32596.18, 3178.0) == "32600 ± 3200"
+    assert fmt_interval(0.206, 0.000999) == "0.2060 ± 0.0010"
+    assert fmt_interval(9.613, 8.14) == "9.6 ± 8.1"
+    assert fmt_interval(0.7277, 0.0) == "0.7277 ± 0"
+    assert fmt_interval(47.671, None) == "47.67"
+
+
+def test_report_says_what_plus_minus_means_only_where_it_shows_one(data, tmp_path):
+    from gpu_bench_tools.load import benchmark_file_from_doc
+    from gpu_bench_tools.report import build_report
+
+    legend = "± is the interval the next independent run&#x27;s figure falls in at least 90% of the time (noise_pct)"
+    a = benchmark_file_from_doc("a.json", _noisy_run(lambda n: 2.0, families=("SmallCopy",), seed=1))
+    b = benchmark_file_from_doc("b.json", _noisy_run(lambda n: None if "/dir:d2h/" in n else 2.0,
+                                                     families=("SmallCopy",), seed=2, gpu="H200"))
+    page = build_report([a, b], with_plots=False)
+    heads = page.split(">Headline numbers</h2>")[1].split("<h2")[0]
+    assert heads.count(legend) == 1
+    row = re.search(r"<tr><td>h2d pinned</td>(.*?)</tr>", heads).group(1)
+    cells = re.findall(r'<td class="num">([^<]*)</td>', row)
+    for cell, f in zip((cells[0], cells[1]), (a, b)):
+        best = min(c.center("real_time") for c in f.cases.values() if c.key.startswith("SmallCopy/dir:h2d/mem:pinned/"))
+        assert _shows(cell, best, 2.0), cell
+    d2h = re.findall(r'<td class="num">([^<]*)</td>', re.search(r"<tr><td>d2h pinned</td>(.*?)</tr>", heads).group(1))
+    assert "±" in d2h[0] and "±" not in d2h[1]  # b wrote no noise_pct for its d2h cases
+    # The comparison shows each side's interval, and says what it means.
+    full = page.split(">Comparison against [1]</h2>")[1].split("<h2")[0]
+    assert full.count(legend) == 1
+    row = re.search(r"<code>SmallCopy/dir:h2d/mem:pinned/bytes:4</code></td><td>us</td>(.*?)</tr>", full).group(1)
+    first, second = re.findall(r'<td class="num">([^<]*)</td>', row)[:2]
+    for cell, f in ((first, a), (second, b)):
+        assert _shows(cell, f.cases["SmallCopy/dir:h2d/mem:pinned/bytes:4"].center("real_time"), 2.0), cell
+    # Files without noise_pct: no ± anywhere, and no sentence about it.
+    old = build_report([load_file(data["base"]), load_file(data["h200"])], with_plots=False)
+    assert "±" not in old.split(">Headline numbers</h2>")[1].split("<h2")[0]
+    assert legend not in old and "noise_pct" not in old

@@ -1,5 +1,5 @@
 """What every figure shares: a fresh matplotlib Figure on the Agg canvas (no pyplot state), colours,
-lines with their repetition band, size axes, titles and file names."""
+lines with their interval band, size axes, titles and file names."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..load import TIME_UNIT_NS, Case
+from ..load import TIME_UNIT_NS, Case, canonical_metric
 
 MEM_ORDER = ("pinned", "registered", "write_combined", "mapped", "pageable", "managed_prefetch",
              "managed_fault", "managed", "device")
@@ -62,6 +62,11 @@ class Point:
     y: float
     lo: float | None = None
     hi: float | None = None
+    noise: bool = False  # lo..hi is the interval gpu_bench wrote (noise_pct), not the repetitions' range
+
+
+# What an interval drawn from noise_pct means, for legends and axis labels.
+NOISE_LEGEND = "interval of the next run's figure (noise_pct)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,15 +109,57 @@ def to_us(case: Case, v: float) -> float:
     return v * TIME_UNIT_NS[case.time_unit] / 1e3
 
 
-def metric_point(case: Case, metric: str, x: float, scale: Callable[[float], float] | None = None) -> Point | None:
+def noise_bounds(case: Case, value: float) -> tuple[float, float] | None:
+    """value -+ |value| x noise_pct / 100, where the file has the case's noise_pct; else None."""
+    pct = case.written_noise_pct()
+    if pct is None or value is None or not math.isfinite(value):
+        return None
+    half = abs(value) * pct / 100.0
+    return value - half, value + half
+
+
+def metric_point(case: Case, metric: str, x: float, scale: Callable[[float], float] | None = None,
+                 headline: str | None = None) -> Point | None:
+    """The case's median of `metric` at x, from its slowest to its fastest repetition; where `metric` is
+    the family's `headline` and the file has the case's noise_pct, that interval instead: gpu_bench's
+    noise is known for the headline alone."""
     vals = case.values(metric)
     c = case.center(metric)
     if c is None:
         return None
     s = scale or (lambda v: v)
+    if headline is not None and canonical_metric(metric) == canonical_metric(headline):
+        bounds = noise_bounds(case, s(c))
+        if bounds is not None:
+            return Point(x, s(c), *bounds, noise=True)
     if len(vals) >= 2:
         return Point(x, s(c), s(min(vals)), s(max(vals)))
     return Point(x, s(c))
+
+
+def whiskers(pts: list[Point | None]) -> list[list[float]]:
+    """[below, above] per point for errorbar(yerr=...) and bar(yerr=...); NaN where a point has no interval,
+    which matplotlib leaves undrawn, where 0 would still draw its caps."""
+    below, above = [], []
+    for p in pts:
+        if p is None or p.lo is None or p.hi is None:
+            below.append(math.nan)
+            above.append(math.nan)
+        else:
+            below.append(p.y - p.lo)
+            above.append(p.hi - p.y)
+    return [below, above]
+
+
+def whisker_text(pts: list[Point | None], otherwise: str = "the slowest to the fastest repetition") -> str:
+    """What the whiskers of `pts` span: the noise_pct interval, `otherwise`, or both where they mix."""
+    noise = any(p is not None and p.noise for p in pts)
+    other = any(p is not None and not p.noise and p.lo is not None for p in pts)
+    if noise and other:
+        return f"whiskers: {NOISE_LEGEND}, else {otherwise}"
+    if noise:
+        return f"whiskers: {NOISE_LEGEND}"
+    return f"whiskers: {otherwise}" if other else ""
 
 
 class Canvas:
@@ -192,15 +239,25 @@ FILE_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 
 def draw_line(ax, pts: list[Point], colour, label: str, marker="o", ls="-", band: bool = True,
                order: int = 0) -> None:
-    """A line with its min-max band; earlier files are drawn wider so an identical later one leaves them visible."""
+    """A line with its points' intervals as a band (band=False: only the noise_pct ones); earlier files are
+    drawn wider so an identical later one leaves them visible."""
     pts = sorted(pts, key=lambda p: p.x)
     xs, ys = [p.x for p in pts], [p.y for p in pts]
     lw = max(1.2, 3.2 - 0.7 * order)
     ax.plot(xs, ys, marker=marker, ls=ls, color=colour, label=label, ms=max(3.0, 6.5 - 1.2 * order), lw=lw)
-    if band and any(p.lo is not None for p in pts):
-        lo = [p.lo if p.lo is not None else p.y for p in pts]
-        hi = [p.hi if p.hi is not None else p.y for p in pts]
+    shaded = [p.lo is not None and p.hi is not None and (band or p.noise) for p in pts]
+    if any(shaded):
+        # A point without an interval pinches the band to the line rather than borrowing its neighbours'.
+        lo = [p.lo if s else p.y for p, s in zip(pts, shaded)]
+        hi = [p.hi if s else p.y for p, s in zip(pts, shaded)]
         ax.fill_between(xs, lo, hi, color=colour, alpha=0.18, lw=0)
+
+
+def noise_band_handle():
+    """A legend entry for the bands drawn from noise_pct."""
+    from matplotlib.patches import Patch
+
+    return Patch(facecolor="0.45", alpha=0.3, lw=0, label=f"band: {NOISE_LEGEND}")
 
 
 def merged_handles(canvas: Canvas) -> tuple[list, list[str]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ..families import FamilyDescriptor, host_link_peak
-from ..load import Case
+from ..load import Case, headline_of
 from .canvas import (
     FILE_MARKERS,
     Canvas,
@@ -24,11 +24,14 @@ from .canvas import (
     log2_size_axis,
     merged_handles,
     metric_point,
+    noise_band_handle,
     rest_text,
     set_title,
     slug,
     spans_decades,
     value_axis,
+    whisker_text,
+    whiskers,
 )
 
 MAX_BARS = 40  # cases per bar chart; more are split over several figures
@@ -157,15 +160,17 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
         nrows = math.ceil(len(pkeys) / ncols)
         canvas = Canvas(nrows, ncols)
         npoints = 0
+        noise_drawn = False
         for n, pv in enumerate(pkeys):
             ax = canvas.axes[n // ncols][n % ncols]
             xs_all, ys_all = [], []
             for sk in sorted(by_panel[pv], key=all_series.index):
                 cases = by_panel[pv][sk]
                 pts, upper = [], []
-                for _, c in cases:
+                for i, c in cases:
                     scale = headline_scale(desc, c)
-                    p = metric_point(c, desc.headline, float(c.axis(x)), scale)
+                    p = metric_point(c, desc.headline, float(c.axis(x)), scale,
+                                     headline=headline_of(ctx.files[i], desc.name))
                     if p:
                         pts.append(p)
                     u = c.aggregate("p99", desc.headline)
@@ -173,11 +178,14 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
                         upper.append(Point(float(c.axis(x)), scale(u)))
                 if not pts:
                     continue
+                # The p99 line already shows how far the repetitions reach; noise_pct bands are drawn anyway.
+                band = not upper
                 npoints += len(pts)
+                noise_drawn |= any(p.noise for p in pts)
                 xs_all += [p.x for p in pts]
                 ys_all += [v for p in pts for v in (p.y, p.lo, p.hi) if v is not None] + [p.y for p in upper]
                 draw_line(ax, pts, colour_of[sk], label(sk), marker=FILE_MARKERS[sk[0] % len(FILE_MARKERS)],
-                          band=not upper, order=sk[0])
+                          band=band, order=sk[0])
                 if upper:
                     draw_line(ax, upper, colour_of[sk], f"{label(sk)} (p99)", marker="", ls="--", band=False,
                               order=sk[0])
@@ -198,7 +206,11 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
             _headroom(ax, peaks)
             ax.set_title(", ".join(f"{a}: {_show(a, v)}" for a, v in zip(panel_axes, pv)) or desc.name, fontsize=10)
             ax.grid(True, which="major", alpha=0.3)
-        canvas.legend(*merged_handles(canvas))
+        handles, names = merged_handles(canvas)
+        if noise_drawn:
+            handles.append(noise_band_handle())
+            names.append(handles[-1].get_label())
+        canvas.legend(handles, names)
         for n in range(len(pkeys), nrows * ncols):
             canvas.axes[n // ncols][n % ncols].set_visible(False)
         what = "bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline
@@ -239,25 +251,28 @@ def bar_plots(ctx: PlotContext, desc: FamilyDescriptor,
         hgt = 0.8 / n
         npoints = 0
         xs_all = []
+        drawn: list[Point] = []
         for i, f in enumerate(ctx.files):
-            ys, xs, errs = [], [], []
+            ys, pts = [], []
             for k, key in enumerate(chunk):
                 c = f.cases.get(key)
                 if c is None or not c.ok or not c.has_metric(desc.headline):
                     continue
-                p = metric_point(c, desc.headline, 0.0, headline_scale(desc, c))
+                p = metric_point(c, desc.headline, 0.0, headline_scale(desc, c), headline=headline_of(f, desc.name))
                 if p:
                     ys.append(k - 0.4 + hgt * i + hgt / 2)
-                    xs.append(p.y)
-                    errs.append([p.y - (p.lo if p.lo is not None else p.y), (p.hi if p.hi is not None else p.y) - p.y])
+                    pts.append(p)
                     xs_all += [v for v in (p.y, p.lo, p.hi) if v is not None]
-            if xs:
-                npoints += len(xs)
-                bars = ax.barh(ys, xs, hgt, xerr=list(zip(*errs)), color=palette[i], label=ctx.labels[i],
-                               capsize=2)
+            if pts:
+                npoints += len(pts)
+                drawn += pts
+                ax.barh(ys, [p.y for p in pts], hgt, xerr=whiskers(pts), color=palette[i], label=ctx.labels[i],
+                        capsize=2)
                 if at:
-                    ax.bar_label(bars, fmt=lambda v: f"{v:.0f}" if v >= 100 else f"{v:.3g}", padding=3,
-                                 fontsize=7)
+                    # Past the whisker's end, where the label would otherwise be crossed by it.
+                    for y, p in zip(ys, pts):
+                        ax.annotate(f"{p.y:.0f}" if p.y >= 100 else f"{p.y:.3g}", (max(p.y, p.hi or p.y), y),
+                                    xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
         ax.set_yticks(range(len(chunk)), ["/".join(seg for seg in k.split("/")[1:] if seg != shared) or k
                                           for k in chunk], fontsize=8)
         ax.invert_yaxis()
@@ -265,7 +280,8 @@ def bar_plots(ctx: PlotContext, desc: FamilyDescriptor,
         if at and xs_all:  # room right of the longest bar for its value
             lo, hi = ax.get_xlim()
             ax.set_xlim(lo, hi * 1.5 if ax.get_xscale() == "log" else hi * 1.08)
-        ax.set_xlabel(headline_label(desc) + ":\nmedian, bar from the slowest to the fastest repetition")
+        spans = whisker_text(drawn)
+        ax.set_xlabel(headline_label(desc) + ":\nmedian" + (f"; {spans}" if spans else ""))
         ax.grid(True, axis="x", which="both", alpha=0.3)
         canvas.legend(ncols=2)
         what = "bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline

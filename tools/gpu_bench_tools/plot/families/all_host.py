@@ -5,7 +5,21 @@ from __future__ import annotations
 import math
 
 from ...load import Case
-from ..canvas import DIR_ORDER, DIR_TITLE, Canvas, Plot, PlotContext, colours, human_bytes, merged_handles, order_values, set_title
+from ..canvas import (
+    DIR_ORDER,
+    DIR_TITLE,
+    Canvas,
+    Plot,
+    PlotContext,
+    colours,
+    human_bytes,
+    merged_handles,
+    metric_point,
+    order_values,
+    set_title,
+    whisker_text,
+    whiskers,
+)
 
 FAMILY = "AllHost"
 SECTIONS = {"all_host": "All GPUs and the host at once"}
@@ -45,6 +59,7 @@ def all_host_plots(files, labels):
     canvas = Canvas(1, len(dirs), w=max(4.5, 0.7 * (ngpu + 1) * max(1, len(files)) ** 0.5 + 1.5), h=4.0,
                      sharey=True)
     npoints = 0
+    drawn = []
     for col, d in enumerate(dirs):
         ax = canvas.axes[0][col]
         cats = ["all at once"] + [f"GPU {k}" for k in range(ngpu)]
@@ -53,17 +68,15 @@ def all_host_plots(files, labels):
         width = 0.8 / nf
         for j, (i, c) in enumerate(sorted(per_dir[d].items())):
             metrics = ["gbps"] + [f"gbps_gpu{k}" for k in range(ngpu)]
-            ys, lo, hi = [], [], []
-            for m in metrics:
-                v = c.center(m) if c.has_metric(m) else None
-                vals = c.values(m)
-                ys.append(v if v is not None else float("nan"))
-                lo.append(v - min(vals) if v is not None and len(vals) >= 2 else 0.0)
-                hi.append(max(vals) - v if v is not None and len(vals) >= 2 else 0.0)
+            desc = files[i].descriptor(FAMILY)
+            pts = [metric_point(c, m, 0.0, headline=desc.headline if desc else None) if c.has_metric(m) else None
+                   for m in metrics]
+            drawn += pts
+            ys = [p.y if p is not None else float("nan") for p in pts]
             g = c.center("gpus") if c.has_metric("gpus") else None
             n = int(g) if g else gpus_of(c)
             pos = x - 0.4 + width * (j + 0.5)
-            bars = ax.bar(pos, ys, width, yerr=[lo, hi], color=palette[i], capsize=2,
+            bars = ax.bar(pos, ys, width, yerr=whiskers(pts), color=palette[i], capsize=2,
                           label=f"{labels[i]}: {n} GPUs, bytes: {human_bytes(c.axis_int('bytes') or 0)}")
             for bar in list(bars)[1:]:
                 bar.set_alpha(0.55)
@@ -76,7 +89,8 @@ def all_host_plots(files, labels):
     canvas.axes[0][0].set_ylabel("bandwidth (GB/s, 1 GB = 1e9 B)")
     canvas.legend(*merged_handles(canvas), ncols=2)
     t = "All GPUs copying to or from the host at once"
-    sub = "aggregate (solid) and each GPU's own rate (light); whiskers from the slowest to the fastest repetition"
+    spans = whisker_text(drawn)
+    sub = "aggregate (solid) and each GPU's own rate (light)" + (f"; {spans}" if spans else "")
     set_title(canvas, t, sub)
     return [(Plot("all_host", "all_host", t, points=npoints), canvas)]
 

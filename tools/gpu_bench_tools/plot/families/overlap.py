@@ -11,6 +11,7 @@ from ..canvas import (
     colours,
     draw_line,
     metric_point,
+    noise_band_handle,
     order_values,
     rest_axes,
     rest_text,
@@ -53,6 +54,7 @@ def overlap_plots(files, labels):
         syncs = order_values({s for _, _, s in series}, ("end", "per_stream", "per_chunk", "event_join"))
         canvas = Canvas(2, len(syncs), w=4.6, h=3.3)
         npoints = 0
+        noise_drawn = False
         for col, sync in enumerate(syncs):
             ax_s, ax_e = canvas.axes[0][col], canvas.axes[1][col]
             ideal: dict[int, dict[int, list[float]]] = {}
@@ -62,12 +64,15 @@ def overlap_plots(files, labels):
                 if s != sync:
                     continue
                 marker, ls = SCHEDULE_STYLE.get(sched, ("D", "-."))
+                desc = files[i].descriptor(FAMILY)
+                headline = desc.headline if desc else None
                 sp, ef = [], []
                 for c in cases:
                     x = c.axis_int("streams")
                     xs_all.append(x)
-                    p = metric_point(c, "speedup", x)
-                    e = metric_point(c, "efficiency", x)
+                    p = metric_point(c, "speedup", x, headline=headline)
+                    e = metric_point(c, "efficiency", x, headline=headline)
+                    noise_drawn |= bool(p and p.noise) or bool(e and e.noise)
                     if p:
                         sp.append(p)
                     if e:
@@ -108,6 +113,9 @@ def overlap_plots(files, labels):
             names.append(f"schedule: {sc}")
         handles += [Line2D([], [], color="0.4", ls=(0, (1, 1)), lw=2.2), Line2D([], [], color="0.35", ls="--")]
         names += ["ideal speedup (speedup / efficiency)", "ideal efficiency (1.0)"]
+        if noise_drawn:
+            handles.append(noise_band_handle())
+            names.append(handles[-1].get_label())
         canvas.legend(handles, names, ncols=4)
         out.append(titled("overlap", canvas, "Copy/compute overlap: speedup and efficiency vs. streams", gk, npoints))
     return out

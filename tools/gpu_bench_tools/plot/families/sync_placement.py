@@ -7,7 +7,7 @@ import statistics
 
 
 from ...load import Case
-from ..canvas import Canvas, PlotContext, colours, order_values, rest_axes
+from ..canvas import Canvas, PlotContext, Point, colours, metric_point, order_values, rest_axes, whisker_text, whiskers
 from .overlap import titled
 
 FAMILY = "SyncPlacement"
@@ -40,35 +40,45 @@ def sync_placement_plots(files, labels):
         x = np.arange(len(syncs))
         npoints = 0
 
-        def stat(c: Case | None, metric: str) -> tuple[float, float]:
+        def stat(c: Case | None, metric: str, headline: str | None) -> Point | None:
+            """The median with the noise_pct interval where `metric` is the headline and the file has it,
+            else +- the repetitions' standard deviation."""
             if c is None or not c.has_metric(metric):
-                return float("nan"), 0.0
+                return None
+            p = metric_point(c, metric, 0.0, headline=headline)
+            if p is None or p.noise:
+                return p
             vals = c.values(metric)
-            sd = c.aggregate("stddev", metric)
-            if len(vals) >= 2:
-                sd = statistics.stdev(vals)
-            return c.center(metric), sd or 0.0
+            sd = statistics.stdev(vals) if len(vals) >= 2 else c.aggregate("stddev", metric)
+            return Point(p.x, p.y, p.y - sd, p.y + sd) if sd else Point(p.x, p.y)
 
+        drawn_t, drawn_e = [], []
         for j, (i, d) in enumerate(sorted(per_file.items())):
+            desc = files[i].descriptor(FAMILY)
+            headline = desc.headline if desc else None
             for k, (metric, hatch, what) in enumerate((("host_measured_us", "", "host clock"),
                                                        ("event_us", "///", "CUDA events"))):
-                ys = [stat(d.get(s), metric) for s in syncs]
+                pts = [stat(d.get(s), metric, headline) for s in syncs]
+                drawn_t += pts
                 pos = x - 0.4 + width * (2 * j + k) + width / 2
-                ax_t.bar(pos, [y for y, _ in ys], width, yerr=[e for _, e in ys], color=palette[i], alpha=0.85,
-                         hatch=hatch, edgecolor="white", capsize=2, label=f"{labels[i]}, {what}")
-                npoints += sum(1 for y, _ in ys if not math.isnan(y))
-            ys = [stat(d.get(s), "error_pct") for s in syncs]
+                ax_t.bar(pos, [p.y if p else math.nan for p in pts], width, yerr=whiskers(pts), color=palette[i],
+                         alpha=0.85, hatch=hatch, edgecolor="white", capsize=2, label=f"{labels[i]}, {what}")
+                npoints += sum(1 for p in pts if p is not None and not math.isnan(p.y))
+            pts = [stat(d.get(s), "error_pct", headline) for s in syncs]
+            drawn_e += pts
             w2 = 0.8 / nf
-            ax_e.bar(x - 0.4 + w2 * j + w2 / 2, [y for y, _ in ys], w2, yerr=[e for _, e in ys], color=palette[i],
-                     capsize=2, label=labels[i])
+            ax_e.bar(x - 0.4 + w2 * j + w2 / 2, [p.y if p else math.nan for p in pts], w2, yerr=whiskers(pts),
+                     color=palette[i], capsize=2, label=labels[i])
         for ax in (ax_t, ax_e):
             ax.set_xticks(x, syncs)
             ax.set_xlabel("where the host synchronises")
             ax.grid(True, axis="y", alpha=0.3)
         canvas.legend(*ax_t.get_legend_handles_labels(), ncols=2)
-        ax_t.set_ylabel("time per iteration (us), median ± stddev")
+        spans = whisker_text(drawn_t, otherwise="± stddev of the repetitions")
+        ax_t.set_ylabel("time per iteration (us), median" + (f";\n{spans}" if spans else ""))
         ax_t.set_title("host-measured vs. CUDA-event time", fontsize=10)
-        ax_e.set_ylabel("host clock error vs. events (%)")
+        spans = whisker_text(drawn_e, otherwise="± stddev of the repetitions")
+        ax_e.set_ylabel("host clock error vs. events (%)" + (f";\n{spans}" if spans else ""))
         ax_e.set_title("how wrong the host clock is", fontsize=10)
         out.append(titled("sync_placement", canvas, "Sync placement", gk, npoints))
     return out

@@ -1,0 +1,185 @@
+"""Judging runs, not samples: files with rounds (gpu_bench's default), files of one round widened to the
+between-run floor, several runs a side, non-finite figures refused, and the A/A report's statistics."""
+
+import copy
+import json
+import math
+import statistics
+
+import pytest
+
+import synth
+from conftest import run_cli
+from gpu_bench_tools import aa, cli_aa, cli_compare
+from gpu_bench_tools.compare import compare
+from gpu_bench_tools.floors import SPREAD_TO_HALF_WIDTH, load_floors
+from gpu_bench_tools.load import benchmark_file_from_doc, load_file
+
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
+UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def base_doc(**kw):
+    kw.setdefault("reps", 1)
+    kw.setdefault("families", ("Transfer",))
+    return synth.make_run(schema="2", sample_times=True, errors=False, aggregates=False, **kw)
+
+
+def runs_of(doc):
+    return [e for e in doc["benchmarks"] if e.get("run_type", "iteration") == "iteration"]
+
+
+def scaled(doc, k, samples=None, rounds=None, keep_samples=True):
+    """Every case's time times k (rates over k); `samples`: the samples' own factor; `rounds`: each round's
+    factor, which makes the case's figure their mean and noise_pct their prediction interval, as gpu_bench
+    writes them with --rounds."""
+    out = copy.deepcopy(doc)
+    for e in runs_of(out):
+        t = e["real_time"] * UNIT_S[e["time_unit"]] * k
+        f = 1.0
+        if rounds:
+            rt = [t * r for r in rounds]
+            e["round_times_s"] = rt
+            e["rounds"] = len(rt)
+            mean = statistics.fmean(rt)
+            f = mean / t
+            n = len(rt)
+            e["noise_pct"] = T975[n - 1] * statistics.stdev(rt) * math.sqrt(2 / n) / mean * 100
+        e["real_time"] *= k * f
+        e["cpu_time"] *= k * f
+        for c in ("gbps", "bytes_per_second"):
+            if c in e:
+                e[c] /= k * f
+        if "sample_times_s" in e:
+            if keep_samples:
+                e["sample_times_s"] = [s * k * (samples or 1.0) for s in e["sample_times_s"]]
+            else:
+                del e["sample_times_s"]
+    return out
+
+
+def write(tmp_path, name, doc):
+    return synth.write(tmp_path / f"{name}.json", doc)
+
+
+def test_runs_whose_rounds_agree_are_the_same_even_where_their_samples_differ(tmp_path):
+    base = base_doc()
+    a = scaled(base, 1.0, rounds=[1.00, 1.02, 0.99])
+    # The second run's process is 3% slower in every sample, which its rounds show is usual between runs.
+    b = scaled(base, 1.0, samples=1.03, rounds=[1.03, 1.00, 1.01])
+    res = compare([benchmark_file_from_doc("a", a), benchmark_file_from_doc("b", b)])
+    verdicts = {r.key: r.versus[1] for r in res.rows}
+    assert verdicts and all(v.verdict in ("same", "noisy") for v in verdicts.values()), verdicts
+    assert all(v.method == "welch-rounds" for v in verdicts.values())
+
+
+def test_files_as_run_sh_writes_them_fail_on_a_regression(tmp_path, capsys):
+    base = base_doc()
+    a = write(tmp_path, "a", scaled(base, 1.0, rounds=[1.00, 1.01, 0.99], keep_samples=False))
+    for pct, gate in ((30, "10"), (10, "5")):
+        b = write(tmp_path, f"b{pct}", scaled(base, 1 + pct / 100, rounds=[1.01, 0.99, 1.00], keep_samples=False))
+        code, _, err = run_cli(cli_compare.main, [a, b, "--fail-on-regression", gate, "--format", "csv"], capsys)
+        assert code == 1, err
+        assert "regression(s) beyond" in err
+    same = write(tmp_path, "same", scaled(base, 1.0, rounds=[0.99, 1.01, 1.00], keep_samples=False))
+    code, out, err = run_cli(cli_compare.main, [a, same, "--fail-on-regression", "5"], capsys)
+    assert code == 0, err
+
+
+def test_one_round_a_side_is_widened_to_the_between_run_floor(tmp_path, capsys):
+    floors = tmp_path / "floors.toml"
+    floors.write_text('measured_on = "test"\n[floor_pct]\nTransfer = 2.0\n')
+    base = base_doc(reps=3)
+    a = write(tmp_path, "a", base)
+    b = write(tmp_path, "b", scaled(base, 1.03))  # 3% slower in every sample of one process
+    code, out, err = run_cli(cli_compare.main, [a, b, "--floors", str(floors), "--fail-on-regression", "1"], capsys)
+    assert code == 0, err
+    assert "widened to its family's between-run floor" in out
+    res = compare([load_file(a), load_file(b)], floors=load_floors(floors))
+    assert all(r.versus[1].verdict in ("same", "noisy") and r.versus[1].floored for r in res.rows)
+    assert all(r.versus[1].noise_pct >= SPREAD_TO_HALF_WIDTH * 2.0 for r in res.rows)
+    slow = write(tmp_path, "slow", scaled(base, 1.2))
+    code, out, err = run_cli(cli_compare.main, [a, slow, "--floors", str(floors), "--fail-on-regression", "5"],
+                             capsys)
+    assert code == 1, out
+
+
+def test_several_runs_a_side_are_judged_on_the_runs(tmp_path, capsys):
+    base = base_doc()
+    side_a = [write(tmp_path, f"a{i}", scaled(base, k)) for i, k in enumerate((1.00, 1.02, 0.99))]
+    side_b = [write(tmp_path, f"b{i}", scaled(base, k)) for i, k in enumerate((1.01, 0.99, 1.02))]
+    slow_b = [write(tmp_path, f"s{i}", scaled(base, 1.1 * k)) for i, k in enumerate((1.01, 0.99, 1.02))]
+    code, out, err = run_cli(cli_compare.main, ["--per-side", "3", *side_a, *side_b, "--format", "json",
+                                                "--fail-on-regression", "5"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["rows"] and all(r["versus"][1]["verdict"] in ("same", "noisy") for r in doc["rows"])
+    code, out, err = run_cli(cli_compare.main, ["--per-side", "3", *side_a, *slow_b, "--fail-on-regression", "5"],
+                             capsys)
+    assert code == 1, out
+    code, _, err = run_cli(cli_compare.main, ["--per-side", "2", *side_a], capsys)
+    assert code == 2 and "multiple of 2" in err
+
+
+@pytest.mark.parametrize("field", ["real_time", "gbps"])
+def test_a_figure_that_is_not_a_number_is_refused(tmp_path, capsys, field):
+    base = base_doc()
+    bad = copy.deepcopy(base)
+    entry = next(e for e in runs_of(bad) if e["name"].startswith("Transfer/dir:h2d/mem:pinned"))
+    entry[field] = float("nan")
+    a, b = write(tmp_path, "a", base), write(tmp_path, "b", bad)
+    code, out, err = run_cli(cli_compare.main, [a, b], capsys)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "not a finite number" in err, err
+
+
+def _aa_files(tmp_path, factors, rounds=(1.0, 1.01, 0.99)):
+    base = base_doc()
+    return [load_file(write(tmp_path, f"run{i}", scaled(base, k, rounds=list(rounds), keep_samples=False)))
+            for i, k in enumerate(factors)]
+
+
+def test_the_aa_report_counts_coverage_false_calls_and_detection(tmp_path):
+    files = _aa_files(tmp_path, (1.0, 1.002, 0.999, 1.001))
+    r = aa.report(files, slowdowns=[30])
+    assert r.coverage_next == 1.0 and r.false_call_rate == 0.0
+    assert r.meets_targets()
+    s = r.slowdowns[0]
+    assert s.detection_cases > 0 and s.rate == 1.0 and s.gate_fired == s.pairs == 3
+    # A run far outside the others' intervals is not covered, and compare calls it different.
+    far = _aa_files(tmp_path, (1.0, 1.0, 1.5))
+    r = aa.report(far)
+    assert r.coverage_next == pytest.approx(0.5)
+    assert r.false_calls[0]["slower"] == 0 and r.false_calls[1]["slower"] == r.false_calls[1]["cases"]
+    assert not r.meets_targets()
+
+
+def test_the_aa_report_writes_floors_compare_reads(tmp_path, capsys):
+    files = [f.path for f in _aa_files(tmp_path, (1.0, 1.01, 0.99), rounds=(1.0, 1.02, 0.98))]
+    floor = tmp_path / "floor.toml"
+    code, out, err = run_cli(cli_aa.main, ["report", *files, "--floor", str(floor), "--json",
+                                           str(tmp_path / "aa.json")], capsys)
+    assert code == 0, err
+    f = load_floors(floor)
+    # One round's spread between processes: the rounds of all runs, here 2% apart each side.
+    assert f.sd_pct["Transfer"] == pytest.approx(statistics.stdev(
+        [math.log(x) for x in (1.0, 1.02, 0.98) for _ in range(3)]) * 100, rel=0.3)
+    assert "A/A over 3 runs" in out
+    doc = json.loads((tmp_path / "aa.json").read_text())
+    assert doc["coverage_next"] == 1.0
+
+
+@pytest.mark.floors
+def test_the_shipped_floors_cover_every_family_they_were_measured_for():
+    f = load_floors()
+    assert {"Transfer", "Events", "SmallCopy", "Overlap"} <= set(f.sd_pct)
+    assert all(v > 0 for v in f.sd_pct.values())
+    assert "H100" in f.source
+
+
+def test_aa_run_refuses_an_output_flag_and_a_missing_executable(tmp_path, capsys):
+    code, _, err = run_cli(cli_aa.main, ["run", "--out", str(tmp_path), "--exe", "/nonexistent/gpu_bench"], capsys)
+    assert code == 2 and "no such executable" in err
+    code, _, err = run_cli(cli_aa.main, ["run", "--out", str(tmp_path), "--exe", "/bin/true", "--",
+                                         "--benchmark_out=x.json"], capsys)
+    assert code == 2 and "leave out --benchmark_out" in err
