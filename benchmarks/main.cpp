@@ -321,6 +321,11 @@ int main(int argc, char** argv) {
                            gpu_bench::fact_text(std::optional<double>(opts.max_time_per_case_s)));
       context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
       context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
+      {
+        const double tick = gpu_bench::event_tick_s();
+        context.emplace_back("gpu.event_tick_ns", tick > 0 ? gpu_bench::fact_text(std::optional<double>(tick * 1e9))
+                                                           : std::string(gpu_bench::kUnavailable));
+      }
       gpu_bench::check_context(context);
       for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
       for (const auto& [key, value] : bind_to_gpu_node(opts)) benchmark::AddCustomContext(key, value);

@@ -4,6 +4,7 @@ every case, verify its data, and report rates that are plausible for a real bus.
 
 usage: transfer_sweep.py GPU_BENCH OUT.json
 """
+import math
 import statistics
 import sys
 
@@ -53,7 +54,12 @@ def main(exe, out):
         c.check(b.get("iterations") == 1, f"{name}: iterations {b.get('iterations')}, not one run of the sampling")
         c.check(b.get("samples", 0) >= 10 or "one sample exceeds" in b.get("label", ""),
                 f"{name}: {b.get('samples')} samples")
-        c.check(0 <= b.get("noise_pct", -1) < 100, f"{name}: noise_pct {b.get('noise_pct')}")
+        # noise_pct is the interval the next run falls in, from three processes: page faults and pageable
+        # staging can differ by half between processes, but a pinned or device copy that does has a fault.
+        noise = b.get("noise_pct", -1)
+        c.check(math.isfinite(noise) and noise > 0, f"{name}: noise_pct {noise}")
+        if bytes_ >= 65536 and ("mem:pinned" in name or "mem:device" in name):
+            c.check(noise < 100, f"{name}: noise_pct {noise}")
         if "dir:bidir" in name:
             h2d, d2h = b.get("gbps_h2d", 0), b.get("gbps_d2h", 0)
             c.check(h2d > 0 and d2h > 0, f"{name}: per-direction rates {h2d} / {d2h}")
