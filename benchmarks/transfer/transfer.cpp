@@ -28,7 +28,7 @@ const family_registration registration{{
     "    d2d        cudaMemcpyAsync within the GPU (mem:device); N bytes counted once, though 2N cross\n"
     "               the memory bus (read and write). cache:cold (L2 overwritten before every sample) or\n"
     "               cache:warm (whatever the last sample left in L2).\n"
-    "    counters   gbps (bytes counted / the median sample's GPU time, GB = 1e9 B); bidir also gbps_h2d and\n"
+    "    counters   gbps (bytes counted / the case's GPU time, GB = 1e9 B); bidir also gbps_h2d and\n"
     "               gbps_d2h, each direction by its own events; host_blocked_us (mean time the enqueue held\n"
     "               the CPU); samples, noise_pct; bytes_per_second (Google Benchmark's own).\n"
     "    engine     the copy done by the other engine than the kind's own: engine:sm, a copy kernel through\n"

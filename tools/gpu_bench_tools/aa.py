@@ -87,13 +87,20 @@ class Report:
         return self.coverage_next >= COVERAGE_TARGET and self.false_call_rate <= FALSE_CALL_LIMIT
 
 
+def floor_key(family: str, mem: str | None = None) -> str:
+    return f"{family}/mem:{mem}" if mem else family
+
+
 def _headline(f: BenchmarkFile, case) -> tuple[float | None, float | None]:
-    """(headline figure, noise_pct) of a case in a file, or (None, None) where it has none."""
+    """(figure, noise_pct) of a case in a file, or (None, None) where it has none: the headline where
+    noise_pct is about it (a rate or a time), else the case's time, which noise_pct is about."""
     from .load import metric_for
 
     if not case.ok:
         return None, None
-    v = case.center(metric_for(f, case, None))
+    d = f.descriptor(case.family)
+    metric = metric_for(f, case, None) if d is None or d.headline_kind in ("rate", "time") else "real_time"
+    v = case.center(metric)
     noise = case.written_noise_pct()
     if v is None or not math.isfinite(v):
         return None, None
@@ -153,7 +160,10 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
             hit_all += abs(values[b] - values[a]) <= noises[a] / 100.0 * abs(values[a])
         # One round's spread between processes: from every run's rounds where the runs had several (each
         # round is a process of its own), else from the runs' figures.
-        rounds = [t for f in files for smp in f.cases[key].samples for t in (smp.round_times_s or [])]
+        d = files[0].descriptor(files[0].cases[key].family)
+        headline_is_time = d is None or d.headline_kind in ("rate", "time")
+        rounds = [t for f in files for smp in f.cases[key].samples for t in (smp.round_times_s or [])] \
+            if headline_is_time else []
         logs = [math.log(v) for v in (rounds if len(rounds) >= 2 else values) if v > 0]
         rel_sd = statistics.stdev(logs) * 100.0 if len(logs) >= 2 else 0.0
         cases.append(CaseAgreement(key, files[0].cases[key].family, values, noises,
@@ -189,9 +199,15 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         slows.append(s)
 
     floors: dict[str, float] = {}
-    for fam in sorted({c.family for c in cases}):
-        sds = sorted(c.rel_sd_pct for c in cases if c.family == fam)
-        floors[fam] = round(sds[min(len(sds) - 1, int(math.ceil(0.9 * len(sds))) - 1)], 3)
+    groups: dict[str, list[float]] = {}
+    for c in cases:
+        groups.setdefault(c.family, []).append(c.rel_sd_pct)
+        mem = files[0].cases[c.key].axis("mem")
+        if mem:
+            groups.setdefault(floor_key(c.family, mem), []).append(c.rel_sd_pct)
+    for key in sorted(groups):
+        sds = sorted(groups[key])
+        floors[key] = round(sds[min(len(sds) - 1, int(math.ceil(0.9 * len(sds))) - 1)], 3)
     revisions = sorted({str(f.fact("gpu_bench.git") or "unknown") for f in files})
     return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases,
                   coverage_next, hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct, floors,
@@ -218,6 +234,8 @@ def render(r: Report) -> str:
     lines.append("  by family: cases, median spread, coverage of the next run, floor (p90 relative sd)")
     for fam, floor in r.floors.items():
         cs = [c for c in r.cases if c.family == fam]
+        if not cs:
+            continue  # a family and memory kind's floor: in the --floor file
         cov = sum(c.covered for c in cs) / max(1, sum(c.pairs for c in cs))
         lines.append(f"    {fam:14s} {len(cs):4d}  {statistics.median(c.spread_pct for c in cs):6.2f}%  "
                      f"{_pct(cov):>6s}  {floor:.2f}%")
@@ -242,14 +260,14 @@ def write_json(r: Report, path: str) -> None:
 def write_floor(r: Report, path: str) -> None:
     """The per-family floors as TOML, with where they were measured."""
     lines = [
-        "# Between-run floors (floors.py): per family, the 90th percentile over its cases of the relative",
-        "# standard deviation, in percent, of one round's figure between processes on one machine; written by",
-        "# gpu-bench-aa report --floor from the runs named below.",
+        "# Between-run floors (floors.py): per family, and per family and memory kind, the 90th percentile over",
+        "# its cases of the relative standard deviation, in percent, of one round's headline between processes",
+        "# on one machine; written by gpu-bench-aa report --floor from the runs named below.",
         f"measured_on = {json.dumps(f'{r.gpu}, {len(r.runs)} runs of gpu_bench {r.revision}')}",
         f"runs = {json.dumps(r.runs)}",
         "",
         "[floor_pct]",
     ]
-    lines += [f"{fam} = {v}" for fam, v in r.floors.items()]
+    lines += [f"{json.dumps(key) if '/' in key else key} = {v}" for key, v in r.floors.items()]
     with open(path, "w") as out:
         out.write("\n".join(lines) + "\n")

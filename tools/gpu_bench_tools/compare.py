@@ -153,7 +153,11 @@ def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str) -> Cell:
     d = f.descriptor(case.family)
     per_sample = _convert(case.sample_values(metric, d.headline, d.headline_kind), metric, case.time_unit, unit) \
         if d else []
-    written = case.written_noise_pct() if d and canonical_metric(metric) in (d.headline, "real_time") else None
+    # noise_pct is about the case's time, and so about a headline that follows from it (a rate or a time);
+    # a headline of another kind (HostBlocking's host time) has no interval of its own.
+    about_time = canonical_metric(metric) == "real_time" or (
+        d is not None and canonical_metric(metric) == d.headline and d.headline_kind in ("rate", "time"))
+    written = case.written_noise_pct() if d and about_time else None
     noise, source = (written, "gpu_bench") if written is not None else (noise_pct(reps), "repetitions")
     cell = Cell(center, len(reps), case.spread(metric), reps, noise_pct=noise, noise_from=source, reps=reps)
     if per_sample:
@@ -236,7 +240,7 @@ def compare(
             if len(base.rounds) >= 2 and len(c.rounds) >= 2:
                 pending_rounds.append((row, i, list(base.rounds), list(c.rounds)))
                 continue
-            floor = floors.half_width_pct(row.family)
+            floor = floors.half_width_pct(row.family, first.axis("mem"))
             if floor is not None and canonical_metric(m) in ("real_time", canonical_metric(
                     headline_of(files[0], row.family))):
                 v.noise_pct, v.floored = max(v.noise_pct or 0.0, floor), True

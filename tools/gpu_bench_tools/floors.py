@@ -2,9 +2,9 @@
 files whose cases ran in one round (gpu_bench --rounds=1, or files written before rounds). Such a file's
 noise_pct describes its own process only; gpu-bench-compare widens every verdict on it to the floor.
 
-The file (TOML) is what `gpu-bench-aa report --floor FILE` writes: under [floor_pct], per family, the 90th
-percentile over its cases of the relative standard deviation (percent) of one round's figure between
-processes. Two one-round runs then differ by more than 1.96 * sqrt(2) of it about one time in twenty.
+The file (TOML) is what `gpu-bench-aa report --floor FILE` writes: under [floor_pct], per family (`Transfer`)
+and per family and memory kind (`"Transfer/mem:pinned"`), the 90th percentile over its cases of the relative
+standard deviation (percent) of one round's figure between processes. Two one-round runs then differ by more than 1.96 * sqrt(2) of it about one time in twenty.
 """
 
 from __future__ import annotations
@@ -27,9 +27,13 @@ class Floors:
     sd_pct: dict[str, float]
     source: str
 
-    def half_width_pct(self, family: str) -> float | None:
-        """The half-width (percent) a one-round comparison in `family` is widened to, or None if unknown."""
-        sd = self.sd_pct.get(family)
+    def half_width_pct(self, family: str, mem: str | None = None) -> float | None:
+        """The half-width (percent) a one-round comparison of a case of `family` (and memory kind `mem`) is
+        widened to: the family and memory kind's floor where the file has one, else the family's; None if
+        neither is known."""
+        sd = self.sd_pct.get(f"{family}/mem:{mem}") if mem else None
+        if sd is None:
+            sd = self.sd_pct.get(family)
         return None if sd is None else SPREAD_TO_HALF_WIDTH * sd
 
 
