@@ -23,15 +23,9 @@
 #include <vector>
 
 #include "fixtures/cuda/check.hpp"
+#include "tests/gpu/hold_kernel.cuh"
 
 namespace {
-__global__ void hold(unsigned long long ns) {
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  } while (t - t0 < ns);
-}
 
 constexpr std::size_t kLargest = 256u << 20;
 struct copy_case {

@@ -100,23 +100,11 @@ def default_path() -> Path:
 
 def load_expectations(path: str | os.PathLike | None = None) -> Expectations:
     """The operator's file, or the one shipped with the tools (path None)."""
-    from .reading import read_text
+    from .reading import read_toml
 
     given = path is not None
     p = Path(path) if given else default_path()
-    text = read_text(p, kind="TOML")
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
-        try:
-            import tomli as tomllib
-        except ModuleNotFoundError:
-            raise InputError(f"{p}: reading expectations needs Python 3.11 or newer, or the tomli package "
-                             "(pip install tomli)") from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{p}: not an expectations file (TOML: {e})") from None
+    doc = read_toml(p, "an expectations file")
     return Expectations(str(p), _entries(str(p), doc), given)
 
 

@@ -42,22 +42,10 @@ def default_path() -> Path:
 
 
 def load_floors(path: str | os.PathLike | None = None) -> Floors:
-    from .reading import read_text
+    from .reading import read_toml
 
     p = Path(path) if path is not None else default_path()
-    text = read_text(p, kind="TOML")
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
-        try:
-            import tomli as tomllib
-        except ModuleNotFoundError:
-            raise InputError(f"{p}: reading floors needs Python 3.11 or newer, or the tomli package "
-                             "(pip install tomli)") from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{p}: not a floors file (TOML: {e})") from None
+    doc = read_toml(p, "a floors file")
     table = doc.get("floor_pct")
     if not isinstance(table, dict) or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in table.values()):

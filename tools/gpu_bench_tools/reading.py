@@ -80,6 +80,23 @@ def read_text(path: str | os.PathLike, kind: str = "JSON") -> str:
     return text
 
 
+def read_toml(path: str | os.PathLike, what: str) -> dict:
+    """A TOML file as a dict, or InputError with one line naming `what` the file should have been."""
+    text = read_text(path, kind="TOML")
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            raise InputError(f"{path}: reading TOML needs Python 3.11 or newer, or the tomli package "
+                             "(pip install tomli)") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: not {what} (TOML: {e})") from None
+
+
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
     d = dict(pairs)
     if len(d) != len(pairs):

@@ -102,51 +102,33 @@ class Case:
         Only the time and the headline follow from a sample's time; any other counter has no per-sample
         value, and the list is empty.
         """
-        m = canonical_metric(metric)
-        out: list[float] = []
-        for s in self.samples:
-            times = s.sample_times_s
-            if not times:
-                return []
-            mid = statistics.median(times)
-            if m == "real_time":
-                scale = 1e9 / TIME_UNIT_NS[self.time_unit]
-                out += [t * scale for t in times]
-            elif m == canonical_metric(headline) and m in s.counters and mid > 0:
-                h = s.counters[m]
-                if headline_kind == "rate":
-                    out += [h * mid / t for t in times if t > 0]
-                elif headline_kind == "time":
-                    out += [h * t / mid for t in times]
-                else:
-                    return []
-            else:
-                return []
-        return [v for v in out if math.isfinite(v)]
+        return self._values_from_times(metric, headline, headline_kind, lambda s: s.sample_times_s, statistics.median)
 
     def round_values(self, metric: str, headline: str, headline_kind: str) -> list[float]:
         """Each round's value of `metric`, over every repetition, where the file has them (round_times_s).
 
-        A round's median time gives the time and the headline as the samples do; the figure itself is the
+        A round's median time gives the time and the headline as a sample's does; the figure itself is the
         rounds' mean, so a rate scales by the mean time over the round's.
         """
+        return self._values_from_times(metric, headline, headline_kind, lambda s: s.round_times_s, statistics.fmean)
+
+    def _values_from_times(self, metric, headline, headline_kind, times_of, center_of) -> list[float]:
+        """`metric` for each time `times_of` gives a repetition, the headline scaled from the repetition's
+        figure (which stands for `center_of` its times); [] where a repetition has no times or the metric
+        does not follow from a time."""
         m = canonical_metric(metric)
         out: list[float] = []
         for s in self.samples:
-            rounds = s.round_times_s
-            if not rounds:
+            times = times_of(s)
+            if not times:
                 return []
-            center = statistics.fmean(rounds)
+            center = center_of(times)
             if m == "real_time":
-                out += [t * 1e9 / TIME_UNIT_NS[self.time_unit] for t in rounds]
-            elif m == canonical_metric(headline) and m in s.counters and center > 0:
+                out += [t * 1e9 / TIME_UNIT_NS[self.time_unit] for t in times]
+            elif m == canonical_metric(headline) and m in s.counters and center > 0 and headline_kind in ("rate", "time"):
                 h = s.counters[m]
-                if headline_kind == "rate":
-                    out += [h * center / t for t in rounds]
-                elif headline_kind == "time":
-                    out += [h * t / center for t in rounds]
-                else:
-                    return []
+                out += [h * center / t for t in times if t > 0] if headline_kind == "rate" else \
+                    [h * t / center for t in times]
             else:
                 return []
         return [v for v in out if math.isfinite(v)]
