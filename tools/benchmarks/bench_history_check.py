@@ -73,7 +73,7 @@ def main() -> int:
     ap.add_argument("--nights", type=int, default=365)
     ap.add_argument("--db", type=Path, help="reuse (or keep) the database here")
     args = ap.parse_args()
-    from gpu_bench_tools import history
+    from gpu_bench_tools import history_check
 
     db = args.db or Path(tempfile.mkdtemp()) / "history.sqlite"
     if not db.exists():
@@ -83,7 +83,7 @@ def main() -> int:
     times = []
     for _ in range(5):
         t0 = time.perf_counter()
-        rep = history.check(db)
+        rep = history_check.check(db)
         times.append(time.perf_counter() - t0)
     regressions = len(rep.failures())
     print(f"check in-process: median {sorted(times)[2]:.2f} s of 5 ({len(rep.machines)} machines, "

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import dburl, history
+from . import dburl, history, history_check, history_render
 from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, probability, run
 from .load import InputError
 
@@ -62,9 +62,9 @@ def _main(argv: Sequence[str] | None) -> int:
               f"database {dburl.parse(db).shown}")
         return EXIT_OK
     if args.command == "check":
-        rep = history.check(db, window=args.window, threshold_pct=args.threshold, metric=args.metric,
+        rep = history_check.check(db, window=args.window, threshold_pct=args.threshold, metric=args.metric,
                             case_regex=args.case, alpha=args.alpha)
-        sys.stdout.write(history.render_check(rep))
+        sys.stdout.write(history_render.render_check(rep))
         bad = rep.failures()
         if bad:
             print(f"{PROG}: {len(bad)} regression(s) or newly failing case(s) beyond {args.threshold:g}%",
@@ -75,12 +75,12 @@ def _main(argv: Sequence[str] | None) -> int:
         formats = tuple(x.strip().lower() for x in args.format.split(",") if x.strip())
         if not formats or any(f not in ("png", "svg", "pdf") for f in formats):
             raise InputError(f"--format: use png, svg or pdf, not {args.format!r}")
-        paths = history.trend(db, args.case, args.out, metric=args.metric, machine_filter=args.machine,
+        paths = history_render.trend(db, args.case, args.out, metric=args.metric, machine_filter=args.machine,
                               formats=formats, max_cases=args.max_cases)
         for p in paths:
             print(p)
         return EXIT_OK
-    sys.stdout.write(history.list_runs(db))
+    sys.stdout.write(history_render.list_runs(db))
     return EXIT_OK
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from .multigpu import gpu_count, gpu_summary, gpu_uuids, multi_gpu_rows, short_gpu_name
-from .results import UNAVAILABLE
+from .context_values import UNAVAILABLE
 
 if TYPE_CHECKING:
     from .results import BenchmarkFile

@@ -334,8 +334,4 @@ def known_metrics(conn, runs: list[Run]) -> list[str]:
     return sorted(found - {"real_time"})
 
 
-from .history_check import CheckReport, Finding, MachineCheck, check  # noqa: E402  (uses the readers above)
-from .history_render import list_runs, render_check, trend  # noqa: E402  (the output half of this module)
-
-__all__ = ["CheckReport", "Finding", "MachineCheck", "check", "default_db_path", "ingest", "list_runs",
-           "render_check", "trend"]
+__all__ = ["default_db_path", "ingest", "load_series", "machines", "runs_of", "store"]

@@ -7,6 +7,8 @@ Reading and checking files lives in :mod:`.reading`, case names in :mod:`.names`
 
 from __future__ import annotations
 
+import os
+
 from .errors import InputError
 from .facts import (
     FACTS,
@@ -39,7 +41,6 @@ from .names import CaseName, parse_name, snake
 from .reading import (
     KNOWN_SCHEMAS,
     benchmark_file_from_doc,
-    load_any,
     load_file,
     load_files,
     parse_json,
@@ -68,6 +69,14 @@ __all__ = [
     "metric_title", "metric_unit", "multi_gpu_rows", "parse_json", "parse_name", "pcie_link", "read_json",
     "short_gpu_name", "snake", "timeline_from_doc", "topology", "unit_and_direction",
 ]
+
+
+def load_any(path: str | os.PathLike):
+    """A benchmark file or a gpu_bench --timeline trace, whichever the content is."""
+    doc = read_json(path)
+    if is_timeline(doc):
+        return timeline_from_doc(path, doc)
+    return benchmark_file_from_doc(path, doc)
 
 
 def headline_of(f: BenchmarkFile, family: str) -> str:

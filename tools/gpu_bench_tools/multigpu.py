@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .results import UNAVAILABLE
+from .context_values import UNAVAILABLE
 
 if TYPE_CHECKING:
     from .results import BenchmarkFile

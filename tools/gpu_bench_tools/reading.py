@@ -80,6 +80,13 @@ def read_text(path: str | os.PathLike, kind: str = "JSON") -> str:
     return text
 
 
+def is_timeline(doc: Any) -> bool:
+    """A Chrome trace of any program (object with traceEvents, or a bare list of events)."""
+    return (isinstance(doc, dict) and "traceEvents" in doc) or (
+        isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and "ph" in doc[0]
+    )
+
+
 def read_toml(path: str | os.PathLike, what: str) -> dict:
     """A TOML file as a dict, or InputError with one line naming `what` the file should have been."""
     text = read_text(path, kind="TOML")
@@ -155,8 +162,6 @@ def benchmark_file_from_doc(path: str | os.PathLike, doc: Any, require_figures: 
 
 
 def _benchmark_file_from_doc(path: str, doc: Any) -> BenchmarkFile:
-    from .timeline import is_timeline
-
     if is_timeline(doc):
         raise InputError(f"{path}: a Chrome trace (such as a --timeline file), not benchmark results")
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
@@ -275,13 +280,3 @@ def load_file(path: str | os.PathLike, require_figures: bool = True) -> Benchmar
 
 def load_files(paths: Iterable[str | os.PathLike]) -> list[BenchmarkFile]:
     return [load_file(p) for p in paths]
-
-
-def load_any(path: str | os.PathLike):
-    """A benchmark file or a gpu_bench --timeline trace, whichever the content is."""
-    from .timeline import is_timeline, timeline_from_doc
-
-    doc = read_json(path)
-    if is_timeline(doc):
-        return timeline_from_doc(path, doc)
-    return benchmark_file_from_doc(path, doc)

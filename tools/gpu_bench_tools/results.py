@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .context_values import UNAVAILABLE
 from .names import CaseName
 
-UNAVAILABLE = "unavailable"
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 TIME_METRICS = ("real_time", "cpu_time")
 HIGHER_IS_BETTER = ("gbps", "bytes_per_second", "items_per_second", "speedup", "efficiency")

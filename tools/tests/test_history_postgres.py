@@ -12,7 +12,7 @@ import pytest
 import interrupted_ingest
 import synth
 from conftest import run_cli
-from gpu_bench_tools import cli_history, dburl, history
+from gpu_bench_tools import cli_history, dburl, history, history_check
 from gpu_bench_tools import history_store as store
 
 FAMS = ("Transfer", "SmallCopy")
@@ -116,12 +116,12 @@ def test_eight_writers_at_once_on_sqlite(tmp_path):
     _eight_writers(tmp_path, db)
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert history.check(db).machines
+    assert history_check.check(db).machines
 
 
 def test_eight_writers_at_once_on_postgresql(tmp_path, pg_url):
     _eight_writers(tmp_path, pg_url)
-    assert len(history.check(pg_url).machines) == 3
+    assert len(history_check.check(pg_url).machines) == 3
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import synth
 from conftest import run_cli
-from gpu_bench_tools import cli_compare, cli_history, cli_plot, cli_report, history, load, plot
+from gpu_bench_tools import cli_compare, cli_history, cli_plot, cli_report, history_render, load, plot
 from gpu_bench_tools.compare import compare
 from gpu_bench_tools.compare_render import render_table
 from gpu_bench_tools.load import benchmark_file_from_doc, load_file, metric_for, parse_name
@@ -343,7 +343,7 @@ def test_history_keeps_each_device_apart_and_finds_the_slow_one(tmp_path, capsys
     # Every large-enough Transfer case of GPU 1 got 15% slower; GPU 0 and AllHost did not.
     assert reg and all("/device:1 " in ln for ln in reg)
     assert not any("/device:0" in ln or "AllHost" in ln for ln in out.splitlines() if "REGRESSION" in ln)
-    written = history.trend(db, r"Transfer/dir:h2d/mem:pinned/bytes:268435456/device:\d$", tmp_path / "trend")
+    written = history_render.trend(db, r"Transfer/dir:h2d/mem:pinned/bytes:268435456/device:\d$", tmp_path / "trend")
     assert sorted(Path(p).name for p in written) == [
         "trend_transfer-dir-h2d-mem-pinned-bytes-268435456-device-0.png",
         "trend_transfer-dir-h2d-mem-pinned-bytes-268435456-device-1.png"]
