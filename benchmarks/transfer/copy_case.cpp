@@ -249,7 +249,7 @@ std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer
     // round, carried to the rounds' mean as that round's time is: the two directions and gbps then describe
     // the same figure.
     const auto n = static_cast<double>(c.bytes);
-    const double to_rounds = set->time_s() / set->own_time_s();
+    const double to_rounds = set->own_time_s() > 0 ? set->time_s() / set->own_time_s() : 1.0;
     state.counters["gbps_h2d"] = n / (set->median_of([](const sample& s) { return s.spans.at(0); }) * to_rounds) / 1e9;
     state.counters["gbps_d2h"] = n / (set->median_of([](const sample& s) { return s.spans.at(1); }) * to_rounds) / 1e9;
   }
