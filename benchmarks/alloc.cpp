@@ -11,14 +11,14 @@
 #include <string>
 
 #include "fixtures/cuda/check.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/run/options.hpp"
-#include "fixtures/memory/pattern.hpp"
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/loop.hpp"
-#include "fixtures/run/registry.hpp"
 #include "fixtures/measure/verify.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/run/options.hpp"
+#include "fixtures/run/registry.hpp"
 
 namespace gpu_bench {
 namespace {
@@ -27,11 +27,11 @@ enum class alloc_op { malloc_host, free_host, host_register, host_unregister, ma
 }  // namespace
 template <>
 inline constexpr enum_entries<alloc_op, 6> enum_names<alloc_op> = {{{alloc_op::malloc_host, "malloc_host"},
-                                                                  {alloc_op::free_host, "free_host"},
-                                                                  {alloc_op::host_register, "host_register"},
-                                                                  {alloc_op::host_unregister, "host_unregister"},
-                                                                  {alloc_op::malloc, "malloc"},
-                                                                  {alloc_op::malloc_async, "malloc_async"}}};
+                                                                    {alloc_op::free_host, "free_host"},
+                                                                    {alloc_op::host_register, "host_register"},
+                                                                    {alloc_op::host_unregister, "host_unregister"},
+                                                                    {alloc_op::malloc, "malloc"},
+                                                                    {alloc_op::malloc_async, "malloc_async"}}};
 namespace {
 
 std::string check_allocation(alloc_op op, std::size_t bytes, host_buffer* plain, const cuda_stream& s);

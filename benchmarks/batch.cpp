@@ -80,7 +80,8 @@ struct batch_layout {
   std::size_t stride;
   std::vector<std::size_t> src_slot, dst_slot;
 
-  batch_layout(std::size_t copies, std::size_t bytes) : stride(std::max<std::size_t>(512, 2 * ((bytes + 255) / 256 * 256))) {
+  batch_layout(std::size_t copies, std::size_t bytes)
+      : stride(std::max<std::size_t>(512, 2 * ((bytes + 255) / 256 * 256))) {
     src_slot.resize(copies);
     std::iota(src_slot.begin(), src_slot.end(), std::size_t{0});
     dst_slot = src_slot;
@@ -132,13 +133,14 @@ void run_batch(benchmark::State& state, const batch_case& c) {
   // The copy-engine ways prime the engine with a small copy between buffers of their own.
   if (c.api != batch_api::kernel)
     hooks.prime = [&](int) {
-      CUDA_CHECK(cudaMemcpyAsync(std::get<4>(bufs)->data(), std::get<3>(bufs)->data(), std::min<std::size_t>(bytes, 64 << 10),
-                                 cudaMemcpyHostToDevice, s));
+      CUDA_CHECK(cudaMemcpyAsync(std::get<4>(bufs)->data(), std::get<3>(bufs)->data(),
+                                 std::min<std::size_t>(bytes, 64 << 10), cudaMemcpyHostToDevice, s));
     };
   auto issue = [&] {
     switch (c.api) {
       case batch_api::loop:
-        for (std::size_t i = 0; i < n; ++i) CUDA_CHECK(cudaMemcpyAsync(dsts[i], srcs[i], bytes, cudaMemcpyHostToDevice, s));
+        for (std::size_t i = 0; i < n; ++i)
+          CUDA_CHECK(cudaMemcpyAsync(dsts[i], srcs[i], bytes, cudaMemcpyHostToDevice, s));
         break;
       case batch_api::batch:
         issue_batch(dsts.data(), srcs.data(), sizes.data(), n, s);
@@ -185,8 +187,8 @@ void run_batch(benchmark::State& state, const batch_case& c) {
 std::vector<batch_case> batch_grid(bool full, const std::vector<std::uint64_t>& sizes) {
   constexpr std::uint64_t kMaxCopy = 1 << 20;
   const std::uint64_t most = full ? std::uint64_t{1} << 30 : std::uint64_t{256} << 20;
-  const std::vector<std::uint64_t> counts = full ? std::vector<std::uint64_t>{1, 4, 16, 64, 256, 1024, 4096}
-                                                 : std::vector<std::uint64_t>{1, 64, 1024, 4096};
+  const std::vector<std::uint64_t> counts =
+      full ? std::vector<std::uint64_t>{1, 4, 16, 64, 256, 1024, 4096} : std::vector<std::uint64_t>{1, 64, 1024, 4096};
   std::vector<batch_case> v;
   for (std::uint64_t bytes : sizes)
     for (std::uint64_t copies : counts)
@@ -219,10 +221,9 @@ const family_registration registration{{
     "^Batch/api:(loop|batch|kernel)/copies:(1|64)/",
     "",
     [] {
-      const std::vector<std::uint64_t> sizes =
-          sizes_or(current_options().full ? std::vector<std::uint64_t>{4, 16, 64, 256, 1024, 4096, 16384, 65536,
-                                                                        262144, 1048576}
-                                          : std::vector<std::uint64_t>{4, 4096, 65536, 1048576});
+      const std::vector<std::uint64_t> sizes = sizes_or(
+          current_options().full ? std::vector<std::uint64_t>{4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576}
+                                 : std::vector<std::uint64_t>{4, 4096, 65536, 1048576});
       for (const batch_case& c : batch_grid(current_options().full, sizes)) {
         case_name name("Batch");
         name.add("api", c.api).add("copies", c.copies).add("bytes", c.bytes);

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "fixtures/cuda/check.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/run/failures.hpp"
 #include "fixtures/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
@@ -25,11 +25,12 @@ namespace {
 enum class event_op { record, query, synchronize, wait_cross_stream, elapsed_resolution };
 }  // namespace
 template <>
-inline constexpr enum_entries<event_op, 5> enum_names<event_op> = {{{event_op::record, "record"},
-                                                                  {event_op::query, "query"},
-                                                                  {event_op::synchronize, "synchronize"},
-                                                                  {event_op::wait_cross_stream, "wait_cross_stream"},
-                                                                  {event_op::elapsed_resolution, "elapsed_resolution"}}};
+inline constexpr enum_entries<event_op, 5> enum_names<event_op> = {
+    {{event_op::record, "record"},
+     {event_op::query, "query"},
+     {event_op::synchronize, "synchronize"},
+     {event_op::wait_cross_stream, "wait_cross_stream"},
+     {event_op::elapsed_resolution, "elapsed_resolution"}}};
 namespace {
 
 void run_host_cost(benchmark::State& state, event_op op, bool timing) {
@@ -121,7 +122,8 @@ void run_resolution(benchmark::State& state) {
     return sample{total};  // one sample is the whole batch of pairs
   };
   plan.verify = [&] {
-    return std::isfinite(resolution) ? std::string() : std::string("every elapsed time was the same: no resolution seen");
+    return std::isfinite(resolution) ? std::string()
+                                     : std::string("every elapsed time was the same: no resolution seen");
   };
   const auto t = run_case(state, plan);
   if (!t) return;

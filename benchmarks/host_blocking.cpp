@@ -11,14 +11,14 @@
 #include <string>
 
 #include "fixtures/cuda/check.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/run/options.hpp"
-#include "fixtures/memory/pattern.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
-#include "fixtures/run/registry.hpp"
 #include "fixtures/measure/verify.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/run/options.hpp"
+#include "fixtures/run/registry.hpp"
 
 namespace gpu_bench {
 namespace {
@@ -26,8 +26,9 @@ namespace {
 enum class mode { sync_copy, async_copy, async_then_cpu_work };
 }  // namespace
 template <>
-inline constexpr enum_entries<mode, 3> enum_names<mode> = {
-    {{mode::sync_copy, "sync_copy"}, {mode::async_copy, "async_copy"}, {mode::async_then_cpu_work, "async_then_cpu_work"}}};
+inline constexpr enum_entries<mode, 3> enum_names<mode> = {{{mode::sync_copy, "sync_copy"},
+                                                            {mode::async_copy, "async_copy"},
+                                                            {mode::async_then_cpu_work, "async_then_cpu_work"}}};
 namespace {
 
 // The fixed slice of CPU work: arithmetic for 1 ms of steady-clock time, the same for every case.

@@ -7,10 +7,10 @@
 #include <string>
 
 #include "fixtures/cuda/check.hpp"
-#include "fixtures/run/failures.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
+#include "fixtures/run/failures.hpp"
 #include "fixtures/run/registry.hpp"
 #include "kernels/kernels.hpp"
 

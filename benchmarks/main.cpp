@@ -7,24 +7,23 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iostream>
-#include <optional>
-
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "fixtures/context/gpu_context.hpp"
+#include "fixtures/context/host_facts.hpp"
+#include "fixtures/context/profile.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/context/gpu_context.hpp"
-#include "fixtures/context/profile.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/context/host_facts.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/run/failures.hpp"
 #include "fixtures/run/options.hpp"
 #include "fixtures/run/output_file.hpp"
 #include "fixtures/run/progress.hpp"
@@ -178,7 +177,8 @@ std::string sizes_that_do_not_fit(const options& o) {
   const std::uint64_t need = 2 * largest;
   std::size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  const std::string what = "--sizes asks for copies of " + format_bytes(largest) + ", and a case holds two buffers of that size";
+  const std::string what =
+      "--sizes asks for copies of " + format_bytes(largest) + ", and a case holds two buffers of that size";
   if (need > free_b)
     return what + " (" + format_bytes(need) + "), but GPU " + std::to_string(o.device) + " has " +
            format_bytes(free_b) + " free of " + format_bytes(total_b) + "; give smaller sizes";
@@ -210,8 +210,7 @@ int main(int argc, char** argv) {
   }
   if (opts.list_families) {
     for (const auto& f : gpu_bench::families())
-      std::printf("%s\t%s\t%s\n", f.name.c_str(), std::string(gpu_bench::to_name(f.scope)).c_str(),
-                  f.smoke.c_str());
+      std::printf("%s\t%s\t%s\n", f.name.c_str(), std::string(gpu_bench::to_name(f.scope)).c_str(), f.smoke.c_str());
     return 0;
   }
 
@@ -367,8 +366,8 @@ int main(int argc, char** argv) {
     const std::string why = gpu_bench::annotate_results(
         out.temp_path(),
         {{"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
-         {"gpu_bench.timed_s", gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() +
-                                                                            earlier_rounds_timed_s))}},
+         {"gpu_bench.timed_s",
+          gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() + earlier_rounds_timed_s))}},
         samples);
     if (!why.empty()) std::fprintf(stderr, "gpu_bench: warning: %s\n", why.c_str());
   }

@@ -2,6 +2,8 @@
 // ten 10M-float arrays with their copies in and out, on one stream or spread over S; small_kernels and
 // large_kernels: 32 busy kernels of 100 us that fill one SM or the whole GPU; kind: which stream kinds a
 // default-stream operation serialises. GPU time from events forked from and joined to the origin stream.
+#include "fixtures/measure/streams.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -12,12 +14,11 @@
 
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/memory/pattern.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
-#include "fixtures/measure/streams.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/run/failures.hpp"
 #include "fixtures/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
@@ -39,7 +40,6 @@ int sm_count() {
 unsigned next_stamp() {
   return next_seed() | 1u;
 }  // never 0, the value of a block that did not run
-
 
 // ---- normalize ----
 

@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "fixtures/cuda/check.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/memory/pattern.hpp"
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
-#include "fixtures/run/registry.hpp"
 #include "fixtures/measure/verify.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gpu_bench {
@@ -30,10 +30,10 @@ template <>
 inline constexpr enum_entries<op_kind, 2> enum_names<op_kind> = {{{op_kind::add, "add"}, {op_kind::copy, "copy"}}};
 template <>
 inline constexpr enum_entries<placement, 5> enum_names<placement> = {{{placement::both, "both"},
-                                                                    {placement::before, "before"},
-                                                                    {placement::after, "after"},
-                                                                    {placement::none, "none"},
-                                                                    {placement::events, "events"}}};
+                                                                      {placement::before, "before"},
+                                                                      {placement::after, "after"},
+                                                                      {placement::none, "none"},
+                                                                      {placement::events, "events"}}};
 namespace {
 
 constexpr std::size_t kAddElements = 1u << 20;  // two 1M-float vectors

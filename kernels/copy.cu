@@ -35,7 +35,8 @@ __global__ void copy_two_ways_kernel(char* __restrict__ dst0, const char* __rest
   if (threadIdx.x == 0) atomicMin(&spans[2 * second], global_ns());
   const std::size_t stride = blocks * blockDim.x;
   const std::size_t first = block * blockDim.x + threadIdx.x;
-  const bool aligned16 = (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) && (reinterpret_cast<std::uintptr_t>(src) % 16 == 0);
+  const bool aligned16 =
+      (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) && (reinterpret_cast<std::uintptr_t>(src) % 16 == 0);
   const std::size_t vec = aligned16 ? bytes / 16 : 0;
   for (std::size_t i = first; i < vec; i += stride)
     reinterpret_cast<uint4*>(dst)[i] = reinterpret_cast<const uint4*>(src)[i];
@@ -70,8 +71,8 @@ void copy_two_ways(void* dst0, const void* src0, void* dst1, const void* src1, s
   const int wave = grid_for(copy_two_ways_kernel, ~std::size_t{0} / 2);
   const int blocks = std::max(2, wave / 2 * 2);
   copy_two_ways_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<char*>(dst0), static_cast<const char*>(src0),
-                                                        static_cast<char*>(dst1), static_cast<const char*>(src1),
-                                                        bytes, spans_ns);
+                                                        static_cast<char*>(dst1), static_cast<const char*>(src1), bytes,
+                                                        spans_ns);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -94,12 +94,13 @@ install_optional numaif.h libnuma-dev "host memory is not bound to the GPU's NUM
 
 # The services the tools' tests start for real, on 127.0.0.1 and Unix sockets only: Prometheus,
 # node_exporter and the Pushgateway (with certificates made by openssl), a throwaway PostgreSQL server, and
-# a one-node Slurm (munge, slurmctld, slurmd; sudo for the drain's one privileged step).
+# a one-node Slurm (munge, slurmctld, slurmd; sudo for the drain's one privileged step); and clang-format,
+# which .ci/run checks the C++ with.
 # Only test.sh asks for them (GPU_BENCH_SETUP_TESTS=1). Where one cannot be installed its tests skip,
 # naming it; with GPU_BENCH_TEST_SERVICES=require (CI) set-up stops instead.
 if [ "${GPU_BENCH_SETUP_TESTS:-0}" = 1 ]; then
   test_packages=(prometheus prometheus-node-exporter prometheus-pushgateway openssl postgresql
-                 munge slurmctld slurmd slurm-client sudo)
+                 munge slurmctld slurmd slurm-client sudo clang-format)
   step "test services" "install ${test_packages[*]} (Debian packages) and run again"
   installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -qx 'install ok installed'; }
   missing=()
@@ -125,7 +126,8 @@ cmake_version=$(cmake --version | sed -n '1s/[^0-9]*\([0-9][0-9.]*\).*/\1/p')
   fail "CMake $cmake_version is older than the 3.25 gpu_bench needs; install a newer one (e.g. python3 -m pip install cmake) and run again"
 
 # --- Python packages ----------------------------------------------------------------------------------------
-# The tools' own dependencies come from tools/pyproject.toml (with its test extra); pyflakes is test.sh's.
+# The tools' own dependencies come from tools/pyproject.toml (with its test extra, and for the tests its
+# deploy extra); pyflakes is test.sh's.
 # Offline first, which is enough where everything is there already (machines without a registry), then
 # from the registry. A python that refuses packages (PEP 668) or has no pip gets a virtual environment
 # beside the repository, seeing the system's packages.
@@ -136,7 +138,10 @@ pip_install() {  # PYTHON ARGS...
   "$py" -m pip install -q --no-index --no-build-isolation "$@" >"$pip_log" 2>&1 ||
     "$py" -m pip install -q "$@" >"$pip_log" 2>&1
 }
-install_tools() { pip_install "$1" -e "$root/tools[test]"; }
+# The deploy extra (kubernetes-validate, about 108 MB) only for the tests, whose deploy tests use it.
+extras=test
+[ "${GPU_BENCH_SETUP_TESTS:-0}" = 1 ] && extras=test,deploy
+install_tools() { pip_install "$1" -e "$root/tools[$extras]"; }
 refuses_packages() { grep -q -e externally-managed-environment -e 'No module named pip' "$pip_log"; }
 venv=$root/.venv
 make_venv() {

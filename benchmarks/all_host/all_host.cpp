@@ -10,18 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/all_host/model.hpp"
+#include "fixtures/context/profile.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/context/profile.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "benchmarks/all_host/model.hpp"
-#include "fixtures/run/options.hpp"
-#include "fixtures/memory/pattern.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
-#include "fixtures/run/registry.hpp"
 #include "fixtures/measure/verify.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/run/options.hpp"
+#include "fixtures/run/registry.hpp"
 
 namespace gpu_bench {
 namespace {
@@ -57,16 +57,17 @@ std::vector<gpu_lane> make_lanes(direction dir, std::size_t n, int gpus, host_pa
   std::vector<gpu_lane> lanes;
   for (int g = 0; g < gpus; ++g) {
     region host = region_of(cache.host_on(pattern == host_pattern::one_to_all ? 0 : g, mem_kind::pinned, n, slot), n);
-    if (shared) host = region{shared + static_cast<std::size_t>(g) * n, shared_dev + static_cast<std::size_t>(g) * n, n};
+    if (shared)
+      host = region{shared + static_cast<std::size_t>(g) * n, shared_dev + static_cast<std::size_t>(g) * n, n};
     const region dev = region_of(cache.device_on(g, n, slot), n);
     const region prime_host = region_of(cache.host_on(g, mem_kind::pinned, small, slot + 2), small);
     const region prime_dev = region_of(cache.device_on(g, small, slot + 2), small);
     if (dir == direction::h2d)
-      lanes.push_back({g, host, dev, prime_host, prime_dev, natural_side(mem_kind::pinned), side::gpu,
-                       cudaMemcpyHostToDevice});
+      lanes.push_back(
+          {g, host, dev, prime_host, prime_dev, natural_side(mem_kind::pinned), side::gpu, cudaMemcpyHostToDevice});
     else
-      lanes.push_back({g, dev, host, prime_dev, prime_host, side::gpu, natural_side(mem_kind::pinned),
-                       cudaMemcpyDeviceToHost});
+      lanes.push_back(
+          {g, dev, host, prime_dev, prime_host, side::gpu, natural_side(mem_kind::pinned), cudaMemcpyDeviceToHost});
   }
   return lanes;
 }
@@ -113,9 +114,8 @@ void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, i
     for (std::size_t g = 0; g < lanes.size(); ++g) {
       const gpu_lane& l = lanes[g];
       device_scope on(l.device);
-      std::string bad =
-          verify_message(l.dst, seed, l.dst_side, streams[static_cast<int>(g)],
-                         std::string(to_name(dir)) + " destination of GPU " + std::to_string(l.device));
+      std::string bad = verify_message(l.dst, seed, l.dst_side, streams[static_cast<int>(g)],
+                                       std::string(to_name(dir)) + " destination of GPU " + std::to_string(l.device));
       if (!bad.empty()) return bad;
     }
     return std::string();
@@ -167,7 +167,8 @@ const family_registration registration{{
       const int gpus = visible_gpu_count();
       if (gpus < 1) return;
       for (direction d : {direction::h2d, direction::d2h})
-        for (host_pattern p : {host_pattern::own, d == direction::h2d ? host_pattern::one_to_all : host_pattern::all_to_one})
+        for (host_pattern p :
+             {host_pattern::own, d == direction::h2d ? host_pattern::one_to_all : host_pattern::all_to_one})
           for (std::uint64_t n : sizes_or({256u << 20}))
             register_case(
                 all_host_name(d, n, p), [d, n, gpus, p](benchmark::State& st) { run_all_host(st, d, n, gpus, p); },

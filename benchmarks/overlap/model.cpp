@@ -120,5 +120,4 @@ double overlap_ideal_s(const stage_times& t, int chunks) {
   return std::max({link, kernels, in, out});
 }
 
-
 }  // namespace gpu_bench

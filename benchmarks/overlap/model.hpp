@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "fixtures/run/case_name.hpp"
 #include "fixtures/memory/mem_kind.hpp"
+#include "fixtures/run/case_name.hpp"
 
 namespace gpu_bench {
 
@@ -21,9 +21,9 @@ inline constexpr enum_entries<schedule, 3> enum_names<schedule> = {
     {{schedule::serial, "serial"}, {schedule::depth_first, "depth_first"}, {schedule::breadth_first, "breadth_first"}}};
 template <>
 inline constexpr enum_entries<sync_point, 4> enum_names<sync_point> = {{{sync_point::end, "end"},
-                                                                      {sync_point::per_stream, "per_stream"},
-                                                                      {sync_point::per_chunk, "per_chunk"},
-                                                                      {sync_point::event_join, "event_join"}}};
+                                                                        {sync_point::per_stream, "per_stream"},
+                                                                        {sync_point::per_chunk, "per_chunk"},
+                                                                        {sync_point::event_join, "event_join"}}};
 
 struct overlap_case {
   schedule sched;

@@ -233,7 +233,10 @@ double time_stage(mem_kind mem, int streams_needed, const std::function<void(str
   stream_set::hooks h;
   h.prime = [&](int i) { prime(streams, i); };
   case_plan plan;
-  plan.measure = [&] { return streams.measure(!enqueue_may_block(mem), [&] { op(streams); }, h); };
+  plan.measure = [&] {
+    return streams.measure(
+        !enqueue_may_block(mem), [&] { op(streams); }, h);
+  };
   return calibrate(plan, calibration_rules(10)).fastest_s();
 }
 

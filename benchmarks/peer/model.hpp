@@ -12,7 +12,8 @@ namespace gpu_bench {
 
 enum class peer_dir { oneway, bidir };
 template <>
-inline constexpr enum_entries<peer_dir, 2> enum_names<peer_dir> = {{{peer_dir::oneway, "oneway"}, {peer_dir::bidir, "bidir"}}};
+inline constexpr enum_entries<peer_dir, 2> enum_names<peer_dir> = {
+    {{peer_dir::oneway, "oneway"}, {peer_dir::bidir, "bidir"}}};
 
 struct peer_case {
   int src, dst;      // GPU ordinals; bidir also copies dst -> src at the same time
@@ -45,8 +46,8 @@ case_name peer_latency_name(const peer_case& c);
 enum class peer_pattern { one_to_all, all_to_one, all_pairs };
 template <>
 inline constexpr enum_entries<peer_pattern, 3> enum_names<peer_pattern> = {{{peer_pattern::one_to_all, "one_to_all"},
-                                                                          {peer_pattern::all_to_one, "all_to_one"},
-                                                                          {peer_pattern::all_pairs, "all_pairs"}}};
+                                                                            {peer_pattern::all_to_one, "all_to_one"},
+                                                                            {peer_pattern::all_pairs, "all_pairs"}}};
 
 // The (src, dst) copies a pattern makes among `gpus` GPUs, in the order their streams are made; empty for
 // fewer than two GPUs.

@@ -12,18 +12,18 @@
 #include <utility>
 #include <vector>
 
+#include "benchmarks/peer/model.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "benchmarks/peer/model.hpp"
-#include "fixtures/run/options.hpp"
-#include "fixtures/memory/pattern.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
+#include "fixtures/measure/verify.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
+#include "fixtures/run/failures.hpp"
+#include "fixtures/run/options.hpp"
 #include "fixtures/run/registry.hpp"
 #include "kernels/kernels.hpp"
-#include "fixtures/measure/verify.hpp"
 
 namespace gpu_bench {
 namespace {
@@ -257,7 +257,8 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
   // Each GPU's own figure: what it sent (one_to_all, all_pairs) or received (all_to_one), over its own span.
   std::map<int, std::pair<double, double>> per_gpu;  // gpu -> (bytes, longest median span of its copies)
   for (std::size_t i = 0; i < legs.size(); ++i) {
-    const int g = p == peer_pattern::all_to_one ? legs[i].src_dev : (p == peer_pattern::one_to_all ? legs[i].dst_dev : legs[i].src_dev);
+    const int g = p == peer_pattern::all_to_one ? legs[i].src_dev
+                                                : (p == peer_pattern::one_to_all ? legs[i].dst_dev : legs[i].src_dev);
     const double span = t->median_of([i](const sample& s) { return s.spans.at(i); });
     auto& [moved, longest] = per_gpu[g];
     moved += static_cast<double>(n);
@@ -295,8 +296,8 @@ const family_registration pattern_registration{{
       for (peer_pattern p : all_values<peer_pattern>())
         for (std::uint64_t n : sizes_or({256u << 20})) {
           std::vector<int> used = device_range(gpus);
-          register_case(peer_pattern_name(p, n), [p, n, gpus](benchmark::State& st) { run_peer_pattern(st, p, n, gpus); },
-                        used);
+          register_case(
+              peer_pattern_name(p, n), [p, n, gpus](benchmark::State& st) { run_peer_pattern(st, p, n, gpus); }, used);
         }
     },
 }};

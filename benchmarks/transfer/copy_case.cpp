@@ -172,9 +172,9 @@ std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer
   // and run one after the other).
   const bool mapped_bidir = c.dir == direction::bidir && c.engine_used() == copy_engine::sm;
   const auto buffers = buffer_cache::instance().acquire_with_retry([&] {
-    return std::make_pair(make_legs(c, device, c.bytes, 0),
-                          prime ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), 2)
-                                : std::vector<leg>{});
+    return std::make_pair(
+        make_legs(c, device, c.bytes, 0),
+        prime ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), 2) : std::vector<leg>{});
   });
   const std::vector<leg>& legs = buffers.first;
   const std::vector<leg>& primers = buffers.second;
@@ -182,7 +182,8 @@ std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer
   stream_set& streams = stream_set::cached(mapped_bidir ? 1 : static_cast<int>(legs.size()));
   std::uint32_t seed = next_seed();
   for (std::size_t i = 0; i < legs.size(); ++i) legs[i].fill(seed, streams[mapped_bidir ? 0 : static_cast<int>(i)]);
-  for (std::size_t i = 0; i < primers.size(); ++i) primers[i].fill(seed, streams[mapped_bidir ? 0 : static_cast<int>(i)]);
+  for (std::size_t i = 0; i < primers.size(); ++i)
+    primers[i].fill(seed, streams[mapped_bidir ? 0 : static_cast<int>(i)]);
 
   std::optional<l2_flush> flush;
   if (c.dir == direction::d2d && c.cache == cache_state::cold) flush.emplace(profile_of(device).l2_bytes);

@@ -88,7 +88,8 @@ std::string beyond_link_peak(const transfer_case& c, const device_profile& p, do
     return beyond_peak(2 * gbps, p.memory_gbps, "device memory peak (read and written)");
   }
   if (!p.host_link_gbps) return {};
-  if (c.dir == direction::bidir) return beyond_peak(gbps, 2 * *p.host_link_gbps, p.host_link_name + " peak (both directions)");
+  if (c.dir == direction::bidir)
+    return beyond_peak(gbps, 2 * *p.host_link_gbps, p.host_link_name + " peak (both directions)");
   return beyond_peak(gbps, p.host_link_gbps, p.host_link_name + " peak per direction");
 }
 

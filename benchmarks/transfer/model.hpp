@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "fixtures/context/profile.hpp"
-#include "fixtures/run/case_name.hpp"
 #include "fixtures/memory/mem_kind.hpp"
 #include "fixtures/memory/numa.hpp"
+#include "fixtures/run/case_name.hpp"
 
 namespace gpu_bench {
 
@@ -29,7 +29,8 @@ inline constexpr enum_entries<cache_state, 2> enum_names<cache_state> = {
 // kernel reading and writing through device addresses).
 enum class copy_engine { ce, sm };
 template <>
-inline constexpr enum_entries<copy_engine, 2> enum_names<copy_engine> = {{{copy_engine::ce, "ce"}, {copy_engine::sm, "sm"}}};
+inline constexpr enum_entries<copy_engine, 2> enum_names<copy_engine> = {
+    {{copy_engine::ce, "ce"}, {copy_engine::sm, "sm"}}};
 
 // The engine a kind's plain case uses: the SMs for mapped memory and page faults, a copy engine otherwise.
 copy_engine natural_engine(mem_kind k);

@@ -52,12 +52,14 @@ const family_registration registration{{
     "x=bytes;series=mem,engine;panel=dir",
     family_scope::single_gpu,
     "^Transfer/",
-    "^Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:268435456/|^Transfer/dir:d2d/mem:device/cache:cold/bytes:268435456/",
+    "^Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:268435456/|^Transfer/dir:d2d/mem:device/cache:cold/"
+    "bytes:268435456/",
     [] {
       // The other engine's twins: a few sizes by default, every size under --full or a --sizes list.
       const options& o = current_options();
       const bool every = o.full || o.sizes_spec != "pow4";
-      const std::vector<std::uint64_t> engine_sizes = every ? o.sizes : std::vector<std::uint64_t>{1u << 20, 256u << 20};
+      const std::vector<std::uint64_t> engine_sizes =
+          every ? o.sizes : std::vector<std::uint64_t>{1u << 20, 256u << 20};
       for (const transfer_case& c : transfer_grid(o.sizes, numa_axis_available(), engine_sizes))
         register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer(st, c); });
     },

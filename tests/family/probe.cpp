@@ -25,8 +25,7 @@ void run_probe(benchmark::State& state, std::uint64_t bytes) {
   case_plan plan;
   plan.prepare = [&] { value = (value + 1) & 0xff; };
   plan.measure = [&] {
-    return streams.measure(true,
-                           [&] { CUDA_CHECK(cudaMemsetAsync(dst.data(), value, bytes, streams.origin())); });
+    return streams.measure(true, [&] { CUDA_CHECK(cudaMemsetAsync(dst.data(), value, bytes, streams.origin())); });
   };
   plan.verify = [&] {
     std::vector<unsigned char> back(bytes);

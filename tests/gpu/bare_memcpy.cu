@@ -39,7 +39,8 @@ stats summarize(std::vector<double> us) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: bare_memcpy h2d|d2h BYTES ITERATIONS [DEVICE] [pinned|write_combined|registered|pageable]\n");
+    std::fprintf(stderr,
+                 "usage: bare_memcpy h2d|d2h BYTES ITERATIONS [DEVICE] [pinned|write_combined|registered|pageable]\n");
     return 2;
   }
   const bool h2d = std::strcmp(argv[1], "h2d") == 0;

@@ -11,10 +11,10 @@
 
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/measure/gate.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/memory/pattern.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/measure/verify.hpp"
+#include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
 #include "kernels/kernels.hpp"
 
 using namespace gpu_bench;

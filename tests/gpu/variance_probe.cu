@@ -33,8 +33,8 @@ struct copy_case {
   std::size_t bytes;
   int copies;
 };
-const copy_case kCases[] = {{true, 64u << 10, 400},  {false, 64u << 10, 400}, {true, 1u << 20, 400},
-                            {false, 1u << 20, 400}, {true, kLargest, 16},     {false, kLargest, 16}};
+const copy_case kCases[] = {{true, 64u << 10, 400}, {false, 64u << 10, 400}, {true, 1u << 20, 400},
+                            {false, 1u << 20, 400}, {true, kLargest, 16},    {false, kLargest, 16}};
 
 struct buffers {
   void* host = nullptr;
@@ -94,9 +94,10 @@ double median_us(const buffers& b, const timing& t, const copy_case& c) {
 
 void print_round(const char* condition, int round, const buffers& b, const timing& t) {
   for (const copy_case& c : kCases)
-    std::printf("{\"condition\": \"%s\", \"round\": %d, \"dir\": \"%s\", \"bytes\": %zu, \"median_us\": %.4f, "
-                "\"copies\": %d}\n",
-                condition, round, c.h2d ? "h2d" : "d2h", c.bytes, median_us(b, t, c), c.copies);
+    std::printf(
+        "{\"condition\": \"%s\", \"round\": %d, \"dir\": \"%s\", \"bytes\": %zu, \"median_us\": %.4f, "
+        "\"copies\": %d}\n",
+        condition, round, c.h2d ? "h2d" : "d2h", c.bytes, median_us(b, t, c), c.copies);
   std::fflush(stdout);
 }
 }  // namespace

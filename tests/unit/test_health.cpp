@@ -4,8 +4,8 @@
 
 #include "fixtures/context/gpu_context.hpp"
 #include "fixtures/context/health.hpp"
-#include "fixtures/context/profile.hpp"
 #include "fixtures/context/nvml.hpp"
+#include "fixtures/context/profile.hpp"
 
 using namespace gpu_bench;
 

@@ -90,14 +90,14 @@ TEST(Loop, TheMedianIsTheFigure) {
   const double v[] = {5, 1, 3, 2, 4, 100, 3, 3, 2, 4};
   const sample_set s = calibrate(plan_of([&] { return v[i++ % 10] * 1e-3; }), rules(100.0, 10.0));
   EXPECT_EQ(s.size(), 10u);
-  EXPECT_DOUBLE_EQ(s.time_s(), 3e-3);  // sorted: 1 2 2 3 3 3 4 4 5 100
+  EXPECT_DOUBLE_EQ(s.time_s(), 3e-3);     // sorted: 1 2 2 3 3 3 4 4 5 100
   EXPECT_DOUBLE_EQ(s.fastest_s(), 1e-3);  // the first sample was not the fastest
 }
 
 // What one reported case did, counted through its plan's hooks.
 struct hook_counts {
-  int resets = 0;            // reset_output calls
-  int checks = 0;            // verify calls
+  int resets = 0;              // reset_output calls
+  int checks = 0;              // verify calls
   int checks_after_reset = 0;  // verify calls whose sample began with a reset_output
 };
 
@@ -117,26 +117,29 @@ hook_counts run_one_case(bool verify_each) {
   set_current_options(o);
   hook_counts n;
   bool reset_pending = false, sample_had_reset = false;
-  benchmark::RegisterBenchmark("LoopHooks", [&](benchmark::State& state) {
-    case_plan plan;
-    plan.reset_output = [&] {
-      ++n.resets;
-      reset_pending = true;
-    };
-    plan.measure = [&] {
-      sample_had_reset = reset_pending;
-      reset_pending = false;
-      return sample(1e-3);
-    };
-    plan.verify = [&] {
-      ++n.checks;
-      n.checks_after_reset += sample_had_reset;
-      return std::string();
-    };
-    const auto t = run_case(state, plan);
-    EXPECT_TRUE(t.has_value());
-    EXPECT_EQ(t ? t->size() : 0u, 12u);
-  })->UseManualTime()->Iterations(1);
+  benchmark::RegisterBenchmark("LoopHooks",
+                               [&](benchmark::State& state) {
+                                 case_plan plan;
+                                 plan.reset_output = [&] {
+                                   ++n.resets;
+                                   reset_pending = true;
+                                 };
+                                 plan.measure = [&] {
+                                   sample_had_reset = reset_pending;
+                                   reset_pending = false;
+                                   return sample(1e-3);
+                                 };
+                                 plan.verify = [&] {
+                                   ++n.checks;
+                                   n.checks_after_reset += sample_had_reset;
+                                   return std::string();
+                                 };
+                                 const auto t = run_case(state, plan);
+                                 EXPECT_TRUE(t.has_value());
+                                 EXPECT_EQ(t ? t->size() : 0u, 12u);
+                               })
+      ->UseManualTime()
+      ->Iterations(1);
   quiet_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::ClearRegisteredBenchmarks();

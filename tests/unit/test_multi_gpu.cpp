@@ -127,7 +127,8 @@ TEST(PeerModel, PatternsCopyWhatTheyName) {
   EXPECT_EQ(pattern_copies(peer_pattern::one_to_all, 4), (pairs{{0, 1}, {0, 2}, {0, 3}}));
   EXPECT_EQ(pattern_copies(peer_pattern::all_to_one, 3), (pairs{{1, 0}, {2, 0}}));
   EXPECT_EQ(pattern_copies(peer_pattern::all_pairs, 3), (pairs{{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}}));
-  EXPECT_EQ(peer_pattern_name(peer_pattern::all_pairs, 1u << 28).str(), "PeerPattern/pattern:all_pairs/bytes:268435456");
+  EXPECT_EQ(peer_pattern_name(peer_pattern::all_pairs, 1u << 28).str(),
+            "PeerPattern/pattern:all_pairs/bytes:268435456");
   EXPECT_EQ(all_host_name(direction::h2d, 1024, host_pattern::one_to_all).str(),
             "AllHost/dir:h2d/pattern:one_to_all/bytes:1024");
   EXPECT_EQ(all_host_name(direction::d2h, 1024).str(), "AllHost/dir:d2h/bytes:1024");

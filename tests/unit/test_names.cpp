@@ -3,10 +3,10 @@
 #include <regex>
 #include <set>
 
-#include "fixtures/run/case_name.hpp"
-#include "fixtures/memory/mem_kind.hpp"
-#include "fixtures/run/sizes.hpp"
 #include "benchmarks/transfer/model.hpp"
+#include "fixtures/memory/mem_kind.hpp"
+#include "fixtures/run/case_name.hpp"
+#include "fixtures/run/sizes.hpp"
 
 using namespace gpu_bench;
 

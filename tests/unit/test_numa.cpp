@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/transfer/model.hpp"
 #include "fixtures/memory/numa.hpp"
 #include "fixtures/run/sizes.hpp"
-#include "benchmarks/transfer/model.hpp"
 
 #if defined(GPU_BENCH_HAVE_LIBNUMA)
 #include <numaif.h>

@@ -15,12 +15,20 @@
 using namespace gpu_bench;
 
 TEST(Rounds, ChildRoundsDropWhatOnlyTheLastRoundDoesAndWriteTheirOwnFile) {
-  const std::vector<std::string> user = {"--benchmark_filter=Transfer", "--benchmark_out=x.json",
-                                         "--benchmark_out_format=json", "--samples=on", "--timeline=t.json",
-                                         "--rounds=4", "--sizes=1M", "--benchmark_format=console"};
+  const std::vector<std::string> user = {"--benchmark_filter=Transfer",
+                                         "--benchmark_out=x.json",
+                                         "--benchmark_out_format=json",
+                                         "--samples=on",
+                                         "--timeline=t.json",
+                                         "--rounds=4",
+                                         "--sizes=1M",
+                                         "--benchmark_format=console"};
   const auto args = round_arguments(user, 2, 4, "/tmp/r/round_2.json");
-  const std::vector<std::string> want = {"--benchmark_filter=Transfer", "--sizes=1M", "--round=2/4",
-                                         "--benchmark_out=/tmp/r/round_2.json", "--benchmark_out_format=json",
+  const std::vector<std::string> want = {"--benchmark_filter=Transfer",
+                                         "--sizes=1M",
+                                         "--round=2/4",
+                                         "--benchmark_out=/tmp/r/round_2.json",
+                                         "--benchmark_out_format=json",
                                          "--benchmark_enable_random_interleaving=true"};
   EXPECT_EQ(args, want);
 }

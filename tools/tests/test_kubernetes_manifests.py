@@ -25,7 +25,7 @@ try:
     import kubernetes_validate as kv
     import yaml
 except ImportError:
-    pytest.skip("kubernetes-validate is missing: pip install kubernetes-validate (in tools[test])",
+    pytest.skip("kubernetes-validate is missing: pip install kubernetes-validate (in tools[deploy])",
                 allow_module_level=True)
 
 K8S = REPO / "deploy" / "kubernetes"
