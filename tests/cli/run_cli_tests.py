@@ -50,6 +50,32 @@ class Help(unittest.TestCase):
             self.assertIn(needle, r.stdout)
 
 
+class FamiliesDoc(unittest.TestCase):
+    DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
+
+    def test_every_name_pattern_of_the_help_is_in_the_docs_as_written(self):
+        # docs/families.md (and docs/multi_gpu.md for the multi-GPU families) repeat each family's name
+        # pattern; the help is the source, so the two cannot drift apart.
+        r = run("--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.split("\nfamilies:\n", 1)[1].splitlines()
+        patterns = []
+        for i, line in enumerate(lines):
+            if re.match(r"^  [A-Z][A-Za-z]+/", line):
+                p = line.strip()
+                while p.endswith("/") and i + 1 < len(lines):  # a pattern wrapped over two lines
+                    i += 1
+                    p += lines[i].strip()
+                patterns.append(p)
+        self.assertGreater(len(patterns), 15)
+        docs = ""
+        for name in ("families.md", "multi_gpu.md"):
+            with open(os.path.join(self.DOCS, name)) as f:
+                docs += f.read()
+        missing = [p for p in patterns if f"`{p}`" not in docs]
+        self.assertEqual(missing, [], "name patterns of --help missing from docs/families.md or docs/multi_gpu.md")
+
+
 class Listing(unittest.TestCase):
     def test_lists_the_default_transfer_matrix_without_a_gpu(self):
         r = run("--benchmark_list_tests", env={"CUDA_VISIBLE_DEVICES": ""})
