@@ -29,7 +29,8 @@ _NOT_COUNTERS = frozenset(
         "name", "run_name", "run_type", "family_index", "per_family_instance_index", "repetitions",
         "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
         "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "skipped", "skip_message",
-        "label", "sample_times_s",
+        "label", "sample_times_s", "round_times_s",
+        "wall_s",  # what the run cost in wall time (set-up and checks included): about the tool, not the GPU
     }
 )
 

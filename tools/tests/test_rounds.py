@@ -186,3 +186,11 @@ def test_aa_run_refuses_an_output_flag_and_a_missing_executable(tmp_path, capsys
     code, _, err = run_cli(cli_aa.main, ["run", "--out", str(tmp_path), "--exe", "/bin/true", "--",
                                          "--benchmark_out=x.json"], capsys)
     assert code == 2 and "leave out --benchmark_out" in err
+
+
+def test_a_runs_wall_time_is_not_a_counter(tmp_path):
+    doc = base_doc()
+    for e in runs_of(doc):
+        e["wall_s"] = 0.5
+    f = load_file(write(tmp_path, "walls", doc))
+    assert all("wall_s" not in s.counters for c in f.cases.values() for s in c.samples)
