@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -361,19 +360,9 @@ int main(int argc, char** argv) {
   }
   if (out.active() && !opts.list_only) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    // One entry per run: its samples and rounds where recorded, and its wall time.
-    std::map<std::pair<std::string, int>, gpu_bench::run_samples> by_run;
-    for (const auto& w : gpu_bench::run_walls())
-      by_run[{w.name, w.repetition}] = {w.name, w.repetition, nullptr, nullptr, w.seconds};
-    for (const auto& r : gpu_bench::recorded_samples()) {
-      auto& entry = by_run[{r.name, r.repetition}];
-      entry.name = r.name;
-      entry.repetition = r.repetition;
-      entry.times_s = &r.times_s;
-      entry.round_times_s = &r.round_times_s;
-    }
     std::vector<gpu_bench::run_samples> samples;
-    for (const auto& [key, entry] : by_run) samples.push_back(entry);
+    for (const auto& r : gpu_bench::recorded_runs())
+      samples.push_back({r.name, r.repetition, &r.times_s, &r.round_times_s, r.wall_s});
     const std::string why = gpu_bench::annotate_results(
         out.temp_path(),
         {{"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},

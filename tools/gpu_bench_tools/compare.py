@@ -15,6 +15,8 @@ the noise alone and is marked untested.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -301,9 +303,6 @@ def merge_runs(files: list[BenchmarkFile]) -> BenchmarkFile:
     """Several runs of one command as one side of a comparison: every run's repetitions (and rounds) of a
     case together, the first run's context. Each run counts as a round where a run has no rounds of its own.
     """
-    import copy
-    import dataclasses
-
     if len(files) == 1:
         return files[0]
     cases = {}
