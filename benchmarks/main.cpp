@@ -362,7 +362,8 @@ int main(int argc, char** argv) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::vector<gpu_bench::run_samples> samples;
     for (const auto& r : gpu_bench::recorded_runs())
-      samples.push_back({r.name, r.repetition, &r.times_s, &r.round_times_s, r.wall_s});
+      samples.push_back(
+          {r.name, r.repetition, &r.times_s, &r.round_times_s, r.wall_s, r.sampling_wall_s, r.calibration_wall_s});
     const std::string why = gpu_bench::annotate_results(
         out.temp_path(),
         {{"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},

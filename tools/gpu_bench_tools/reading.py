@@ -30,7 +30,9 @@ _NOT_COUNTERS = frozenset(
         "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
         "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "skipped", "skip_message",
         "label", "sample_times_s", "round_times_s",
-        "wall_s",  # what the run cost in wall time (set-up and checks included): about the tool, not the GPU
+        # what the run cost in wall time, and how much of it went into sampling and calibrations: about the
+        # tool, not the GPU
+        "wall_s", "sampling_wall_s", "calibration_wall_s",
     }
 )
 
