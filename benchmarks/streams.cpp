@@ -64,9 +64,11 @@ normalize_buffers normalize_acquire() {
   b.dev = static_cast<float*>(cache.device(bytes, 0).data());
   b.partials = static_cast<float*>(cache.device((kArrays * kReduceBlocks + kArrays) * sizeof(float), 1).data());
   b.sums = b.partials + kArrays * kReduceBlocks;
-  for (int a = 0; a < kArrays; ++a)
-    for (std::size_t i = 0; i < kArrayElements; ++i) b.host_in[a * kArrayElements + i] = normalize_input(a, i);
-  std::memset(b.host_out, 0xff, bytes);
+  parallel_slices(kArrays * kArrayElements, kArrayElements, [&b](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i)
+      b.host_in[i] = normalize_input(static_cast<int>(i / kArrayElements), i % kArrayElements);
+  });
+  host_fill_bytes(b.host_out, 0xff, bytes);
   return b;
 }
 
@@ -97,22 +99,32 @@ case_plan normalize_plan(stream_set& streams, const normalize_buffers& b) {
   return plan;
 }
 
-std::string normalize_check(const normalize_buffers& b) {
-  for (int a = 0; a < kArrays; ++a) {
-    double sum_in = 0, sum_out = 0;
-    for (std::size_t i = 0; i < kArrayElements; ++i) {
-      sum_in += normalize_input(a, i);
-      sum_out += b.host_out[a * kArrayElements + i];
-    }
-    if (!(std::fabs(sum_out - 1.0) < 1e-3))
-      return "data check failed: array " + std::to_string(a) + " sums to " + std::to_string(sum_out) + ", not 1";
-    for (std::size_t i = 0; i < kArrayElements; i += 9973) {
-      const double want = normalize_input(a, i) / sum_in;
-      if (!(std::fabs(b.host_out[a * kArrayElements + i] - want) <= 1e-3 * want))
-        return "data check failed: array " + std::to_string(a) + " element " + std::to_string(i) + " is " +
-               std::to_string(b.host_out[a * kArrayElements + i]) + ", not " + std::to_string(want);
-    }
+// One array's check: its outputs sum to 1, and a sample of them is its input over the input's sum.
+std::string normalize_check_array(const normalize_buffers& b, int a) {
+  double sum_in = 0, sum_out = 0;
+  for (std::size_t i = 0; i < kArrayElements; ++i) {
+    sum_in += normalize_input(a, i);
+    sum_out += b.host_out[a * kArrayElements + i];
   }
+  if (!(std::fabs(sum_out - 1.0) < 1e-3))
+    return "data check failed: array " + std::to_string(a) + " sums to " + std::to_string(sum_out) + ", not 1";
+  for (std::size_t i = 0; i < kArrayElements; i += 9973) {
+    const double want = normalize_input(a, i) / sum_in;
+    if (!(std::fabs(b.host_out[a * kArrayElements + i] - want) <= 1e-3 * want))
+      return "data check failed: array " + std::to_string(a) + " element " + std::to_string(i) + " is " +
+             std::to_string(b.host_out[a * kArrayElements + i]) + ", not " + std::to_string(want);
+  }
+  return {};
+}
+
+std::string normalize_check(const normalize_buffers& b) {
+  // One array per slice, each checked on its own thread; the first failing array's sentence is reported.
+  std::vector<std::string> why(kArrays);
+  parallel_slices(kArrays, 1, [&](std::size_t first, std::size_t last) {
+    for (std::size_t a = first; a < last; ++a) why[a] = normalize_check_array(b, static_cast<int>(a));
+  });
+  for (const std::string& w : why)
+    if (!w.empty()) return w;
   return {};
 }
 
@@ -120,7 +132,7 @@ void run_normalize(benchmark::State& state, int streams_n) {
   const normalize_buffers b = buffer_cache::instance().acquire_with_retry(normalize_acquire);
   // The one-stream time, for the speedup counter.
   const double base = calibrated_once("Streams/normalize", [&] { return normalize_plan(stream_set::cached(1), b); });
-  std::memset(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
+  host_fill_bytes(b.host_out, 0xff, kArrays * kArrayElements * sizeof(float));
   case_plan plan = normalize_plan(stream_set::cached(streams_n), b);
   plan.verify = [&b] { return normalize_check(b); };
   const auto t = run_case(state, plan);
