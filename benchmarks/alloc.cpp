@@ -160,41 +160,42 @@ std::string check_allocation(alloc_op op, std::size_t bytes, host_buffer* plain,
   return bad;
 }
 
-const family_registration registration{{
-    "Alloc",
-    "what allocating and pinning cost the host",
-    "  Alloc/op:{malloc_host,free_host,host_register,host_unregister,malloc}/bytes:{N}\n"
-    "  Alloc/op:malloc_async/pool:{cold,warm}/bytes:{N}\n"
-    "    the host time of one call (manual time is host time here); register/unregister work on memory\n"
-    "    already touched; malloc_async allocates from the device's default pool on a stream and frees it\n"
-    "    again each time: pool:cold trims the pool before every sample (the memory comes from the driver),\n"
-    "    pool:warm keeps what was freed (the memory comes from the pool). gbps: bytes / host time. Sizes\n"
-    "    1 MiB, 64 MiB, 1 GiB unless --sizes is given.\n",
-    {"op", "pool", "bytes"},
-    "real_time",
-    "us",
-    better::lower,
-    headline_kind::time,
-    "no",
-    "x=bytes;series=op",
-    family_scope::single_gpu,
-    "^Alloc/",
-    "",
-    [] {
-      const std::vector<std::uint64_t> sizes = sizes_or({1u << 20, 64u << 20, 1u << 30});
-      for (alloc_op op : {alloc_op::malloc_host, alloc_op::free_host, alloc_op::host_register,
-                          alloc_op::host_unregister, alloc_op::malloc, alloc_op::malloc_async})
-        for (pool_state pool : {pool_state::cold, pool_state::warm}) {
-          if (op != alloc_op::malloc_async && pool == pool_state::warm) continue;
-          for (std::uint64_t n : sizes) {
-            case_name name("Alloc");
-            name.add("op", op);
-            if (op == alloc_op::malloc_async) name.add("pool", pool);
-            name.add("bytes", n);
-            register_case(name, [op, n, pool](benchmark::State& st) { run_alloc(st, op, n, pool); });
-          }
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "Alloc";
+  f.summary = "what allocating and pinning cost the host";
+  f.axes = {{"op", "{malloc_host,free_host,host_register,host_unregister,malloc,malloc_async}"},
+            optional_axis("pool", "{cold,warm}"),
+            {"bytes", "{N}"}};
+  f.help = f.name_pattern({{"op", "{malloc_host,free_host,host_register,host_unregister,malloc}"}, "bytes"}) +
+           f.name_pattern({{"op", "malloc_async"}, "pool", "bytes"}) +
+           "    the host time of one call (manual time is host time here); register/unregister work on memory\n"
+           "    already touched; malloc_async allocates from the device's default pool on a stream and frees it\n"
+           "    again each time: pool:cold trims the pool before every sample (the memory comes from the driver),\n"
+           "    pool:warm keeps what was freed (the memory comes from the pool). gbps: bytes / host time. Sizes\n"
+           "    1 MiB, 64 MiB, 1 GiB unless --sizes is given.\n";
+  f.headline = "real_time";
+  f.unit = "us";
+  f.better_is = better::lower;
+  f.kind = headline_kind::time;
+  f.host_link = "no";
+  f.plot = "x=bytes;series=op";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^Alloc/";
+  f.register_cases = [] {
+    const std::vector<std::uint64_t> sizes = sizes_or({1u << 20, 64u << 20, 1u << 30});
+    for (alloc_op op : {alloc_op::malloc_host, alloc_op::free_host, alloc_op::host_register, alloc_op::host_unregister,
+                        alloc_op::malloc, alloc_op::malloc_async})
+      for (pool_state pool : {pool_state::cold, pool_state::warm}) {
+        if (op != alloc_op::malloc_async && pool == pool_state::warm) continue;
+        for (std::uint64_t n : sizes) {
+          case_name name("Alloc");
+          name.add("op", op);
+          if (op == alloc_op::malloc_async) name.add("pool", pool);
+          name.add("bytes", n);
+          register_case(name, [op, n, pool](benchmark::State& st) { run_alloc(st, op, n, pool); });
         }
-    },
+      }
+  };
 }};
 
 }  // namespace

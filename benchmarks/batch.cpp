@@ -210,39 +210,38 @@ std::vector<batch_case> batch_grid(bool full, const std::vector<std::uint64_t>& 
   return v;
 }
 
-const family_registration registration{{
-    "Batch",
-    "many small copies at scattered addresses: a loop of calls, one batched call, or one kernel",
-    "  Batch/api:{loop,batch,kernel}/copies:{N}/bytes:{S}\n"
-    "    N copies of S bytes from pinned host memory to the GPU, each at its own scattered address on both\n"
-    "    sides: api:loop issues N cudaMemcpyAsync calls, api:batch one cudaMemcpyBatchAsync (CUDA 12.8 and\n"
-    "    later; skipped with a sentence where the toolkit or the driver lacks it), api:kernel one kernel that\n"
-    "    reads the host memory through its mapping. S of 4 B, 4 KiB, 64 KiB, 1 MiB and N of 1, 64, 1024,\n"
-    "    4096 by default (--full: S in powers of 4, N in powers of 4), at most 256 MiB a batch.\n"
-    "    counters  gbps (N x S / the batch's GPU time), per_copy_us, host_issue_us (the host's time issuing\n"
-    "              the batch); manual time is the whole batch's GPU time. A batch the stream cannot queue\n"
-    "              behind a held gate (a loop of 1024 copies on an H100) runs ungated, labelled so: its time\n"
-    "              then includes the host's issuing.\n",
-    {"api", "copies", "bytes"},
-    "gbps",
-    "GB/s",
-    better::higher,
-    headline_kind::rate,
-    "yes",
-    "x=bytes;series=api;panel=copies",
-    family_scope::single_gpu,
-    "^Batch/api:(loop|batch|kernel)/copies:(1|64)/",
-    "",
-    [] {
-      const std::vector<std::uint64_t> sizes = sizes_or(
-          current_options().full ? std::vector<std::uint64_t>{4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576}
-                                 : std::vector<std::uint64_t>{4, 4096, 65536, 1048576});
-      for (const batch_case& c : batch_grid(current_options().full, sizes)) {
-        case_name name("Batch");
-        name.add("api", c.api).add("copies", c.copies).add("bytes", c.bytes);
-        register_case(name, [c](benchmark::State& st) { run_batch(st, c); });
-      }
-    },
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "Batch";
+  f.summary = "many small copies at scattered addresses: a loop of calls, one batched call, or one kernel";
+  f.axes = {{"api", "{loop,batch,kernel}"}, {"copies", "{N}"}, {"bytes", "{S}"}};
+  f.help = f.name_pattern() +
+           "    N copies of S bytes from pinned host memory to the GPU, each at its own scattered address on both\n"
+           "    sides: api:loop issues N cudaMemcpyAsync calls, api:batch one cudaMemcpyBatchAsync (CUDA 12.8 and\n"
+           "    later; skipped with a sentence where the toolkit or the driver lacks it), api:kernel one kernel that\n"
+           "    reads the host memory through its mapping. S of 4 B, 4 KiB, 64 KiB, 1 MiB and N of 1, 64, 1024,\n"
+           "    4096 by default (--full: S in powers of 4, N in powers of 4), at most 256 MiB a batch.\n"
+           "    counters  gbps (N x S / the batch's GPU time), per_copy_us, host_issue_us (the host's time issuing\n"
+           "              the batch); manual time is the whole batch's GPU time. A batch the stream cannot queue\n"
+           "              behind a held gate (a loop of 1024 copies on an H100) runs ungated, labelled so: its time\n"
+           "              then includes the host's issuing.\n";
+  f.headline = "gbps";
+  f.unit = "GB/s";
+  f.better_is = better::higher;
+  f.kind = headline_kind::rate;
+  f.host_link = "yes";
+  f.plot = "x=bytes;series=api;panel=copies";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^Batch/api:(loop|batch|kernel)/copies:(1|64)/";
+  f.register_cases = [] {
+    const std::vector<std::uint64_t> sizes = sizes_or(
+        current_options().full ? std::vector<std::uint64_t>{4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576}
+                               : std::vector<std::uint64_t>{4, 4096, 65536, 1048576});
+    for (const batch_case& c : batch_grid(current_options().full, sizes)) {
+      case_name name("Batch");
+      name.add("api", c.api).add("copies", c.copies).add("bytes", c.bytes);
+      register_case(name, [c](benchmark::State& st) { run_batch(st, c); });
+    }
+  };
 }};
 
 }  // namespace

@@ -131,44 +131,44 @@ void run_resolution(benchmark::State& state) {
   state.counters["empty_kernel_us"] = t->time_s() / kPairs * 1e6;
 }
 
-const family_registration registration{{
-    "Events",
-    "what events cost the host, how fast a cross-stream hand-off is, how fine event timing is",
-    "  Events/op:{record,query,synchronize}/timing:{on,off}\n"
-    "    the host time of one call (manual time is host time here): record on an idle stream, query and\n"
-    "    synchronize on a completed event; timing:off uses cudaEventDisableTiming.\n"
-    "  Events/op:wait_cross_stream/timing:{on,off}\n"
-    "    GPU time from stream A's timestamp just before the hand-off event to stream B passing\n"
-    "    cudaStreamWaitEvent on it (counter handoff_us); timing:off makes the hand-off event a non-timing one.\n"
-    "  Events/op:elapsed_resolution/timing:on\n"
-    "    1000 event pairs around an empty kernel per iteration (manual time: their sum): resolution_us, the\n"
-    "    smallest non-zero step between the elapsed times seen, and empty_kernel_us, their mean.\n",
-    {"op", "timing"},
-    "real_time",
-    "us",
-    better::lower,
-    headline_kind::time,
-    "no",
-    "series=timing",
-    family_scope::single_gpu,
-    "^Events/",
-    "",
-    [] {
-      for (event_op op : {event_op::record, event_op::query, event_op::synchronize})
-        for (bool timing : {true, false}) {
-          case_name name("Events");
-          name.add("op", op).add("timing", timing ? "on" : "off");
-          register_case(name, [op, timing](benchmark::State& st) { run_host_cost(st, op, timing); });
-        }
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "Events";
+  f.summary = "what events cost the host, how fast a cross-stream hand-off is, how fine event timing is";
+  f.axes = {{"op", "{record,query,synchronize,wait_cross_stream,elapsed_resolution}"}, {"timing", "{on,off}"}};
+  f.help = f.name_pattern({{"op", "{record,query,synchronize}"}, "timing"}) +
+           "    the host time of one call (manual time is host time here): record on an idle stream, query and\n"
+           "    synchronize on a completed event; timing:off uses cudaEventDisableTiming.\n" +
+           f.name_pattern({{"op", "wait_cross_stream"}, "timing"}) +
+           "    GPU time from stream A's timestamp just before the hand-off event to stream B passing\n"
+           "    cudaStreamWaitEvent on it (counter handoff_us); timing:off makes the hand-off event a non-timing "
+           "one.\n" +
+           f.name_pattern({{"op", "elapsed_resolution"}, {"timing", "on"}}) +
+           "    1000 event pairs around an empty kernel per iteration (manual time: their sum): resolution_us, the\n"
+           "    smallest non-zero step between the elapsed times seen, and empty_kernel_us, their mean.\n";
+  f.headline = "real_time";
+  f.unit = "us";
+  f.better_is = better::lower;
+  f.kind = headline_kind::time;
+  f.host_link = "no";
+  f.plot = "series=timing";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^Events/";
+  f.register_cases = [] {
+    for (event_op op : {event_op::record, event_op::query, event_op::synchronize})
       for (bool timing : {true, false}) {
         case_name name("Events");
-        name.add("op", event_op::wait_cross_stream).add("timing", timing ? "on" : "off");
-        register_case(name, [timing](benchmark::State& st) { run_wait_cross_stream(st, timing); });
+        name.add("op", op).add("timing", timing ? "on" : "off");
+        register_case(name, [op, timing](benchmark::State& st) { run_host_cost(st, op, timing); });
       }
+    for (bool timing : {true, false}) {
       case_name name("Events");
-      name.add("op", event_op::elapsed_resolution).add("timing", "on");
-      register_case(name, [](benchmark::State& st) { run_resolution(st); });
-    },
+      name.add("op", event_op::wait_cross_stream).add("timing", timing ? "on" : "off");
+      register_case(name, [timing](benchmark::State& st) { run_wait_cross_stream(st, timing); });
+    }
+    case_name name("Events");
+    name.add("op", event_op::elapsed_resolution).add("timing", "on");
+    register_case(name, [](benchmark::State& st) { run_resolution(st); });
+  };
 }};
 
 }  // namespace

@@ -108,39 +108,38 @@ void run_host_blocking(benchmark::State& state, mem_kind mem, std::uint64_t byte
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes));  // per reported iteration: the median sample
 }
 
-const family_registration registration{{
-    "HostBlocking",
-    "how long one h2d copy holds the CPU, and whether CPU work after an async copy overlaps it",
-    "  HostBlocking/mem:{pageable,pinned}/bytes:{N}/mode:{sync_copy,async_copy,async_then_cpu_work}\n"
-    "    sync_copy            cudaMemcpy\n"
-    "    async_copy           cudaMemcpyAsync on a created stream, then a wait on its stop event\n"
-    "    async_then_cpu_work  cudaMemcpyAsync, then 1 ms of CPU arithmetic, then the wait\n"
-    "    counters  host_blocked_us (time inside the copy call), total_us (from the call to the copy's\n"
-    "              completion seen by the host), cpu_work_us, each the median sample's; manual time is the\n"
-    "              copy's GPU time. The asynchronous pinned copies are held by the gate until their call\n"
-    "              returns; cudaMemcpy and pageable copies wait for the GPU inside the call: ungated.\n"
-    "              Overlap shows as total_us near max(copy, cpu_work_us) rather than their sum.\n"
-    "    sizes 64 KiB, 1 MiB, 16 MiB, 256 MiB by default; --sizes gives others.\n",
-    {"mem", "bytes", "mode"},
-    "host_blocked_us",
-    "us",
-    better::lower,
-    headline_kind::other,
-    "yes",
-    "x=bytes;series=mode;panel=mem",
-    family_scope::single_gpu,
-    "^HostBlocking/",
-    "",
-    [] {
-      const std::vector<std::uint64_t> sizes = sizes_or({64u << 10, 1u << 20, 16u << 20, 256u << 20});
-      for (mem_kind mem : {mem_kind::pageable, mem_kind::pinned})
-        for (std::uint64_t n : sizes)
-          for (mode m : {mode::sync_copy, mode::async_copy, mode::async_then_cpu_work}) {
-            case_name name("HostBlocking");
-            name.add("mem", mem).add("bytes", n).add("mode", m);
-            register_case(name, [mem, n, m](benchmark::State& st) { run_host_blocking(st, mem, n, m); });
-          }
-    },
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "HostBlocking";
+  f.summary = "how long one h2d copy holds the CPU, and whether CPU work after an async copy overlaps it";
+  f.axes = {{"mem", "{pageable,pinned}"}, {"bytes", "{N}"}, {"mode", "{sync_copy,async_copy,async_then_cpu_work}"}};
+  f.help = f.name_pattern() +
+           "    sync_copy            cudaMemcpy\n"
+           "    async_copy           cudaMemcpyAsync on a created stream, then a wait on its stop event\n"
+           "    async_then_cpu_work  cudaMemcpyAsync, then 1 ms of CPU arithmetic, then the wait\n"
+           "    counters  host_blocked_us (time inside the copy call), total_us (from the call to the copy's\n"
+           "              completion seen by the host), cpu_work_us, each the median sample's; manual time is the\n"
+           "              copy's GPU time. The asynchronous pinned copies are held by the gate until their call\n"
+           "              returns; cudaMemcpy and pageable copies wait for the GPU inside the call: ungated.\n"
+           "              Overlap shows as total_us near max(copy, cpu_work_us) rather than their sum.\n"
+           "    sizes 64 KiB, 1 MiB, 16 MiB, 256 MiB by default; --sizes gives others.\n";
+  f.headline = "host_blocked_us";
+  f.unit = "us";
+  f.better_is = better::lower;
+  f.kind = headline_kind::other;
+  f.host_link = "yes";
+  f.plot = "x=bytes;series=mode;panel=mem";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^HostBlocking/";
+  f.register_cases = [] {
+    const std::vector<std::uint64_t> sizes = sizes_or({64u << 10, 1u << 20, 16u << 20, 256u << 20});
+    for (mem_kind mem : {mem_kind::pageable, mem_kind::pinned})
+      for (std::uint64_t n : sizes)
+        for (mode m : {mode::sync_copy, mode::async_copy, mode::async_then_cpu_work}) {
+          case_name name("HostBlocking");
+          name.add("mem", mem).add("bytes", n).add("mode", m);
+          register_case(name, [mem, n, m](benchmark::State& st) { run_host_blocking(st, mem, n, m); });
+        }
+  };
 }};
 
 }  // namespace

@@ -72,31 +72,30 @@ void run_launch(benchmark::State& state, bool graph, int kernels_n) {
   state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
 }
 
-const family_registration registration{{
-    "Launch",
-    "launching empty kernels: stream launches against one CUDA graph replay",
-    "  Launch/op:{empty_kernel,graph_replay}/kernels:{1,10,100}\n"
-    "    empty_kernel: K launches of an empty kernel on one stream; graph_replay: one cudaGraphLaunch of a\n"
-    "    graph captured from the same K launches. GPU time behind the gate, so the launches are all queued\n"
-    "    before the GPU starts. counters: per_kernel_us (GPU), host_per_kernel_us, host_blocked_us.\n",
-    {"op", "kernels"},
-    "per_kernel_us",
-    "us",
-    better::lower,
-    headline_kind::time,
-    "no",
-    "x=kernels;series=op",
-    family_scope::single_gpu,
-    "^Launch/.*kernels:10/",
-    "",
-    [] {
-      for (bool graph : {false, true})
-        for (int k : {1, 10, 100}) {
-          case_name name("Launch");
-          name.add("op", graph ? "graph_replay" : "empty_kernel").add("kernels", k);
-          register_case(name, [graph, k](benchmark::State& st) { run_launch(st, graph, k); });
-        }
-    },
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "Launch";
+  f.summary = "launching empty kernels: stream launches against one CUDA graph replay";
+  f.axes = {{"op", "{empty_kernel,graph_replay}"}, {"kernels", "{1,10,100}"}};
+  f.help = f.name_pattern() +
+           "    empty_kernel: K launches of an empty kernel on one stream; graph_replay: one cudaGraphLaunch of a\n"
+           "    graph captured from the same K launches. GPU time behind the gate, so the launches are all queued\n"
+           "    before the GPU starts. counters: per_kernel_us (GPU), host_per_kernel_us, host_blocked_us.\n";
+  f.headline = "per_kernel_us";
+  f.unit = "us";
+  f.better_is = better::lower;
+  f.kind = headline_kind::time;
+  f.host_link = "no";
+  f.plot = "x=kernels;series=op";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^Launch/.*kernels:10/";
+  f.register_cases = [] {
+    for (bool graph : {false, true})
+      for (int k : {1, 10, 100}) {
+        case_name name("Launch");
+        name.add("op", graph ? "graph_replay" : "empty_kernel").add("kernels", k);
+        register_case(name, [graph, k](benchmark::State& st) { run_launch(st, graph, k); });
+      }
+  };
 }};
 
 }  // namespace

@@ -29,39 +29,40 @@ void run_small_copy(benchmark::State& state, const transfer_case& c) {
   state.counters["host_p99_us"] = p99(host);
 }
 
-const family_registration registration{{
-    "SmallCopy",
-    "latency of 4 B to 4 KiB copies, with the p50 and p99 of every iteration",
-    "  SmallCopy/dir:{h2d,d2h}/mem:{pageable,pinned,write_combined,registered,mapped}/bytes:{4,64,4096}\n"
-    "    one copy per sample between a pair of events, timed as Transfer does: p50_us and p99_us of the\n"
-    "    samples' GPU time (the latency of one copy, event bracketing included), host_p50_us and host_p99_us\n"
-    "    of their host time, host_blocked_us; steady_us, one copy's share of 100 issued back to back between\n"
-    "    one pair of events (the steady-state cost, without the bracketing), and steady_gbps = bytes /\n"
-    "    steady_us. With --benchmark_repetitions, _p50 and _p99 aggregates across repetitions join mean and\n"
-    "    median.\n",
-    {"dir", "mem", "bytes"},
-    "p50_us",
-    "us",
-    better::lower,
-    headline_kind::time,
-    "yes",
-    "x=bytes;series=mem;panel=dir",
-    family_scope::single_gpu,
-    "^SmallCopy/.*mem:(pinned|pageable)/",
-    "^SmallCopy/dir:(h2d|d2h)/mem:pinned/bytes:4/",
-    [] {
-      for (direction d : {direction::h2d, direction::d2h})
-        for (mem_kind k :
-             {mem_kind::pageable, mem_kind::pinned, mem_kind::write_combined, mem_kind::registered, mem_kind::mapped})
-          for (std::uint64_t n : {4u, 64u, 4096u}) {
-            const transfer_case c{d, k, n};
-            case_name name("SmallCopy");
-            name.add("dir", d).add("mem", k).add("bytes", n);
-            register_case(name, [c](benchmark::State& st) { run_small_copy(st, c); })
-                ->ComputeStatistics("p50", p50)
-                ->ComputeStatistics("p99", p99);
-          }
-    },
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "SmallCopy";
+  f.summary = "latency of 4 B to 4 KiB copies, with the p50 and p99 of every iteration";
+  f.axes = {
+      {"dir", "{h2d,d2h}"}, {"mem", "{pageable,pinned,write_combined,registered,mapped}"}, {"bytes", "{4,64,4096}"}};
+  f.help = f.name_pattern() +
+           "    one copy per sample between a pair of events, timed as Transfer does: p50_us and p99_us of the\n"
+           "    samples' GPU time (the latency of one copy, event bracketing included), host_p50_us and host_p99_us\n"
+           "    of their host time, host_blocked_us; steady_us, one copy's share of 100 issued back to back between\n"
+           "    one pair of events (the steady-state cost, without the bracketing), and steady_gbps = bytes /\n"
+           "    steady_us. With --benchmark_repetitions, _p50 and _p99 aggregates across repetitions join mean and\n"
+           "    median.\n";
+  f.headline = "p50_us";
+  f.unit = "us";
+  f.better_is = better::lower;
+  f.kind = headline_kind::time;
+  f.host_link = "yes";
+  f.plot = "x=bytes;series=mem;panel=dir";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^SmallCopy/.*mem:(pinned|pageable)/";
+  f.gate = "^SmallCopy/dir:(h2d|d2h)/mem:pinned/bytes:4/";
+  f.register_cases = [] {
+    for (direction d : {direction::h2d, direction::d2h})
+      for (mem_kind k :
+           {mem_kind::pageable, mem_kind::pinned, mem_kind::write_combined, mem_kind::registered, mem_kind::mapped})
+        for (std::uint64_t n : {4u, 64u, 4096u}) {
+          const transfer_case c{d, k, n};
+          case_name name("SmallCopy");
+          name.add("dir", d).add("mem", k).add("bytes", n);
+          register_case(name, [c](benchmark::State& st) { run_small_copy(st, c); })
+              ->ComputeStatistics("p50", p50)
+              ->ComputeStatistics("p99", p99);
+        }
+  };
 }};
 
 }  // namespace

@@ -234,52 +234,54 @@ void run_kind(benchmark::State& state, stream_kind kind) {
   state.counters["serial_fraction"] = std::max(0.0, (mean - one) / one);
 }
 
-const family_registration registration{{
-    "Streams",
-    "independent work over streams: which work overlaps, and which stream kinds serialise",
-    "  Streams/op:normalize/streams:{1,2,4,8,10,16}/arrays:10\n"
-    "    ten 10M-float arrays, each copied in, normalised (partial reduce, one-thread sum, divide) and\n"
-    "    copied out; arrays round-robin over the streams. counters: speedup (one-stream time / this),\n"
-    "    gbps (bytes in + out / GPU time), host_blocked_us.\n"
-    "  Streams/op:{small_kernels,large_kernels}/streams:{1,2,4,8,16}/kernels:32\n"
-    "    32 kernels busy for 100 us each: one block (small: they can run side by side) or enough blocks\n"
-    "    to fill every SM (large: they cannot). counter: speedup against one stream.\n"
-    "  Streams/kind:{legacy_default,per_thread_default,blocking,non_blocking}\n"
-    "    kernel X (200 us) on stream A, a 1 us kernel on a third stream, kernel Y (200 us) on stream B;\n"
-    "    legacy_default: A, B blocking streams, the middle one on the legacy default stream;\n"
-    "    per_thread_default: the middle one on the per-thread default stream; blocking: no middle kernel;\n"
-    "    non_blocking: A, B non-blocking, the middle one on the legacy default stream.\n"
-    "    counter: serial_fraction, 0 when X and Y overlap, 1 when one waited for the other.\n",
-    {"op", "streams", "arrays", "kernels", "kind"},
-    "real_time",
-    "us",
-    better::lower,
-    headline_kind::time,
-    "no",
-    "x=streams;series=op",
-    family_scope::single_gpu,
-    "^Streams/(op:(normalize|small_kernels|large_kernels)/streams:2/|kind:)",
-    "",
-    [] {
-      // 10: one stream per array.
-      for (int s : {1, 2, 4, 8, 10, 16}) {
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "Streams";
+  f.summary = "independent work over streams: which work overlaps, and which stream kinds serialise";
+  // Each op carries its own axes: normalize its arrays, the busy kernels their count, kind nothing else.
+  f.axes = {optional_axis("op", "{normalize,small_kernels,large_kernels}"), optional_axis("streams", "{S}"),
+            optional_axis("arrays", "10"), optional_axis("kernels", "32"),
+            optional_axis("kind", "{legacy_default,per_thread_default,blocking,non_blocking}")};
+  f.help = f.name_pattern({{"op", "normalize"}, {"streams", "{1,2,4,8,10,16}"}, "arrays"}) +
+           "    ten 10M-float arrays, each copied in, normalised (partial reduce, one-thread sum, divide) and\n"
+           "    copied out; arrays round-robin over the streams. counters: speedup (one-stream time / this),\n"
+           "    gbps (bytes in + out / GPU time), host_blocked_us.\n" +
+           f.name_pattern({{"op", "{small_kernels,large_kernels}"}, {"streams", "{1,2,4,8,16}"}, "kernels"}) +
+           "    32 kernels busy for 100 us each: one block (small: they can run side by side) or enough blocks\n"
+           "    to fill every SM (large: they cannot). counter: speedup against one stream.\n" +
+           f.name_pattern({"kind"}) +
+           "    kernel X (200 us) on stream A, a 1 us kernel on a third stream, kernel Y (200 us) on stream B;\n"
+           "    legacy_default: A, B blocking streams, the middle one on the legacy default stream;\n"
+           "    per_thread_default: the middle one on the per-thread default stream; blocking: no middle kernel;\n"
+           "    non_blocking: A, B non-blocking, the middle one on the legacy default stream.\n"
+           "    counter: serial_fraction, 0 when X and Y overlap, 1 when one waited for the other.\n";
+  f.headline = "real_time";
+  f.unit = "us";
+  f.better_is = better::lower;
+  f.kind = headline_kind::time;
+  f.host_link = "no";
+  f.plot = "x=streams;series=op";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^Streams/(op:(normalize|small_kernels|large_kernels)/streams:2/|kind:)";
+  f.register_cases = [] {
+    // 10: one stream per array.
+    for (int s : {1, 2, 4, 8, 10, 16}) {
+      case_name name("Streams");
+      name.add("op", "normalize").add("streams", s).add("arrays", kArrays);
+      register_case(name, [s](benchmark::State& st) { run_normalize(st, s); });
+    }
+    for (bool large : {false, true})
+      for (int s : {1, 2, 4, 8, 16}) {
         case_name name("Streams");
-        name.add("op", "normalize").add("streams", s).add("arrays", kArrays);
-        register_case(name, [s](benchmark::State& st) { run_normalize(st, s); });
+        name.add("op", large ? "large_kernels" : "small_kernels").add("streams", s).add("kernels", kBusyKernels);
+        register_case(name, [large, s](benchmark::State& st) { run_busy(st, large, s); });
       }
-      for (bool large : {false, true})
-        for (int s : {1, 2, 4, 8, 16}) {
-          case_name name("Streams");
-          name.add("op", large ? "large_kernels" : "small_kernels").add("streams", s).add("kernels", kBusyKernels);
-          register_case(name, [large, s](benchmark::State& st) { run_busy(st, large, s); });
-        }
-      for (stream_kind k : {stream_kind::legacy_default, stream_kind::per_thread_default, stream_kind::blocking,
-                            stream_kind::non_blocking}) {
-        case_name name("Streams");
-        name.add("kind", k);
-        register_case(name, [k](benchmark::State& st) { run_kind(st, k); });
-      }
-    },
+    for (stream_kind k : {stream_kind::legacy_default, stream_kind::per_thread_default, stream_kind::blocking,
+                          stream_kind::non_blocking}) {
+      case_name name("Streams");
+      name.add("kind", k);
+      register_case(name, [k](benchmark::State& st) { run_kind(st, k); });
+    }
+  };
 }};
 
 }  // namespace

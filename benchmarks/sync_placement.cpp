@@ -132,36 +132,35 @@ void run_sync_placement(benchmark::State& state, op_kind op, placement where) {
   state.counters["error_pct"] = (own_us - event_us) / event_us * 100.0;
 }
 
-const family_registration registration{{
-    "SyncPlacement",
-    "where to synchronise when timing GPU work with a host clock, against CUDA events",
-    "  SyncPlacement/op:{add,copy}/sync:{both,before,after,none,events}\n"
-    "    add     c = a + b over two 1M-float vectors; copy: one 64 MiB pinned h2d copy\n"
-    "    sync    where the host waits around its steady-clock measurement: both (before starting the\n"
-    "            clock and after the work), before, after, none; events: the CUDA event time itself\n"
-    "    Each sample first queues the work 10 times unsynchronised, as a warm-up loop would.\n"
-    "    counters  host_measured_us (what this placement's host clock reads: the median sample, also the\n"
-    "              manual time; for events, gated CUDA events around the work), event_us (the reference:\n"
-    "              the work's GPU time by gated events, measured once per GPU and op, the same for every\n"
-    "              placement), error_pct = (host_measured - event) / event * 100.\n",
-    {"op", "sync"},
-    "real_time",
-    "us",
-    better::lower,
-    headline_kind::time,
-    "no",
-    "series=op",
-    family_scope::single_gpu,
-    "^SyncPlacement/",
-    "",
-    [] {
-      for (op_kind op : {op_kind::add, op_kind::copy})
-        for (placement p : {placement::both, placement::before, placement::after, placement::none, placement::events}) {
-          case_name name("SyncPlacement");
-          name.add("op", op).add("sync", p);
-          register_case(name, [op, p](benchmark::State& st) { run_sync_placement(st, op, p); });
-        }
-    },
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "SyncPlacement";
+  f.summary = "where to synchronise when timing GPU work with a host clock, against CUDA events";
+  f.axes = {{"op", "{add,copy}"}, {"sync", "{both,before,after,none,events}"}};
+  f.help = f.name_pattern() +
+           "    add     c = a + b over two 1M-float vectors; copy: one 64 MiB pinned h2d copy\n"
+           "    sync    where the host waits around its steady-clock measurement: both (before starting the\n"
+           "            clock and after the work), before, after, none; events: the CUDA event time itself\n"
+           "    Each sample first queues the work 10 times unsynchronised, as a warm-up loop would.\n"
+           "    counters  host_measured_us (what this placement's host clock reads: the median sample, also the\n"
+           "              manual time; for events, gated CUDA events around the work), event_us (the reference:\n"
+           "              the work's GPU time by gated events, measured once per GPU and op, the same for every\n"
+           "              placement), error_pct = (host_measured - event) / event * 100.\n";
+  f.headline = "real_time";
+  f.unit = "us";
+  f.better_is = better::lower;
+  f.kind = headline_kind::time;
+  f.host_link = "no";
+  f.plot = "series=op";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^SyncPlacement/";
+  f.register_cases = [] {
+    for (op_kind op : {op_kind::add, op_kind::copy})
+      for (placement p : {placement::both, placement::before, placement::after, placement::none, placement::events}) {
+        case_name name("SyncPlacement");
+        name.add("op", op).add("sync", p);
+        register_case(name, [op, p](benchmark::State& st) { run_sync_placement(st, op, p); });
+      }
+  };
 }};
 
 }  // namespace

@@ -138,42 +138,41 @@ void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, i
   state.SetBytesProcessed(static_cast<std::int64_t>(moved));  // per reported iteration: the median sample
 }
 
-const family_registration registration{{
-    "AllHost",
-    "every visible GPU copying to or from the host at once",
-    "  AllHost/dir:{h2d,d2h}[/pattern:{one_to_all,all_to_one}]/bytes:{N}\n"
-    "    each GPU copies N bytes between a pinned host buffer of its own and its memory (cudaMemcpyAsync on a\n"
-    "    stream of its own), all at once. Each GPU is held by its own gate while the host enqueues, and every\n"
-    "    gate opens together; each GPU times its copy with its own events. The aggregate time is the longest\n"
-    "    GPU's: events of different GPUs cannot be compared, and this assumes the gates release the GPUs\n"
-    "    within microseconds of each other. Where the host has several NUMA nodes, each GPU's host buffer is\n"
-    "    bound to that GPU's node. pattern:one_to_all (h2d): every GPU reads the same host buffer;\n"
-    "    pattern:all_to_one (d2h): every GPU writes its part of one host buffer.\n"
-    "    counters  gbps (N x GPUs / aggregate time, GB = 1e9 B), gbps_gpu{i} (N / GPU i's own time), gpus,\n"
-    "              host_blocked_us (all GPUs' enqueues), bytes_per_second.\n"
-    "    256 MiB unless --sizes is given. Every visible GPU, whatever --device says; with one GPU it is that\n"
-    "    GPU's pinned Transfer.\n",
-    {"dir", "pattern", "bytes"},
-    "gbps",
-    "GB/s",
-    better::higher,
-    headline_kind::rate,
-    "yes",
-    "x=bytes;series=dir,pattern",
-    family_scope::multi_gpu,
-    "^AllHost/",
-    "",
-    [] {
-      const int gpus = visible_gpu_count();
-      if (gpus < 1) return;
-      for (direction d : {direction::h2d, direction::d2h})
-        for (host_pattern p :
-             {host_pattern::own, d == direction::h2d ? host_pattern::one_to_all : host_pattern::all_to_one})
-          for (std::uint64_t n : sizes_or({256u << 20}))
-            register_case(
-                all_host_name(d, n, p), [d, n, gpus, p](benchmark::State& st) { run_all_host(st, d, n, gpus, p); },
-                device_range(gpus));
-    },
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "AllHost";
+  f.summary = "every visible GPU copying to or from the host at once";
+  f.axes = {{"dir", "{h2d,d2h}"}, optional_axis("pattern", "{one_to_all,all_to_one}"), {"bytes", "{N}"}};
+  f.help = f.name_pattern() +
+           "    each GPU copies N bytes between a pinned host buffer of its own and its memory (cudaMemcpyAsync on a\n"
+           "    stream of its own), all at once. Each GPU is held by its own gate while the host enqueues, and every\n"
+           "    gate opens together; each GPU times its copy with its own events. The aggregate time is the longest\n"
+           "    GPU's: events of different GPUs cannot be compared, and this assumes the gates release the GPUs\n"
+           "    within microseconds of each other. Where the host has several NUMA nodes, each GPU's host buffer is\n"
+           "    bound to that GPU's node. pattern:one_to_all (h2d): every GPU reads the same host buffer;\n"
+           "    pattern:all_to_one (d2h): every GPU writes its part of one host buffer.\n"
+           "    counters  gbps (N x GPUs / aggregate time, GB = 1e9 B), gbps_gpu{i} (N / GPU i's own time), gpus,\n"
+           "              host_blocked_us (all GPUs' enqueues), bytes_per_second.\n"
+           "    256 MiB unless --sizes is given. Every visible GPU, whatever --device says; with one GPU it is that\n"
+           "    GPU's pinned Transfer.\n";
+  f.headline = "gbps";
+  f.unit = "GB/s";
+  f.better_is = better::higher;
+  f.kind = headline_kind::rate;
+  f.host_link = "yes";
+  f.plot = "x=bytes;series=dir,pattern";
+  f.scope = family_scope::multi_gpu;
+  f.smoke = "^AllHost/";
+  f.register_cases = [] {
+    const int gpus = visible_gpu_count();
+    if (gpus < 1) return;
+    for (direction d : {direction::h2d, direction::d2h})
+      for (host_pattern p :
+           {host_pattern::own, d == direction::h2d ? host_pattern::one_to_all : host_pattern::all_to_one})
+        for (std::uint64_t n : sizes_or({256u << 20}))
+          register_case(
+              all_host_name(d, n, p), [d, n, gpus, p](benchmark::State& st) { run_all_host(st, d, n, gpus, p); },
+              device_range(gpus));
+  };
 }};
 
 }  // namespace

@@ -394,48 +394,52 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
   state.SetBytesProcessed(static_cast<std::int64_t>(2 * c.bytes));  // per reported iteration: the median sample
 }
 
-const family_registration registration{{
-    "Overlap",
-    "copy in, kernel, copy out: serial, or in chunks over streams in two issue orders",
-    "  Overlap/schedule:{serial,depth_first,breadth_first}/mem:{pinned,pageable,write_combined,registered}/\n"
-    "          streams:{1,2,4,8,16,32}/bytes:{N}/work:{W}/sync:{end,per_stream,per_chunk,event_join}\n"
-    "    serial         whole copy in, one kernel, whole copy out, on one stream (the baseline)\n"
-    "    depth_first    for each chunk: copy in, kernel, copy out on its stream\n"
-    "    breadth_first  all copies in, then all kernels, then all copies out\n"
-    "    work           W repetitions per element of a[i] += sqrt(sin(x)^2 + cos(x)^2)\n"
-    "    sync           where the host waits, and on what: end, one cudaDeviceSynchronize after the whole\n"
-    "                   sample is enqueued; per_stream, cudaStreamSynchronize on each stream in turn;\n"
-    "                   event_join, the origin stream waits on every stream's last event and the host on\n"
-    "                   the origin (the join is in the GPU time); per_chunk, the host waits after each\n"
-    "                   chunk's operations (ungated: the waits sit between them and kill overlap)\n"
-    "    counters  gbps (N in + N out / GPU time), wall_ms (from the first enqueue to the host seeing the\n"
-    "              sample done), host_blocked_us, speedup (the serial schedule's time, measured before\n"
-    "              this case in the same run / this time), ideal_ms and efficiency (ideal / measured),\n"
-    "              max_error, and the stages in_ms, out_ms, both_ms (in and out at once), kernel_ms: the\n"
-    "              whole payload in the case's own S chunks over S streams, each the fastest of ten samples\n"
-    "              measured before this case in the same run:\n"
-    "                ideal = max((in + out) / S + (S - 1) / S * both,   the copy link\n"
-    "                            in / S + kernel + out / S,             the kernels\n"
-    "                            in + (kernel + out) / S,               the copies in\n"
-    "                            (in + kernel) / S + out)               the copies out\n"
-    "              (each resource's busy time plus the fill and drain it cannot overlap, for S chunks).\n"
-    "              A case above efficiency 1.02 is marked in its label and warned about on stderr.\n"
-    "    The default runs 43 cases around pinned 512 MiB with work 1; --full runs every\n"
-    "    combination (2352). --sizes replaces 512 MiB with each size given (and 16 MiB to 1 GiB under --full).\n",
-    {"schedule", "mem", "streams", "bytes", "work", "sync"},
-    "gbps",
-    "GB/s",
-    better::higher,
-    headline_kind::rate,
-    "yes",
-    "x=streams;series=schedule;panel=mem",
-    family_scope::single_gpu,
-    "^Overlap/.*/streams:(1|8)/bytes:65536/work:1/",
-    "",
-    [] {
-      for (const overlap_case& c : overlap_grid(current_options().full, sizes_or({})))
-        register_case(overlap_name(c), [c](benchmark::State& st) { run_overlap(st, c); });
-    },
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "Overlap";
+  f.summary = "copy in, kernel, copy out: serial, or in chunks over streams in two issue orders";
+  f.axes = {{"schedule", "{serial,depth_first,breadth_first}"},
+            {"mem", "{pinned,pageable,write_combined,registered}"},
+            {"streams", "{1,2,4,8,16,32}"},
+            {"bytes", "{N}"},
+            {"work", "{W}"},
+            {"sync", "{end,per_stream,per_chunk,event_join}"}};
+  f.help =
+      f.name_pattern({}, "streams") +
+      "    serial         whole copy in, one kernel, whole copy out, on one stream (the baseline)\n"
+      "    depth_first    for each chunk: copy in, kernel, copy out on its stream\n"
+      "    breadth_first  all copies in, then all kernels, then all copies out\n"
+      "    work           W repetitions per element of a[i] += sqrt(sin(x)^2 + cos(x)^2)\n"
+      "    sync           where the host waits, and on what: end, one cudaDeviceSynchronize after the whole\n"
+      "                   sample is enqueued; per_stream, cudaStreamSynchronize on each stream in turn;\n"
+      "                   event_join, the origin stream waits on every stream's last event and the host on\n"
+      "                   the origin (the join is in the GPU time); per_chunk, the host waits after each\n"
+      "                   chunk's operations (ungated: the waits sit between them and kill overlap)\n"
+      "    counters  gbps (N in + N out / GPU time), wall_ms (from the first enqueue to the host seeing the\n"
+      "              sample done), host_blocked_us, speedup (the serial schedule's time, measured before\n"
+      "              this case in the same run / this time), ideal_ms and efficiency (ideal / measured),\n"
+      "              max_error, and the stages in_ms, out_ms, both_ms (in and out at once), kernel_ms: the\n"
+      "              whole payload in the case's own S chunks over S streams, each the fastest of ten samples\n"
+      "              measured before this case in the same run:\n"
+      "                ideal = max((in + out) / S + (S - 1) / S * both,   the copy link\n"
+      "                            in / S + kernel + out / S,             the kernels\n"
+      "                            in + (kernel + out) / S,               the copies in\n"
+      "                            (in + kernel) / S + out)               the copies out\n"
+      "              (each resource's busy time plus the fill and drain it cannot overlap, for S chunks).\n"
+      "              A case above efficiency 1.02 is marked in its label and warned about on stderr.\n"
+      "    The default runs 43 cases around pinned 512 MiB with work 1; --full runs every\n"
+      "    combination (2352). --sizes replaces 512 MiB with each size given (and 16 MiB to 1 GiB under --full).\n";
+  f.headline = "gbps";
+  f.unit = "GB/s";
+  f.better_is = better::higher;
+  f.kind = headline_kind::rate;
+  f.host_link = "yes";
+  f.plot = "x=streams;series=schedule;panel=mem";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^Overlap/.*/streams:(1|8)/bytes:65536/work:1/";
+  f.register_cases = [] {
+    for (const overlap_case& c : overlap_grid(current_options().full, sizes_or({})))
+      register_case(overlap_name(c), [c](benchmark::State& st) { run_overlap(st, c); });
+  };
 }};
 
 }  // namespace

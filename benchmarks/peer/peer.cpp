@@ -184,36 +184,41 @@ const char* const kPeerAccessHelp =
     "                 cases run without the gate (whether a staged enqueue waits is not documented) and are\n"
     "                 labelled ungated.\n";
 
-const family_registration peer_registration{{
-    "Peer",
-    "GPU to GPU copies between every ordered pair of visible GPUs, with and without peer access",
-    std::string("  Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}[/engine:sm]/bytes:{N}\n"
-                "    oneway  cudaMemcpyPeerAsync of N bytes from GPU i to GPU j on a stream of GPU i; N counted.\n"
-                "    bidir   i to j on a stream of GPU i and j to i on a stream of GPU j at once, each held by\n"
-                "            its own GPU's gate and timed by its own GPU's events; the sample's time is the\n"
-                "            longer of the two; 2N counted; gbps_src_to_dst and gbps_dst_to_src each direction's\n"
-                "            own rate. Registered for i < j only (the same pair named the other way round is\n"
-                "            the same measurement).\n"
-                "    engine:sm  with peer access, the same copy by a copy kernel on the source GPU writing through\n"
-                "            the peer mapping (the plain name: cudaMemcpyPeerAsync's copy engines).\n") +
-        kPeerAccessHelp +
-        "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
-        "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. Every visible GPU, whatever --device says;\n"
-        "    no cases with fewer than two GPUs.\n",
-    {"src", "dst", "peer_access", "dir", "engine", "bytes"},
-    "gbps",
-    "GB/s",
-    better::higher,
-    headline_kind::rate,
-    "peer_access:off",
-    "x=bytes;series=dir,engine;panel=peer_access",
-    family_scope::multi_gpu,
-    "^Peer/src:0/dst:1/",
-    "^Peer/src:[0-9]+/dst:[0-9]+/peer_access:on/dir:bidir/bytes:268435456/",
-    [] {
-      for (const peer_case& c : peer_grid(visible_gpu_count(), sizes_or({1u << 20, 16u << 20, 256u << 20})))
-        register_case(peer_name(c), [c](benchmark::State& st) { run_peer_case(st, c); }, {c.src, c.dst});
-    },
+const family_registration peer_registration{[](family_descriptor& f) {
+  f.name = "Peer";
+  f.summary = "GPU to GPU copies between every ordered pair of visible GPUs, with and without peer access";
+  f.axes = {{"src", "{i}"},
+            {"dst", "{j}"},
+            {"peer_access", "{on,off}"},
+            {"dir", "{oneway,bidir}"},
+            optional_axis("engine", "sm"),
+            {"bytes", "{N}"}};
+  f.help = f.name_pattern() +
+           "    oneway  cudaMemcpyPeerAsync of N bytes from GPU i to GPU j on a stream of GPU i; N counted.\n"
+           "    bidir   i to j on a stream of GPU i and j to i on a stream of GPU j at once, each held by\n"
+           "            its own GPU's gate and timed by its own GPU's events; the sample's time is the\n"
+           "            longer of the two; 2N counted; gbps_src_to_dst and gbps_dst_to_src each direction's\n"
+           "            own rate. Registered for i < j only (the same pair named the other way round is\n"
+           "            the same measurement).\n"
+           "    engine:sm  with peer access, the same copy by a copy kernel on the source GPU writing through\n"
+           "            the peer mapping (the plain name: cudaMemcpyPeerAsync's copy engines).\n" +
+           kPeerAccessHelp +
+           "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
+           "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. Every visible GPU, whatever --device says;\n"
+           "    no cases with fewer than two GPUs.\n";
+  f.headline = "gbps";
+  f.unit = "GB/s";
+  f.better_is = better::higher;
+  f.kind = headline_kind::rate;
+  f.host_link = "peer_access:off";
+  f.plot = "x=bytes;series=dir,engine;panel=peer_access";
+  f.scope = family_scope::multi_gpu;
+  f.smoke = "^Peer/src:0/dst:1/";
+  f.gate = "^Peer/src:[0-9]+/dst:[0-9]+/peer_access:on/dir:bidir/bytes:268435456/";
+  f.register_cases = [] {
+    for (const peer_case& c : peer_grid(visible_gpu_count(), sizes_or({1u << 20, 16u << 20, 256u << 20})))
+      register_case(peer_name(c), [c](benchmark::State& st) { run_peer_case(st, c); }, {c.src, c.dst});
+  };
 }};
 
 // Several peer copies at once, each on a stream of its source GPU, every GPU's gate opening together; the
@@ -271,60 +276,57 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
   state.SetBytesProcessed(static_cast<std::int64_t>(total));
 }
 
-const family_registration pattern_registration{{
-    "PeerPattern",
-    "several peer copies at once: one GPU to all, all to one, every pair",
-    "  PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}/bytes:{N}\n"
-    "    with peer access, N bytes from GPU 0 to every other GPU (one_to_all), from every other GPU to GPU 0\n"
-    "    (all_to_one), or between every ordered pair (all_pairs), all at once, each copy on a stream of its\n"
-    "    source GPU held by that GPU's gate; the gates open together and the sample's time is the longest\n"
-    "    GPU's span. counters  gbps (N x copies / that time), gbps_gpu{i} (what GPU i sent, or for\n"
-    "    all_to_one received, over its own span), copies. 256 MiB unless --sizes is given; two GPUs or more.\n",
-    {"pattern", "bytes"},
-    "gbps",
-    "GB/s",
-    better::higher,
-    headline_kind::rate,
-    "no",
-    "x=bytes;series=pattern",
-    family_scope::multi_gpu,
-    "^PeerPattern/",
-    "",
-    [] {
-      const int gpus = visible_gpu_count();
-      if (gpus < 2) return;
-      for (peer_pattern p : all_values<peer_pattern>())
-        for (std::uint64_t n : sizes_or({256u << 20})) {
-          std::vector<int> used = device_range(gpus);
-          register_case(
-              peer_pattern_name(p, n), [p, n, gpus](benchmark::State& st) { run_peer_pattern(st, p, n, gpus); }, used);
-        }
-    },
+const family_registration pattern_registration{[](family_descriptor& f) {
+  f.name = "PeerPattern";
+  f.summary = "several peer copies at once: one GPU to all, all to one, every pair";
+  f.axes = {{"pattern", "{one_to_all,all_to_one,all_pairs}"}, {"bytes", "{N}"}};
+  f.help = f.name_pattern() +
+           "    with peer access, N bytes from GPU 0 to every other GPU (one_to_all), from every other GPU to GPU 0\n"
+           "    (all_to_one), or between every ordered pair (all_pairs), all at once, each copy on a stream of its\n"
+           "    source GPU held by that GPU's gate; the gates open together and the sample's time is the longest\n"
+           "    GPU's span. counters  gbps (N x copies / that time), gbps_gpu{i} (what GPU i sent, or for\n"
+           "    all_to_one received, over its own span), copies. 256 MiB unless --sizes is given; two GPUs or more.\n";
+  f.headline = "gbps";
+  f.unit = "GB/s";
+  f.better_is = better::higher;
+  f.kind = headline_kind::rate;
+  f.host_link = "no";
+  f.plot = "x=bytes;series=pattern";
+  f.scope = family_scope::multi_gpu;
+  f.smoke = "^PeerPattern/";
+  f.register_cases = [] {
+    const int gpus = visible_gpu_count();
+    if (gpus < 2) return;
+    for (peer_pattern p : all_values<peer_pattern>())
+      for (std::uint64_t n : sizes_or({256u << 20})) {
+        std::vector<int> used = device_range(gpus);
+        register_case(
+            peer_pattern_name(p, n), [p, n, gpus](benchmark::State& st) { run_peer_pattern(st, p, n, gpus); }, used);
+      }
+  };
 }};
 
-const family_registration latency_registration{{
-    "PeerLatency",
-    "the GPU time of one 4-byte copy between every ordered pair of visible GPUs",
-    std::string("  PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4\n"
-                "    one 4-byte cudaMemcpyPeerAsync from GPU i to GPU j on a stream of GPU i, timed as Peer's\n"
-                "    oneway cases are. counters: latency_us (mean GPU time of one copy; also the manual time),\n"
-                "    host_blocked_us.\n") +
-        kPeerAccessHelp,
-    {"src", "dst", "peer_access", "bytes"},
-    "latency_us",
-    "us",
-    better::lower,
-    headline_kind::time,
-    "peer_access:off",
-    "series=peer_access",
-    family_scope::multi_gpu,
-    "^PeerLatency/src:0/dst:1/",
-    "",
-    [] {
-      for (const peer_case& c : peer_latency_grid(visible_gpu_count()))
-        register_case(peer_latency_name(c), [c](benchmark::State& st) { run_peer_latency_case(st, c); },
-                      {c.src, c.dst});
-    },
+const family_registration latency_registration{[](family_descriptor& f) {
+  f.name = "PeerLatency";
+  f.summary = "the GPU time of one 4-byte copy between every ordered pair of visible GPUs";
+  f.axes = {{"src", "{i}"}, {"dst", "{j}"}, {"peer_access", "{on,off}"}, {"bytes", "4"}};
+  f.help = f.name_pattern() +
+           "    one 4-byte cudaMemcpyPeerAsync from GPU i to GPU j on a stream of GPU i, timed as Peer's\n"
+           "    oneway cases are. counters: latency_us (mean GPU time of one copy; also the manual time),\n"
+           "    host_blocked_us.\n" +
+           kPeerAccessHelp;
+  f.headline = "latency_us";
+  f.unit = "us";
+  f.better_is = better::lower;
+  f.kind = headline_kind::time;
+  f.host_link = "peer_access:off";
+  f.plot = "series=peer_access";
+  f.scope = family_scope::multi_gpu;
+  f.smoke = "^PeerLatency/src:0/dst:1/";
+  f.register_cases = [] {
+    for (const peer_case& c : peer_latency_grid(visible_gpu_count()))
+      register_case(peer_latency_name(c), [c](benchmark::State& st) { run_peer_latency_case(st, c); }, {c.src, c.dst});
+  };
 }};
 
 }  // namespace

@@ -16,53 +16,55 @@ void run_transfer(benchmark::State& state, const transfer_case& c) {
   (void)run_copy_case(state, c);
 }
 
-const family_registration registration{{
-    "Transfer",
-    "one copy per iteration: host<->GPU for every host memory kind, both ways at once, and GPU<->GPU",
-    "  Transfer/dir:{h2d,d2h,bidir,d2d}/mem:{kind}[/numa:remote][/engine:{ce,sm}][/cache:{cold,warm}]/bytes:{N}\n"
-    "    h2d, d2h   cudaMemcpyAsync for pageable, pinned, write_combined, registered; an SM copy kernel for\n"
-    "               mapped; cudaMemPrefetchAsync for managed_prefetch; a kernel faulting the pages over for\n"
-    "               managed_fault (h2d only). N bytes counted.\n"
-    "    bidir      one h2d and one d2h of N bytes each at once, each on a stream of its own (mapped: one\n"
-    "               kernel, half its blocks each way, every block resident at once); 2N bytes counted.\n"
-    "    d2d        cudaMemcpyAsync within the GPU (mem:device); N bytes counted once, though 2N cross\n"
-    "               the memory bus (read and write). cache:cold (L2 overwritten before every sample) or\n"
-    "               cache:warm (whatever the last sample left in L2).\n"
-    "    counters   gbps (bytes counted / the case's GPU time, GB = 1e9 B); bidir also gbps_h2d and\n"
-    "               gbps_d2h, each direction by its own events; host_blocked_us (mean time the enqueue held\n"
-    "               the CPU); samples, noise_pct; bytes_per_second (Google Benchmark's own).\n"
-    "    engine     the copy done by the other engine than the kind's own: engine:sm, a copy kernel through\n"
-    "               device addresses, for pinned, registered and device memory (d2d); engine:ce,\n"
-    "               cudaMemcpyAsync, for mapped. At 1 MiB and 256 MiB by default, every size under --full or\n"
-    "               --sizes. The plain name is the kind's own engine.\n"
-    "    numa_node  the NUMA node the host buffer's first page lies on, where the kernel can say.\n"
-    "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n"
-    "    Copy-engine cases prime their engine behind the gate with a copy between buffers of their own.\n"
-    "    Managed cases move pages the source side has just written, before every sample.\n"
-    "  Where the host has more than one NUMA node with memory (and gpu_bench was built with libnuma), every\n"
-    "  host buffer is on its GPU's node, and each pageable, pinned, write_combined, registered and mapped case\n"
-    "  gains a twin with numa:remote after mem: its host buffer on another node, the thread still on the\n"
-    "  GPU's (numa:local is the plain name, so names match between hosts with one node and several).\n",
-    {"dir", "mem", "numa", "engine", "cache", "bytes"},
-    "gbps",
-    "GB/s",
-    better::higher,
-    headline_kind::rate,
-    "dir:h2d|dir:d2h|dir:bidir",
-    "x=bytes;series=mem,engine;panel=dir",
-    family_scope::single_gpu,
-    "^Transfer/",
-    "^Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:268435456/|^Transfer/dir:d2d/mem:device/cache:cold/"
-    "bytes:268435456/",
-    [] {
-      // The other engine's twins: a few sizes by default, every size under --full or a --sizes list.
-      const options& o = current_options();
-      const bool every = o.full || o.sizes_spec != "pow4";
-      const std::vector<std::uint64_t> engine_sizes =
-          every ? o.sizes : std::vector<std::uint64_t>{1u << 20, 256u << 20};
-      for (const transfer_case& c : transfer_grid(o.sizes, numa_axis_available(), engine_sizes))
-        register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer(st, c); });
-    },
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "Transfer";
+  f.summary = "one copy per iteration: host<->GPU for every host memory kind, both ways at once, and GPU<->GPU";
+  f.axes = {{"dir", "{h2d,d2h,bidir,d2d}"},        {"mem", "{kind}"},
+            optional_axis("numa", "remote"),       optional_axis("engine", "{ce,sm}"),
+            optional_axis("cache", "{cold,warm}"), {"bytes", "{N}"}};
+  f.help = f.name_pattern() +
+           "    h2d, d2h   cudaMemcpyAsync for pageable, pinned, write_combined, registered; an SM copy kernel for\n"
+           "               mapped; cudaMemPrefetchAsync for managed_prefetch; a kernel faulting the pages over for\n"
+           "               managed_fault (h2d only). N bytes counted.\n"
+           "    bidir      one h2d and one d2h of N bytes each at once, each on a stream of its own (mapped: one\n"
+           "               kernel, half its blocks each way, every block resident at once); 2N bytes counted.\n"
+           "    d2d        cudaMemcpyAsync within the GPU (mem:device); N bytes counted once, though 2N cross\n"
+           "               the memory bus (read and write). cache:cold (L2 overwritten before every sample) or\n"
+           "               cache:warm (whatever the last sample left in L2).\n"
+           "    counters   gbps (bytes counted / the case's GPU time, GB = 1e9 B); bidir also gbps_h2d and\n"
+           "               gbps_d2h, each direction by its own events; host_blocked_us (mean time the enqueue held\n"
+           "               the CPU); samples, noise_pct; bytes_per_second (Google Benchmark's own).\n"
+           "    engine     the copy done by the other engine than the kind's own: engine:sm, a copy kernel through\n"
+           "               device addresses, for pinned, registered and device memory (d2d); engine:ce,\n"
+           "               cudaMemcpyAsync, for mapped. At 1 MiB and 256 MiB by default, every size under --full or\n"
+           "               --sizes. The plain name is the kind's own engine.\n"
+           "    numa_node  the NUMA node the host buffer's first page lies on, where the kernel can say.\n"
+           "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n"
+           "    Copy-engine cases prime their engine behind the gate with a copy between buffers of their own.\n"
+           "    Managed cases move pages the source side has just written, before every sample.\n"
+           "  Where the host has more than one NUMA node with memory (and gpu_bench was built with libnuma), every\n"
+           "  host buffer is on its GPU's node, and each pageable, pinned, write_combined, registered and mapped case\n"
+           "  gains a twin with numa:remote after mem: its host buffer on another node, the thread still on the\n"
+           "  GPU's (numa:local is the plain name, so names match between hosts with one node and several).\n";
+  f.headline = "gbps";
+  f.unit = "GB/s";
+  f.better_is = better::higher;
+  f.kind = headline_kind::rate;
+  f.host_link = "dir:h2d|dir:d2h|dir:bidir";
+  f.plot = "x=bytes;series=mem,engine;panel=dir";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^Transfer/";
+  f.gate =
+      "^Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:268435456/|^Transfer/dir:d2d/mem:device/cache:cold/"
+      "bytes:268435456/";
+  f.register_cases = [] {
+    // The other engine's twins: a few sizes by default, every size under --full or a --sizes list.
+    const options& o = current_options();
+    const bool every = o.full || o.sizes_spec != "pow4";
+    const std::vector<std::uint64_t> engine_sizes = every ? o.sizes : std::vector<std::uint64_t>{1u << 20, 256u << 20};
+    for (const transfer_case& c : transfer_grid(o.sizes, numa_axis_available(), engine_sizes))
+      register_case(transfer_name(c), [c](benchmark::State& st) { run_transfer(st, c); });
+  };
 }};
 
 }  // namespace

@@ -41,28 +41,26 @@ void run_probe(benchmark::State& state, std::uint64_t bytes) {
   state.counters["gbps"] = static_cast<double>(bytes) / set->time_s() / 1e9;
 }
 
-const family_registration registration{{
-    "Probe",
-    "a test family: cudaMemsetAsync of N bytes of device memory",
-    "  Probe/op:memset/bytes:{65536,16777216}\n"
-    "    counters  gbps (N / GPU time, GB = 1e9 B).\n",
-    {"op", "bytes"},
-    "gbps",
-    "GB/s",
-    better::higher,
-    headline_kind::rate,
-    "no",
-    "x=bytes;series=op",
-    family_scope::single_gpu,
-    "^Probe/",
-    "",
-    [] {
-      for (std::uint64_t n : {std::uint64_t{64} << 10, std::uint64_t{16} << 20}) {
-        case_name name("Probe");
-        name.add("op", "memset").add("bytes", n);
-        register_case(name, [n](benchmark::State& st) { run_probe(st, n); });
-      }
-    },
+const family_registration registration{[](family_descriptor& f) {
+  f.name = "Probe";
+  f.summary = "a test family: cudaMemsetAsync of N bytes of device memory";
+  f.axes = {{"op", "memset"}, {"bytes", "{65536,16777216}"}};
+  f.help = f.name_pattern() + "    counters  gbps (N / GPU time, GB = 1e9 B).\n";
+  f.headline = "gbps";
+  f.unit = "GB/s";
+  f.better_is = better::higher;
+  f.kind = headline_kind::rate;
+  f.host_link = "no";
+  f.plot = "x=bytes;series=op";
+  f.scope = family_scope::single_gpu;
+  f.smoke = "^Probe/";
+  f.register_cases = [] {
+    for (std::uint64_t n : {std::uint64_t{64} << 10, std::uint64_t{16} << 20}) {
+      case_name name("Probe");
+      name.add("op", "memset").add("bytes", n);
+      register_case(name, [n](benchmark::State& st) { run_probe(st, n); });
+    }
+  };
 }};
 
 }  // namespace

@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "benchmarks/all_host/model.hpp"
+#include "benchmarks/peer/model.hpp"
+#include "fixtures/run/registry.hpp"
+
+using namespace gpu_bench;
+
+namespace {
+
+// A family declared here only, never registered with the others: dir always, engine sometimes, bytes always.
+family_descriptor copy_family() {
+  family_descriptor f;
+  f.name = "Copy";
+  f.summary = "a family of this test";
+  f.axes = {{"dir", "{h2d,d2h}"}, optional_axis("engine", "sm"), {"bytes", "{N}"}};
+  f.headline = "gbps";
+  f.unit = "GB/s";
+  f.host_link = "dir:h2d";
+  f.plot = "x=bytes;series=dir,engine";
+  f.register_cases = [] {};
+  return f;
+}
+
+// Registers the one case named `name` as a case of copy_family().
+void register_one(const case_name& name) {
+  family_descriptor f = copy_family();
+  f.register_cases = [name] { register_case(name, [](benchmark::State&) {}); };
+  register_family(f, 0, false);
+}
+
+const family_descriptor& declared(const std::string& name) {
+  for (const auto& f : families())
+    if (f.name == name) return f;
+  throw std::logic_error("no family " + name);
+}
+
+}  // namespace
+
+TEST(Registry, RegistersANameOfTheDeclaredAxesInOrder) {
+  EXPECT_NO_THROW(register_one(case_name("Copy").add("dir", "h2d").add("bytes", 4)));
+  EXPECT_NO_THROW(register_one(case_name("Copy").add("dir", "d2h").add("engine", "sm").add("bytes", 4)));
+  EXPECT_EQ(registered_names().back(), "Copy/dir:d2h/engine:sm/bytes:4/manual_time");
+}
+
+TEST(Registry, RefusesANameWhoseKeysAreNotTheDeclaredAxesInOrder) {
+  const std::size_t before = registered_names().size();
+  // Out of order, not declared, an axis every case carries left out, another family's name.
+  EXPECT_THROW(register_one(case_name("Copy").add("bytes", 4).add("dir", "h2d")), std::logic_error);
+  EXPECT_THROW(register_one(case_name("Copy").add("dir", "h2d").add("mem", "pinned").add("bytes", 4)),
+               std::logic_error);
+  EXPECT_THROW(register_one(case_name("Copy").add("dir", "h2d")), std::logic_error);
+  EXPECT_THROW(register_one(case_name("Copy").add("engine", "sm").add("bytes", 4)), std::logic_error);
+  EXPECT_THROW(register_one(case_name("Other").add("dir", "h2d").add("bytes", 4)), std::logic_error);
+  EXPECT_EQ(registered_names().size(), before);
+  // Outside a family's registration there is no family to check against.
+  EXPECT_THROW(register_case(case_name("Copy").add("dir", "h2d").add("bytes", 4), [](benchmark::State&) {}),
+               std::logic_error);
+}
+
+TEST(Registry, CaseNameProblemSaysWhy) {
+  const family_descriptor f = copy_family();
+  EXPECT_EQ(case_name_problem(f, case_name("Copy").add("dir", "h2d").add("bytes", 4)), "");
+  EXPECT_NE(case_name_problem(f, case_name("Copy").add("bytes", 4).add("dir", "h2d")).find("key dir"),
+            std::string::npos);
+  EXPECT_NE(case_name_problem(f, case_name("Copy").add("dir", "h2d")).find("no key bytes"), std::string::npos);
+}
+
+TEST(Registry, NamePatternFollowsTheAxes) {
+  const family_descriptor f = copy_family();
+  EXPECT_EQ(f.name_pattern(), "  Copy/dir:{h2d,d2h}[/engine:sm]/bytes:{N}\n");
+  EXPECT_EQ(f.name_pattern({{"dir", "d2h"}, "engine", "bytes"}), "  Copy/dir:d2h/engine:sm/bytes:{N}\n");
+  EXPECT_EQ(f.name_pattern({"dir", "bytes"}, "bytes"), "  Copy/dir:{h2d,d2h}/\n       bytes:{N}\n");
+  EXPECT_THROW(f.name_pattern({"bytes", "dir"}), std::logic_error);
+  EXPECT_THROW(f.name_pattern({"dir", "mem"}), std::logic_error);
+}
+
+TEST(Registry, RefusesAMalformedDeclaration) {
+  EXPECT_EQ(declaration_problem(copy_family()), "");
+  auto with = [](auto change) {
+    family_descriptor f = copy_family();
+    change(f);
+    return declaration_problem(f);
+  };
+  EXPECT_NE(with([](family_descriptor& f) { f.name = "copy"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.axes.push_back({"dir", "{x}"}); }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.axes.push_back({"device", "{N}"}); }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.axes.push_back({"Bytes", "{N}"}); }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.host_link = "mem:pinned"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;series=mem"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.headline.clear(); }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.register_cases = nullptr; }), "");
+}
+
+TEST(Registry, TheMultiGpuFamiliesNamesAreTheirDeclaredAxes) {
+  // Without GPUs these families register nothing, so their names are checked here against their models.
+  const std::vector<std::uint64_t> sizes{4, 1u << 20};
+  for (const peer_case& c : peer_grid(4, sizes)) EXPECT_EQ(case_name_problem(declared("Peer"), peer_name(c)), "");
+  for (const peer_case& c : peer_latency_grid(4))
+    EXPECT_EQ(case_name_problem(declared("PeerLatency"), peer_latency_name(c)), "");
+  for (peer_pattern p : all_values<peer_pattern>())
+    EXPECT_EQ(case_name_problem(declared("PeerPattern"), peer_pattern_name(p, 4)), "");
+  for (host_pattern p : all_values<host_pattern>())
+    for (direction d : {direction::h2d, direction::d2h})
+      EXPECT_EQ(case_name_problem(declared("AllHost"), all_host_name(d, 4, p)), "");
+}
+
+TEST(Registry, EveryFamilyIsWellDeclared) {
+  ASSERT_GT(families().size(), 10u);
+  for (const auto& f : families()) EXPECT_EQ(declaration_problem(f), "") << f.name;
+}
