@@ -13,6 +13,7 @@
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/verify.hpp"
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/memory/pattern.hpp"
@@ -131,7 +132,11 @@ void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes, pool_sta
   plan.verify = [&] { return check_allocation(op, bytes, plain, s); };
   const auto t = run_case(state, plan);
   if (!t) return;
-  state.counters["gbps"] = static_cast<double>(bytes) / t->time_s() / 1e9;
+  case_rates rates;
+  rates.bytes = static_cast<double>(bytes);
+  rates.bytes_per_second = false;
+  rates.host_blocked = host_time::none;  // the host time is the case's time
+  report_rates(state, *t, rates);
 }
 
 // The memory these calls hand out must carry data: one more allocation, filled and checked by the GPU.

@@ -18,6 +18,7 @@
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/memory/pattern.hpp"
@@ -188,11 +189,12 @@ void run_batch(benchmark::State& state, const batch_case& c) {
   };
   const auto t = run_case(state, plan);
   if (!t) return;
-  const double moved = static_cast<double>(n) * static_cast<double>(bytes);
-  state.counters["gbps"] = moved / t->time_s() / 1e9;
+  case_rates rates;
+  rates.bytes = static_cast<double>(n) * static_cast<double>(bytes);
+  rates.host_blocked = host_time::none;  // host_issue_us says it, per batch
+  report_rates(state, *t, rates);
   state.counters["per_copy_us"] = t->time_s() / static_cast<double>(n) * 1e6;
   state.counters["host_issue_us"] = t->median_of([](const sample& x) { return x.host_s; }) * 1e6;
-  state.SetBytesProcessed(static_cast<std::int64_t>(moved));
 }
 
 // S from 4 B to 1 MiB, N from 1 to 4096, at most 256 MiB a batch (1 GiB under --full); --sizes gives

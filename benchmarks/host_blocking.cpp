@@ -13,6 +13,7 @@
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/verify.hpp"
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/memory/pattern.hpp"
@@ -102,10 +103,13 @@ void run_host_blocking(benchmark::State& state, mem_kind mem, std::uint64_t byte
   const auto t = run_case(state, plan);
   benchmark::DoNotOptimize(sink);
   if (!t) return;
-  state.counters["host_blocked_us"] = t->median_of([](const sample& x) { return x.host_s; }) * 1e6;
+  case_rates rates;
+  rates.bytes = static_cast<double>(bytes);
+  rates.gbps = false;
+  rates.host_blocked = host_time::median;  // beside total_us and cpu_work_us, each the median sample's
+  report_rates(state, *t, rates);
   state.counters["total_us"] = t->median_of([](const sample& x) { return x.wall_s; }) * 1e6;
   state.counters["cpu_work_us"] = t->median_of([](const sample& x) { return x.extra[0]; }) * 1e6;
-  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));  // per reported iteration: the median sample
 }
 
 const family_registration registration{[](family_descriptor& f) {

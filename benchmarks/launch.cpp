@@ -9,6 +9,7 @@
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/run/failures.hpp"
 #include "fixtures/run/registry.hpp"
@@ -69,7 +70,7 @@ void run_launch(benchmark::State& state, bool graph, int kernels_n) {
   if (!t) return;
   state.counters["per_kernel_us"] = t->time_s() / kernels_n * 1e6;
   state.counters["host_per_kernel_us"] = t->mean_host_s() / kernels_n * 1e6;
-  state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
+  report_rates(state, *t, case_rates{});
 }
 
 const family_registration registration{[](family_descriptor& f) {

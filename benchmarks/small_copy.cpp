@@ -7,6 +7,7 @@
 
 #include "benchmarks/transfer/copy_case.hpp"
 #include "benchmarks/transfer/model.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/stats.hpp"
 #include "fixtures/run/registry.hpp"
 
@@ -22,7 +23,7 @@ void run_small_copy(benchmark::State& state, const transfer_case& c) {
   // A single copy's time is latency: no bandwidth comes from it. The batch gives the steady-state cost.
   state.counters.erase("gbps");
   state.counters["steady_us"] = r->steady_s * 1e6;
-  state.counters["steady_gbps"] = static_cast<double>(c.bytes) / r->steady_s / 1e9;
+  state.counters["steady_gbps"] = rate_gbps(static_cast<double>(c.bytes), r->steady_s);
   state.counters["p50_us"] = p50(gpu);
   state.counters["p99_us"] = p99(gpu);
   state.counters["host_p50_us"] = p50(host);

@@ -16,6 +16,7 @@
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/memory/pattern.hpp"
 #include "fixtures/run/failures.hpp"
@@ -138,8 +139,10 @@ void run_normalize(benchmark::State& state, int streams_n) {
   const auto t = run_case(state, plan);
   if (!t) return;
   state.counters["speedup"] = base / t->own_time_s();
-  state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
-  state.counters["gbps"] = 2.0 * kArrays * kArrayElements * sizeof(float) / t->time_s() / 1e9;
+  case_rates rates;
+  rates.bytes = 2.0 * kArrays * kArrayElements * sizeof(float);  // in and out
+  rates.bytes_per_second = false;
+  report_rates(state, *t, rates);
 }
 
 // ---- small and large kernels ----
@@ -178,7 +181,7 @@ void run_busy(benchmark::State& state, bool large, int streams_n) {
   const auto t = run_case(state, plan);
   if (!t) return;
   state.counters["speedup"] = base / t->own_time_s();
-  state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
+  report_rates(state, *t, case_rates{});
   state.counters["kernel_us"] = kBusyNs / 1e3;
 }
 

@@ -15,6 +15,7 @@
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/measure/verify.hpp"
 #include "fixtures/memory/host_buffer.hpp"
@@ -124,18 +125,17 @@ void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, i
   if (!set) return;
   for (std::size_t g = 0; g < lanes.size(); ++g) {
     const double own_s = set->median_of([g](const sample& s) { return s.spans.at(g); });
-    const double gbps = static_cast<double>(n) / own_s / 1e9;
+    const double gbps = rate_gbps(static_cast<double>(n), own_s);
     const int device = lanes[g].device;
     const device_profile& p = profile_of(device);
     const std::string impossible = beyond_peak(gbps, p.host_link_gbps, p.host_link_name + " peak per direction");
     if (!impossible.empty()) return fail_case(state, "GPU " + std::to_string(device) + ": " + impossible);
     state.counters["gbps_gpu" + std::to_string(device)] = gbps;
   }
-  const double moved = static_cast<double>(n) * static_cast<double>(lanes.size());
-  state.counters["gbps"] = moved / set->time_s() / 1e9;
+  case_rates rates;
+  rates.bytes = static_cast<double>(n) * static_cast<double>(lanes.size());
+  report_rates(state, *set, rates);
   state.counters["gpus"] = static_cast<double>(lanes.size());
-  state.counters["host_blocked_us"] = set->mean_host_s() * 1e6;
-  state.SetBytesProcessed(static_cast<std::int64_t>(moved));  // per reported iteration: the median sample
 }
 
 const family_registration registration{[](family_descriptor& f) {

@@ -18,6 +18,7 @@
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/memory/pattern.hpp"
@@ -366,9 +367,8 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
   const auto t = run_case(state, plan);
   if (!t) return;
   if (timeline::instance().enabled()) run.record_timeline(current_case_name());
-  const double time_s = t->time_s();
   // The bound, the serial baseline and this process's own pipeline share its buffers and its moment of
-  // the link: their ratios use this round's median, the headline the rounds' mean.
+  // the link: their ratios use this round's median, the headline (gbps) the rounds' mean.
   const double own_s = t->own_time_s();
   if (c.sched == schedule::serial) serial_s = own_s;
   const double ideal_s = overlap_ideal_s(stages, chunks_of(c));
@@ -380,8 +380,9 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
     std::fprintf(stderr, "gpu_bench: warning: %s ran faster than its ideal bound (efficiency %.3f)\n",
                  current_case_name().c_str(), efficiency);
   }
-  state.counters["gbps"] = 2.0 * static_cast<double>(c.bytes) / time_s / 1e9;
-  state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
+  case_rates rates;
+  rates.bytes = 2.0 * static_cast<double>(c.bytes);  // in and out
+  report_rates(state, *t, rates);
   state.counters["wall_ms"] = t->median_of([](const sample& s) { return s.wall_s; }) * 1e3;
   state.counters["speedup"] = serial_s / own_s;
   state.counters["ideal_ms"] = ideal_s * 1e3;
@@ -391,7 +392,6 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
   state.counters["out_ms"] = stages.out_s * 1e3;
   state.counters["both_ms"] = stages.both_s * 1e3;
   state.counters["kernel_ms"] = stages.kernel_s * 1e3;
-  state.SetBytesProcessed(static_cast<std::int64_t>(2 * c.bytes));  // per reported iteration: the median sample
 }
 
 const family_registration registration{[](family_descriptor& f) {

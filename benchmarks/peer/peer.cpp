@@ -16,6 +16,7 @@
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/measure/verify.hpp"
 #include "fixtures/memory/host_buffer.hpp"
@@ -153,27 +154,27 @@ std::optional<sample_set> run_peer(benchmark::State& state, const peer_case& c) 
       if (std::string bad = legs[i].verify(seed); !bad.empty()) return bad;
     return std::string();
   };
-  auto t = run_case(state, plan);
-  if (t) state.counters["host_blocked_us"] = t->mean_host_s() * 1e6;
-  return t;
+  return run_case(state, plan);
 }
 
 void run_peer_case(benchmark::State& state, const peer_case& c) {
   const auto t = run_peer(state, c);
   if (!t) return;
-  const double moved = peer_bytes_moved(c);
-  state.counters["gbps"] = moved / t->time_s() / 1e9;
+  case_rates rates;
+  rates.bytes = peer_bytes_moved(c);
+  report_rates(state, *t, rates);
   if (c.dir == peer_dir::bidir) {
     const auto n = static_cast<double>(c.bytes);
-    state.counters["gbps_src_to_dst"] = n / t->median_of([](const sample& s) { return s.spans.at(0); }) / 1e9;
-    state.counters["gbps_dst_to_src"] = n / t->median_of([](const sample& s) { return s.spans.at(1); }) / 1e9;
+    state.counters["gbps_src_to_dst"] = rate_gbps(n, t->median_of([](const sample& s) { return s.spans.at(0); }));
+    state.counters["gbps_dst_to_src"] = rate_gbps(n, t->median_of([](const sample& s) { return s.spans.at(1); }));
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(moved));  // per reported iteration: the median sample
 }
 
 void run_peer_latency_case(benchmark::State& state, const peer_case& c) {
   const auto t = run_peer(state, c);
-  if (!t || t->size() == 0) return;
+  if (!t) return;
+  report_rates(state, *t, case_rates{});  // host_blocked_us
+  if (t->size() == 0) return;
   state.counters["latency_us"] = t->time_s() * 1e6;
 }
 
@@ -269,11 +270,12 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
     moved += static_cast<double>(n);
     longest = std::max(longest, span);
   }
-  for (const auto& [g, v] : per_gpu) state.counters["gbps_gpu" + std::to_string(g)] = v.first / v.second / 1e9;
-  const double total = static_cast<double>(n) * static_cast<double>(legs.size());
-  state.counters["gbps"] = total / t->time_s() / 1e9;
+  for (const auto& [g, v] : per_gpu) state.counters["gbps_gpu" + std::to_string(g)] = rate_gbps(v.first, v.second);
+  case_rates rates;
+  rates.bytes = static_cast<double>(n) * static_cast<double>(legs.size());
+  rates.host_blocked = host_time::none;
+  report_rates(state, *t, rates);
   state.counters["copies"] = static_cast<double>(legs.size());
-  state.SetBytesProcessed(static_cast<std::int64_t>(total));
 }
 
 const family_registration pattern_registration{[](family_descriptor& f) {

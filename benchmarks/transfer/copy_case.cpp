@@ -10,6 +10,7 @@
 #include "fixtures/context/profile.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/measure/verify.hpp"
 #include "fixtures/memory/host_buffer.hpp"
@@ -238,26 +239,27 @@ std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer
   const auto set = run_case(state, plan);
   if (!set) return std::nullopt;
 
-  const double moved = transfer_bytes_moved(c);
-  const double gbps = moved / set->time_s() / 1e9;
+  case_rates rates;
+  rates.bytes = transfer_bytes_moved(c);
+  const double gbps = rate_gbps(rates.bytes, set->time_s());
   if (const std::string impossible = beyond_link_peak(c, profile_of(device), gbps); !impossible.empty()) {
     fail_case(state, impossible);
     return std::nullopt;
   }
-  state.counters["gbps"] = gbps;
+  report_rates(state, *set, rates);
   if (c.dir == direction::bidir) {
     // Each direction by its own events (by its half's globaltimer span for the one-kernel copy) in the last
     // round, carried to the rounds' mean as that round's time is: the two directions and gbps then describe
     // the same figure.
     const auto n = static_cast<double>(c.bytes);
     const double to_rounds = set->own_time_s() > 0 ? set->time_s() / set->own_time_s() : 1.0;
-    state.counters["gbps_h2d"] = n / (set->median_of([](const sample& s) { return s.spans.at(0); }) * to_rounds) / 1e9;
-    state.counters["gbps_d2h"] = n / (set->median_of([](const sample& s) { return s.spans.at(1); }) * to_rounds) / 1e9;
+    state.counters["gbps_h2d"] =
+        rate_gbps(n, set->median_of([](const sample& s) { return s.spans.at(0); }) * to_rounds);
+    state.counters["gbps_d2h"] =
+        rate_gbps(n, set->median_of([](const sample& s) { return s.spans.at(1); }) * to_rounds);
   }
-  state.counters["host_blocked_us"] = set->mean_host_s() * 1e6;
   // Where the host side's pages are, read back from the kernel where it can say: the numa axis's proof.
   if (const auto node = legs.front().host_node) state.counters["numa_node"] = *node;
-  state.SetBytesProcessed(static_cast<std::int64_t>(moved));  // per reported iteration: the median sample
   copy_result result{*set, 0.0};
   if (steady_batch > 0) {
     case_plan batch;

@@ -11,6 +11,7 @@
 #include "fixtures/cuda/handles.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/run/registry.hpp"
@@ -38,7 +39,11 @@ void run_probe(benchmark::State& state, std::uint64_t bytes) {
   };
   const auto set = run_case(state, plan);
   if (!set) return;
-  state.counters["gbps"] = static_cast<double>(bytes) / set->time_s() / 1e9;
+  case_rates rates;
+  rates.bytes = static_cast<double>(bytes);
+  rates.bytes_per_second = false;
+  rates.host_blocked = host_time::none;
+  report_rates(state, *set, rates);
 }
 
 const family_registration registration{[](family_descriptor& f) {
