@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "benchmarks/transfer/copy_case.hpp"
+#include "benchmarks/shared/copy_case.hpp"
 #include "benchmarks/transfer/model.hpp"
 #include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/stats.hpp"
@@ -15,15 +15,23 @@ namespace gpu_bench {
 namespace {
 
 void run_small_copy(benchmark::State& state, const transfer_case& c) {
+  copy_case copy(c);
+  // A single copy's time is latency: no bandwidth comes from it. Copies back to back give the steady-state
+  // cost.
+  const auto set = copy.run(state, false);
+  if (!set) return;
   constexpr int kSteadyBatch = 100;
-  const auto r = run_copy_case(state, c, kSteadyBatch);
-  if (!r || r->samples.size() == 0) return;
-  const std::vector<double> gpu = r->samples.values([](const sample& s) { return s.seconds * 1e6; });
-  const std::vector<double> host = r->samples.values([](const sample& s) { return s.host_s * 1e6; });
-  // A single copy's time is latency: no bandwidth comes from it. The batch gives the steady-state cost.
-  state.counters.erase("gbps");
-  state.counters["steady_us"] = r->steady_s * 1e6;
-  state.counters["steady_gbps"] = rate_gbps(static_cast<double>(c.bytes), r->steady_s);
+  case_plan batch;
+  batch.measure = [&] { return copy.back_to_back(kSteadyBatch); };
+  sampling_rules rules = rules_from_options();
+  rules.min_samples = 10;
+  rules.budget_s = 0.05;  // a figure beside the case's own: a short look suffices
+  const double steady_s = calibrate(batch, rules).time_s();
+  if (set->size() == 0) return;
+  const std::vector<double> gpu = set->values([](const sample& s) { return s.seconds * 1e6; });
+  const std::vector<double> host = set->values([](const sample& s) { return s.host_s * 1e6; });
+  state.counters["steady_us"] = steady_s * 1e6;
+  state.counters["steady_gbps"] = rate_gbps(static_cast<double>(c.bytes), steady_s);
   state.counters["p50_us"] = p50(gpu);
   state.counters["p99_us"] = p99(gpu);
   state.counters["host_p50_us"] = p50(host);

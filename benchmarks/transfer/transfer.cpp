@@ -4,7 +4,7 @@
 // waits for the copy; gbps = bytes moved / GPU time, GB = 1e9 bytes.
 #include <vector>
 
-#include "benchmarks/transfer/copy_case.hpp"
+#include "benchmarks/shared/copy_case.hpp"
 #include "benchmarks/transfer/model.hpp"
 #include "fixtures/run/options.hpp"
 #include "fixtures/run/registry.hpp"
@@ -13,7 +13,7 @@ namespace gpu_bench {
 namespace {
 
 void run_transfer(benchmark::State& state, const transfer_case& c) {
-  (void)run_copy_case(state, c);
+  copy_case(c).run(state);
 }
 
 const family_registration registration{[](family_descriptor& f) {

@@ -1,10 +1,11 @@
-#include "benchmarks/transfer/copy_case.hpp"
+#include "benchmarks/shared/copy_case.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fixtures/context/profile.hpp"
@@ -165,84 +166,103 @@ struct two_way_spans {
 
 }  // namespace
 
-std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer_case& c, int steady_batch) {
+// Everything a case holds while it runs: its legs and priming legs, streams, seed and per-sample helpers.
+struct copy_case::held {
+  const transfer_case c;
   const int device = current_device();
   const bool gated = !enqueue_may_block(c.mem);
-  const bool prime = gated && needs_prime(c);
   // Both directions by the SMs: one kernel, half its blocks each way (two kernels would each fill the GPU
   // and run one after the other).
   const bool mapped_bidir = c.dir == direction::bidir && c.engine_used() == copy_engine::sm;
-  const auto buffers = buffer_cache::instance().acquire_with_retry([&] {
-    return std::make_pair(
-        make_legs(c, device, c.bytes, 0),
-        prime ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), 2) : std::vector<leg>{});
-  });
-  const std::vector<leg>& legs = buffers.first;
-  const std::vector<leg>& primers = buffers.second;
-  // The mapped bidir copy is one kernel on one stream; every other leg has a stream of its own.
-  stream_set& streams = stream_set::cached(mapped_bidir ? 1 : static_cast<int>(legs.size()));
-  std::uint32_t seed = next_seed();
-  for (std::size_t i = 0; i < legs.size(); ++i) legs[i].fill(seed, streams[mapped_bidir ? 0 : static_cast<int>(i)]);
-  for (std::size_t i = 0; i < primers.size(); ++i)
-    primers[i].fill(seed, streams[mapped_bidir ? 0 : static_cast<int>(i)]);
-
+  std::vector<leg> legs, primers;
+  stream_set* streams = nullptr;
+  std::uint32_t seed = 0;
   std::optional<l2_flush> flush;
-  if (c.dir == direction::d2d && c.cache == cache_state::cold) flush.emplace(profile_of(device).l2_bytes);
   std::optional<two_way_spans> spans;
-  if (mapped_bidir) spans.emplace();
-
-  case_plan plan;
-  if (!gated) plan.notes.emplace_back("ungated");
-  // Managed memory is written afresh before every sample anyway (below), under a new seed.
-  if (!is_managed(c.mem))
-    plan.reset_output = [&] {
-      for (std::size_t i = 0; i < legs.size(); ++i)
-        fill_poison(legs[i].dst, seed, legs[i].dst_side, streams[mapped_bidir ? 0 : static_cast<int>(i)]);
-      streams.synchronize();
-    };
-  plan.prepare = [&] {
-    if (is_managed(c.mem)) {
-      seed = next_seed();
-      for (std::size_t i = 0; i < legs.size(); ++i) legs[i].refill_managed(seed, streams[static_cast<int>(i)]);
-    }
-    if (flush) (*flush)(streams.origin());
-  };
   stream_set::hooks hooks;
-  hooks.prime = [&](int i) {
-    if (mapped_bidir) kernels::reset_spans(spans->ns(), 4, streams.origin());
-    if (static_cast<std::size_t>(i) < primers.size()) primers[static_cast<std::size_t>(i)].enqueue(streams[i]);
-  };
-  plan.measure = [&] {
-    sample s = streams.measure(
-        gated,
-        [&] {
-          if (mapped_bidir) {
-            kernels::copy_two_ways(legs[0].dst.dev, legs[0].src.dev, legs[1].dst.dev, legs[1].src.dev, c.bytes,
-                                   spans->ns(), streams.origin());
-          } else {
-            for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)]);
-          }
-        },
-        hooks);
+
+  explicit held(const transfer_case& tc) : c(tc) {
+    const bool prime = gated && needs_prime(c);
+    std::tie(legs, primers) = buffer_cache::instance().acquire_with_retry([&] {
+      return std::make_pair(
+          make_legs(c, device, c.bytes, 0),
+          prime ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), 2) : std::vector<leg>{});
+    });
+    // The mapped bidir copy is one kernel on one stream; every other leg has a stream of its own.
+    streams = &stream_set::cached(mapped_bidir ? 1 : static_cast<int>(legs.size()));
+    seed = next_seed();
+    for (std::size_t i = 0; i < legs.size(); ++i) legs[i].fill(seed, stream_of(i));
+    for (std::size_t i = 0; i < primers.size(); ++i) primers[i].fill(seed, stream_of(i));
+    if (c.dir == direction::d2d && c.cache == cache_state::cold) flush.emplace(profile_of(device).l2_bytes);
+    if (mapped_bidir) spans.emplace();
+    hooks.prime = [this](int i) {
+      if (mapped_bidir) kernels::reset_spans(spans->ns(), 4, streams->origin());
+      if (static_cast<std::size_t>(i) < primers.size()) primers[static_cast<std::size_t>(i)].enqueue((*streams)[i]);
+    };
+  }
+
+  cudaStream_t stream_of(std::size_t leg_index) const {
+    return (*streams)[mapped_bidir ? 0 : static_cast<int>(leg_index)];
+  }
+
+  // Every leg's copy once, each on its own stream (the mapped bidir copy: one kernel both ways).
+  void enqueue_once() const {
     if (mapped_bidir) {
-      const auto [h2d, d2h] = spans->read();
-      s.spans = {h2d, d2h};
+      kernels::copy_two_ways(legs[0].dst.dev, legs[0].src.dev, legs[1].dst.dev, legs[1].src.dev, c.bytes, spans->ns(),
+                             streams->origin());
+    } else {
+      for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue((*streams)[static_cast<int>(i)]);
     }
-    return s;
-  };
-  plan.verify = [&] {
-    for (std::size_t i = 0; i < legs.size(); ++i)
-      if (std::string bad = legs[i].verify(seed, streams[mapped_bidir ? 0 : static_cast<int>(i)]); !bad.empty())
-        return bad;
-    return std::string();
-  };
-  const auto set = run_case(state, plan);
+  }
+
+  case_plan plan() {
+    case_plan plan;
+    if (!gated) plan.notes.emplace_back("ungated");
+    // Managed memory is written afresh before every sample anyway (below), under a new seed.
+    if (!is_managed(c.mem))
+      plan.reset_output = [this] {
+        for (std::size_t i = 0; i < legs.size(); ++i) fill_poison(legs[i].dst, seed, legs[i].dst_side, stream_of(i));
+        streams->synchronize();
+      };
+    plan.prepare = [this] {
+      if (is_managed(c.mem)) {
+        seed = next_seed();
+        for (std::size_t i = 0; i < legs.size(); ++i) legs[i].refill_managed(seed, (*streams)[static_cast<int>(i)]);
+      }
+      if (flush) (*flush)(streams->origin());
+    };
+    plan.measure = [this] {
+      sample s = streams->measure(
+          gated, [this] { enqueue_once(); }, hooks);
+      if (mapped_bidir) {
+        const auto [h2d, d2h] = spans->read();
+        s.spans = {h2d, d2h};
+      }
+      return s;
+    };
+    plan.verify = [this] {
+      for (std::size_t i = 0; i < legs.size(); ++i)
+        if (std::string bad = legs[i].verify(seed, stream_of(i)); !bad.empty()) return bad;
+      return std::string();
+    };
+    return plan;
+  }
+};
+
+copy_case::copy_case(const transfer_case& c) : held_(std::make_unique<held>(c)) {}
+
+copy_case::~copy_case() = default;
+
+std::optional<sample_set> copy_case::run(benchmark::State& state, bool report_gbps) {
+  const transfer_case& c = held_->c;
+  const auto set = run_case(state, held_->plan());
   if (!set) return std::nullopt;
 
   case_rates rates;
   rates.bytes = transfer_bytes_moved(c);
+  rates.gbps = report_gbps;
   const double gbps = rate_gbps(rates.bytes, set->time_s());
-  if (const std::string impossible = beyond_link_peak(c, profile_of(device), gbps); !impossible.empty()) {
+  if (const std::string impossible = beyond_link_peak(c, profile_of(held_->device), gbps); !impossible.empty()) {
     fail_case(state, impossible);
     return std::nullopt;
   }
@@ -259,27 +279,21 @@ std::optional<copy_result> run_copy_case(benchmark::State& state, const transfer
         rate_gbps(n, set->median_of([](const sample& s) { return s.spans.at(1); }) * to_rounds);
   }
   // Where the host side's pages are, read back from the kernel where it can say: the numa axis's proof.
-  if (const auto node = legs.front().host_node) state.counters["numa_node"] = *node;
-  copy_result result{*set, 0.0};
-  if (steady_batch > 0) {
-    case_plan batch;
-    batch.measure = [&] {
-      sample s = streams.measure(
-          gated,
-          [&] {
-            for (int k = 0; k < steady_batch; ++k)
-              for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)]);
-          },
-          hooks);
-      s.seconds /= steady_batch;
-      return s;
-    };
-    sampling_rules rules = rules_from_options();
-    rules.min_samples = 10;
-    rules.budget_s = 0.05;  // a figure beside the case's own: a short look suffices
-    result.steady_s = calibrate(batch, rules).time_s();
-  }
-  return result;
+  if (const auto node = held_->legs.front().host_node) state.counters["numa_node"] = *node;
+  return set;
+}
+
+sample copy_case::back_to_back(int copies) {
+  held& h = *held_;
+  sample s = h.streams->measure(
+      h.gated,
+      [&] {
+        for (int k = 0; k < copies; ++k)
+          for (std::size_t i = 0; i < h.legs.size(); ++i) h.legs[i].enqueue((*h.streams)[static_cast<int>(i)]);
+      },
+      h.hooks);
+  s.seconds /= copies;
+  return s;
 }
 
 }  // namespace gpu_bench
