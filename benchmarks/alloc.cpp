@@ -77,7 +77,7 @@ void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes, pool_sta
   // Ordinary memory, touched, for register/unregister: the cost of pinning, not of first touch.
   host_buffer* plain = nullptr;
   if (op == alloc_op::host_register || op == alloc_op::host_unregister)
-    plain = &buffer_cache::instance().host(mem_kind::pageable, bytes, 0);
+    plain = &buffer_cache::instance().host(mem_kind::pageable, bytes, buffer_slot::h2d);
   auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
   // One allocation-and-release; returns the host time of the measured call.
   auto once = [&] {

@@ -102,9 +102,11 @@ void run_batch(benchmark::State& state, const batch_case& c) {
   const batch_layout layout(n, bytes);
   auto& cache = buffer_cache::instance();
   const auto bufs = cache.acquire_with_retry([&] {
-    return std::make_tuple(&cache.host(mem_kind::pinned, layout.span(), 6), &cache.device(layout.span(), 6),
-                           &cache.device(2 * n * sizeof(void*), 7), &cache.host(mem_kind::pinned, 64 << 10, 8),
-                           &cache.device(64 << 10, 8));
+    return std::make_tuple(&cache.host(mem_kind::pinned, layout.span(), buffer_slot::batch),
+                           &cache.device(layout.span(), buffer_slot::batch),
+                           &cache.device(2 * n * sizeof(void*), buffer_slot::batch_table),
+                           &cache.host(mem_kind::pinned, 64 << 10, buffer_slot::batch_prime),
+                           &cache.device(64 << 10, buffer_slot::batch_prime));
   });
   host_buffer& host = *std::get<0>(bufs);
   device_buffer& dev = *std::get<1>(bufs);

@@ -71,7 +71,7 @@ void run_wait_cross_stream(benchmark::State& state, bool timing) {
   stream_set& ss = stream_set::cached(2);
   cuda_event handoff(timing ? cudaEventDefault : cudaEventDisableTiming);
   cuda_event before_a, after_b;
-  device_buffer& d = buffer_cache::instance().device(sizeof(unsigned), 0);
+  device_buffer& d = buffer_cache::instance().device(sizeof(unsigned), buffer_slot::h2d);
   unsigned* mark = static_cast<unsigned*>(d.data());
   auto enqueue = [&] {
     kernels::busy(1, 32, 2'000, mark, 1, ss.origin());

@@ -47,8 +47,9 @@ std::uint64_t cpu_work() {
 void run_host_blocking(benchmark::State& state, mem_kind mem, std::uint64_t bytes, mode m) {
   using clock = std::chrono::steady_clock;
   auto& cache = buffer_cache::instance();
-  const auto [src, dst] =
-      cache.acquire_with_retry([&] { return std::make_pair(&cache.host(mem, bytes, 0), &cache.device(bytes, 0)); });
+  const auto [src, dst] = cache.acquire_with_retry([&] {
+    return std::make_pair(&cache.host(mem, bytes, buffer_slot::h2d), &cache.device(bytes, buffer_slot::h2d));
+  });
   const region sr = region_of(*src, bytes), dr = region_of(*dst, bytes);
   cuda_stream s;
   cuda_event start, stop;

@@ -60,10 +60,11 @@ normalize_buffers normalize_acquire() {
   auto& cache = buffer_cache::instance();
   const std::size_t bytes = kArrays * kArrayElements * sizeof(float);
   normalize_buffers b{};
-  b.host_in = static_cast<float*>(cache.host(mem_kind::pinned, bytes, 0).data());
-  b.host_out = static_cast<float*>(cache.host(mem_kind::pinned, bytes, 1).data());
-  b.dev = static_cast<float*>(cache.device(bytes, 0).data());
-  b.partials = static_cast<float*>(cache.device((kArrays * kReduceBlocks + kArrays) * sizeof(float), 1).data());
+  b.host_in = static_cast<float*>(cache.host(mem_kind::pinned, bytes, buffer_slot::h2d).data());
+  b.host_out = static_cast<float*>(cache.host(mem_kind::pinned, bytes, buffer_slot::d2h).data());
+  b.dev = static_cast<float*>(cache.device(bytes, buffer_slot::h2d).data());
+  b.partials =
+      static_cast<float*>(cache.device((kArrays * kReduceBlocks + kArrays) * sizeof(float), buffer_slot::d2h).data());
   b.sums = b.partials + kArrays * kReduceBlocks;
   parallel_slices(kArrays * kArrayElements, kArrayElements, [&b](std::size_t first, std::size_t last) {
     for (std::size_t i = first; i < last; ++i)
@@ -164,7 +165,7 @@ case_plan busy_plan(stream_set& streams, bool large, unsigned* marks, unsigned s
 void run_busy(benchmark::State& state, bool large, int streams_n) {
   const int blocks = large ? sm_count() * 8 : 1;
   const std::size_t count = static_cast<std::size_t>(kBusyKernels) * blocks;
-  device_buffer& d = buffer_cache::instance().device(count * sizeof(unsigned), 0);
+  device_buffer& d = buffer_cache::instance().device(count * sizeof(unsigned), buffer_slot::h2d);
   unsigned* marks = static_cast<unsigned*>(d.data());
   const double base = calibrated_once(large ? "Streams/large_kernels" : "Streams/small_kernels",
                                       [&] { return busy_plan(stream_set::cached(1), large, marks, 1); });
@@ -203,7 +204,7 @@ void run_kind(benchmark::State& state, stream_kind kind) {
   const unsigned flags = kind == stream_kind::non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
   cuda_stream a(flags), b(flags);
   cuda_event e0, ea, eb;
-  device_buffer& d = buffer_cache::instance().device(3 * sizeof(unsigned), 0);
+  device_buffer& d = buffer_cache::instance().device(3 * sizeof(unsigned), buffer_slot::h2d);
   unsigned* marks = static_cast<unsigned*>(d.data());
   // The legacy default stream is handle 0; the per-thread one has its own handle.
   const cudaStream_t between = kind == stream_kind::per_thread_default ? cudaStreamPerThread : cudaStream_t{};

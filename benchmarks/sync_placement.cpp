@@ -50,7 +50,7 @@ op_work make_work(op_kind op) {
   auto& cache = buffer_cache::instance();
   const std::uint32_t seed = next_seed();
   if (op == op_kind::add) {
-    device_buffer& d = cache.device(3 * kAddElements * sizeof(float), 0);
+    device_buffer& d = cache.device(3 * kAddElements * sizeof(float), buffer_slot::h2d);
     float* a = static_cast<float*>(d.data());
     float* b = a + kAddElements;
     float* c = b + kAddElements;
@@ -71,8 +71,8 @@ op_work make_work(op_kind op) {
               return std::string();
             }};
   }
-  host_buffer& h = cache.host(mem_kind::pinned, kCopyBytes, 0);
-  device_buffer& d = cache.device(kCopyBytes, 0);
+  host_buffer& h = cache.host(mem_kind::pinned, kCopyBytes, buffer_slot::h2d);
+  device_buffer& d = cache.device(kCopyBytes, buffer_slot::h2d);
   const region hr = region_of(h, kCopyBytes), dr = region_of(d, kCopyBytes);
   fill_pattern(hr, seed, side::gpu, cudaStreamPerThread);
   fill_poison(dr, seed, side::gpu, cudaStreamPerThread);

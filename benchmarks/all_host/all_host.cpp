@@ -40,18 +40,18 @@ struct gpu_lane {
   }
 };
 
-// Pinned host memory (portable, so any GPU may copy it; allocated with its own GPU current) in slot 0 for
-// h2d and slot 1 for d2h, as Transfer uses them, and device memory likewise; slots 2 and 3 for priming.
-// one_to_all: every GPU reads GPU 0's host buffer; all_to_one: GPU g writes part g of one buffer of GPU 0's
-// (slot 4).
+// Pinned host memory (portable, so any GPU may copy it; allocated with its own GPU current) and device
+// memory in the direction's slots, as Transfer uses them, and priming buffers in the priming slots.
+// one_to_all: every GPU reads GPU 0's host buffer; all_to_one: GPU g writes part g of one buffer of GPU 0's.
 std::vector<gpu_lane> make_lanes(direction dir, std::size_t n, int gpus, host_pattern pattern) {
   auto& cache = buffer_cache::instance();
-  const int slot = dir == direction::h2d ? 0 : 1;
+  const buffer_slot slot = dir == direction::h2d ? buffer_slot::h2d : buffer_slot::d2h;
+  const buffer_slot prime_slot = dir == direction::h2d ? buffer_slot::h2d_prime : buffer_slot::d2h_prime;
   const std::size_t small = std::min<std::size_t>(n, 64 << 10);
   char* shared = nullptr;
   char* shared_dev = nullptr;
   if (pattern == host_pattern::all_to_one) {
-    host_buffer& b = cache.host_on(0, mem_kind::pinned, n * static_cast<std::size_t>(gpus), 4);
+    host_buffer& b = cache.host_on(0, mem_kind::pinned, n * static_cast<std::size_t>(gpus), buffer_slot::all_to_one);
     shared = static_cast<char*>(b.data());
     shared_dev = static_cast<char*>(b.device_ptr());
   }
@@ -61,8 +61,8 @@ std::vector<gpu_lane> make_lanes(direction dir, std::size_t n, int gpus, host_pa
     if (shared)
       host = region{shared + static_cast<std::size_t>(g) * n, shared_dev + static_cast<std::size_t>(g) * n, n};
     const region dev = region_of(cache.device_on(g, n, slot), n);
-    const region prime_host = region_of(cache.host_on(g, mem_kind::pinned, small, slot + 2), small);
-    const region prime_dev = region_of(cache.device_on(g, small, slot + 2), small);
+    const region prime_host = region_of(cache.host_on(g, mem_kind::pinned, small, prime_slot), small);
+    const region prime_dev = region_of(cache.device_on(g, small, prime_slot), small);
     if (dir == direction::h2d)
       lanes.push_back(
           {g, host, dev, prime_host, prime_dev, natural_side(mem_kind::pinned), side::gpu, cudaMemcpyHostToDevice});

@@ -47,8 +47,8 @@ struct overlap_buffers {
 overlap_buffers acquire(mem_kind mem, std::size_t bytes) {
   auto& cache = buffer_cache::instance();
   return cache.acquire_with_retry([&] {
-    return overlap_buffers{&cache.host(mem, bytes, 0), &cache.host(mem, bytes, 1), &cache.device(bytes, 0),
-                           &cache.device(bytes, 1), bytes};
+    return overlap_buffers{&cache.host(mem, bytes, buffer_slot::h2d), &cache.host(mem, bytes, buffer_slot::d2h),
+                           &cache.device(bytes, buffer_slot::h2d), &cache.device(bytes, buffer_slot::d2h), bytes};
   });
 }
 
@@ -194,7 +194,7 @@ struct pipeline {
 prime_buffers priming_buffers(mem_kind mem, std::size_t bytes) {
   auto& cache = buffer_cache::instance();
   const std::size_t n = std::min<std::size_t>(bytes, 64 << 10);
-  return {cache.host(mem, n, 2).data(), cache.device(n, 2).data(), n};
+  return {cache.host(mem, n, buffer_slot::h2d_prime).data(), cache.device(n, buffer_slot::h2d_prime).data(), n};
 }
 
 // The case's pipeline, one sample per measure: S chunks over S streams (one for serial).

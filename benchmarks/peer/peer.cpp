@@ -94,12 +94,13 @@ struct peer_leg {
   }
 };
 
-// Each GPU sends from its device buffer in slot `slot` and receives into slot `slot + 1`: the measured
-// copies use slots 0 and 1, the priming copies (the same engine, buffers of their own) slots 2 and 3.
-peer_leg make_leg(int from, int to, std::size_t bytes, int slot, bool sm) {
+// Each GPU sends from its first device buffer and receives into its second; with `priming`, the priming
+// copies' (the same engine, buffers of their own).
+peer_leg make_leg(int from, int to, std::size_t bytes, bool priming, bool sm) {
   auto& cache = buffer_cache::instance();
-  return peer_leg{from, to, region_of(cache.device_on(from, bytes, slot), bytes),
-                  region_of(cache.device_on(to, bytes, slot + 1), bytes), sm};
+  return peer_leg{
+      from, to, region_of(cache.device_on(from, bytes, priming ? buffer_slot::h2d_prime : buffer_slot::h2d), bytes),
+      region_of(cache.device_on(to, bytes, priming ? buffer_slot::d2h_prime : buffer_slot::d2h), bytes), sm};
 }
 
 // Runs one Peer or PeerLatency case: buffers, peer access, the timed loop (gated with peer access on), the
@@ -113,10 +114,10 @@ std::optional<sample_set> run_peer(benchmark::State& state, const peer_case& c) 
   const std::size_t n = c.bytes;
   const std::size_t prime_bytes = std::min<std::size_t>(n, 64 << 10);
   const auto legs = buffer_cache::instance().acquire_with_retry([&] {
-    std::vector<peer_leg> v{make_leg(c.src, c.dst, n, 0, c.sm), make_leg(c.src, c.dst, prime_bytes, 2, c.sm)};
+    std::vector<peer_leg> v{make_leg(c.src, c.dst, n, false, c.sm), make_leg(c.src, c.dst, prime_bytes, true, c.sm)};
     if (c.dir == peer_dir::bidir) {
-      v.push_back(make_leg(c.dst, c.src, n, 0, c.sm));
-      v.push_back(make_leg(c.dst, c.src, prime_bytes, 2, c.sm));
+      v.push_back(make_leg(c.dst, c.src, n, false, c.sm));
+      v.push_back(make_leg(c.dst, c.src, prime_bytes, true, c.sm));
     }
     return v;
   });
@@ -229,13 +230,14 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
   for (const auto& [a, b] : copies)
     if (const std::string why = peer_access_impossible(a, b); !why.empty()) return fail_case(state, why);
   const std::size_t n = bytes;
-  // Sources in slot 10 of their GPU (one buffer serves every copy out of it); each copy's destination in
-  // slot 20 + its source on the destination's GPU, so copies into one GPU never share a buffer.
+  // One source buffer per GPU serves every copy out of it; each copy's destination is a buffer of its own
+  // source's on the destination's GPU, so copies into one GPU never share a buffer.
   const auto legs = buffer_cache::instance().acquire_with_retry([&] {
     auto& cache = buffer_cache::instance();
     std::vector<peer_leg> v;
     for (const auto& [a, b] : copies)
-      v.push_back(peer_leg{a, b, region_of(cache.device_on(a, n, 10), n), region_of(cache.device_on(b, n, 20 + a), n)});
+      v.push_back(peer_leg{a, b, region_of(cache.device_on(a, n, buffer_slot::peer_source), n),
+                           region_of(cache.device_on(b, n, peer_destination_slot(a)), n)});
     return v;
   });
   for (const auto& [a, b] : copies) set_peer_access(a, b, true);

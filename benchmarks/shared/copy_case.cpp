@@ -100,38 +100,40 @@ bool needs_prime(const transfer_case& c) {
   return c.engine_used() == copy_engine::ce && !is_managed(c.mem);
 }
 
-leg host_leg(direction d, mem_kind kind, std::size_t n, int host_slot, int dev_slot, numa_place numa, int device,
+leg host_leg(direction d, mem_kind kind, std::size_t n, buffer_slot slot, numa_place numa, int device,
              copy_engine engine) {
   auto& cache = buffer_cache::instance();
-  host_buffer& h = cache.host(kind, n, host_slot, numa);
+  host_buffer& h = cache.host(kind, n, slot, numa);
   const region hr = region_of(h, n);
   const side hs = natural_side(kind);
   const std::optional<int> node = h.numa_node();
   if (kind == mem_kind::managed_prefetch) return leg{d, kind, hr, hr, hs, hs, device, engine, node};
-  const region dr = region_of(cache.device(n, dev_slot), n);
+  const region dr = region_of(cache.device(n, slot), n);
   return d == direction::h2d ? leg{d, kind, hr, dr, hs, side::gpu, device, engine, node}
                              : leg{d, kind, dr, hr, side::gpu, hs, device, engine, node};
 }
 
-// The measured legs use host slots 0 (h2d) and 1 (d2h) and device slots 0 and 1; priming legs slots 2 and 3.
-std::vector<leg> make_legs(const transfer_case& c, int device, std::size_t n, int slot_base) {
+// The measured legs, or with `priming` the legs that prime their engines, in slots of their own.
+std::vector<leg> make_legs(const transfer_case& c, int device, std::size_t n, bool priming) {
   const copy_engine e = c.engine_used();
+  const buffer_slot h2d = priming ? buffer_slot::h2d_prime : buffer_slot::h2d;
+  const buffer_slot d2h = priming ? buffer_slot::d2h_prime : buffer_slot::d2h;
   std::vector<leg> legs;
   switch (c.dir) {
     case direction::h2d:
-      legs.push_back(host_leg(direction::h2d, c.mem, n, slot_base, slot_base, c.numa, device, e));
+      legs.push_back(host_leg(direction::h2d, c.mem, n, h2d, c.numa, device, e));
       break;
     case direction::d2h:
-      legs.push_back(host_leg(direction::d2h, c.mem, n, slot_base + 1, slot_base + 1, c.numa, device, e));
+      legs.push_back(host_leg(direction::d2h, c.mem, n, d2h, c.numa, device, e));
       break;
     case direction::bidir:
-      legs.push_back(host_leg(direction::h2d, c.mem, n, slot_base, slot_base, c.numa, device, e));
-      legs.push_back(host_leg(direction::d2h, c.mem, n, slot_base + 1, slot_base + 1, c.numa, device, e));
+      legs.push_back(host_leg(direction::h2d, c.mem, n, h2d, c.numa, device, e));
+      legs.push_back(host_leg(direction::d2h, c.mem, n, d2h, c.numa, device, e));
       break;
     case direction::d2d: {
       auto& cache = buffer_cache::instance();
-      legs.push_back(leg{direction::d2d, mem_kind::device, region_of(cache.device(n, slot_base), n),
-                         region_of(cache.device(n, slot_base + 1), n), side::gpu, side::gpu, device, e});
+      legs.push_back(leg{direction::d2d, mem_kind::device, region_of(cache.device(n, h2d), n),
+                         region_of(cache.device(n, d2h), n), side::gpu, side::gpu, device, e});
       break;
     }
   }
@@ -144,7 +146,7 @@ class l2_flush {
  public:
   explicit l2_flush(std::size_t l2_bytes) : bytes_(2 * std::max<std::size_t>(l2_bytes, 1 << 20)) {}
   void operator()(cudaStream_t s) {
-    device_buffer& b = buffer_cache::instance().device(bytes_, 4);
+    device_buffer& b = buffer_cache::instance().device(bytes_, buffer_slot::l2_flush);
     CUDA_CHECK(cudaMemsetAsync(b.data(), ++value_ & 0xff, bytes_, s));
   }
 
@@ -155,7 +157,7 @@ class l2_flush {
 
 // Per-direction globaltimer spans of the one-kernel bidir copy, read back after each sample.
 struct two_way_spans {
-  device_buffer& spans = buffer_cache::instance().device(4 * sizeof(unsigned long long), 5);
+  device_buffer& spans = buffer_cache::instance().device(4 * sizeof(unsigned long long), buffer_slot::spans);
   unsigned long long* ns() const { return static_cast<unsigned long long*>(spans.data()); }
   std::pair<double, double> read() const {
     unsigned long long h[4] = {};
@@ -185,8 +187,8 @@ struct copy_case::held {
     const bool prime = gated && needs_prime(c);
     std::tie(legs, primers) = buffer_cache::instance().acquire_with_retry([&] {
       return std::make_pair(
-          make_legs(c, device, c.bytes, 0),
-          prime ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), 2) : std::vector<leg>{});
+          make_legs(c, device, c.bytes, false),
+          prime ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), true) : std::vector<leg>{});
     });
     // The mapped bidir copy is one kernel on one stream; every other leg has a stream of its own.
     streams = &stream_set::cached(mapped_bidir ? 1 : static_cast<int>(legs.size()));

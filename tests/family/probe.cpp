@@ -20,7 +20,7 @@ namespace gpu_bench {
 namespace {
 
 void run_probe(benchmark::State& state, std::uint64_t bytes) {
-  device_buffer& dst = buffer_cache::instance().device(bytes, 0);
+  device_buffer& dst = buffer_cache::instance().device(bytes, buffer_slot::h2d);
   stream_set& streams = stream_set::cached(1);
   int value = 0;
   case_plan plan;
