@@ -191,60 +191,88 @@ std::string sizes_that_do_not_fit(const options& o) {
 }
 }  // namespace gpu_bench
 
-int main(int argc, char** argv) {
-  // Lazy module loading would load a kernel at its first launch, which waits for the GPU to go idle; behind
-  // a closed gate that never happens. Load every kernel when the context is made instead.
-  setenv("CUDA_MODULE_LOADING", "EAGER", 1);
-  // The arguments as given, for the rounds this process runs as processes of their own.
-  const std::vector<std::string> user_args(argv + 1, argv + argc);
+namespace {
+
+// What one run of gpu_bench carries from step to step.
+struct run_state {
+  std::vector<std::string> user_args;  // as given, for the rounds this process runs as processes of their own
   gpu_bench::options opts;
+  std::vector<std::string> benchmark_args;  // Google Benchmark's argv: ours taken out, the run's added
+  std::string filter;
+  long repetitions = 1;
+  int visible = 0;   // GPUs
+  long matched = 0;  // cases the filter selects
+  std::chrono::steady_clock::time_point started;
+  double earlier_rounds_timed_s = 0;
+};
+
+// Where a step ends the run, the exit status.
+using step_result = std::optional<int>;
+constexpr step_result go_on = std::nullopt;
+
+step_result take_our_flags(run_state& run, int& argc, char** argv) {
   try {
-    opts = gpu_bench::parse_options(argc, argv);
+    run.opts = gpu_bench::parse_options(argc, argv);
   } catch (const gpu_bench::usage_error& e) {
     std::fprintf(stderr, "gpu_bench: %s\n", e.what());
     return 2;
   }
-  gpu_bench::set_current_options(opts);
-  if (!opts.timeline_path.empty()) gpu_bench::timeline::instance().enable(opts.timeline_path);
-  if (opts.help) {
+  gpu_bench::set_current_options(run.opts);
+  if (!run.opts.timeline_path.empty()) gpu_bench::timeline::instance().enable(run.opts.timeline_path);
+  return go_on;
+}
+
+// --help and --families: printed without a GPU, and nothing else done.
+step_result describe_only(const run_state& run) {
+  if (run.opts.help) {
     print_help();
     return 0;
   }
-  if (opts.list_families) {
+  if (run.opts.list_families) {
     for (const auto& f : gpu_bench::families())
       std::printf("%s\t%s\t%s\n", f.name.c_str(), std::string(gpu_bench::to_name(f.scope)).c_str(), f.smoke.c_str());
     return 0;
   }
+  return go_on;
+}
 
-  std::vector<std::string> arg_text(argv, argv + argc);
-  std::string filter;
-  long repetitions = 1;
-  for (const auto& a : arg_text) {
-    if (a.rfind("--benchmark_filter=", 0) == 0) filter = a.substr(19);
-    if (a.rfind("--benchmark_repetitions=", 0) == 0) repetitions = std::max(1L, std::atol(a.c_str() + 24));
+// The filter and repetitions Google Benchmark will use; --preset=gate's filter in place of the user's.
+step_result take_filter(run_state& run, int argc, char** argv) {
+  run.benchmark_args.assign(argv, argv + argc);
+  for (const auto& a : run.benchmark_args) {
+    if (a.rfind("--benchmark_filter=", 0) == 0) run.filter = a.substr(19);
+    if (a.rfind("--benchmark_repetitions=", 0) == 0) run.repetitions = std::max(1L, std::atol(a.c_str() + 24));
   }
-  if (opts.preset == "gate") {
-    if (!filter.empty()) {
+  if (run.opts.preset == "gate") {
+    if (!run.filter.empty()) {
       std::fprintf(stderr, "gpu_bench: --preset=gate selects its own cases; drop --benchmark_filter\n");
       return 2;
     }
-    filter = gpu_bench::gate_filter();
-    arg_text.push_back("--benchmark_filter=" + filter);
+    run.filter = gpu_bench::gate_filter();
+    run.benchmark_args.push_back("--benchmark_filter=" + run.filter);
   }
-  gpu_bench::atomic_output out(arg_text);
+  return go_on;
+}
+
+// Every file the run writes can be written, and the flags that need one have it.
+step_result check_outputs(const run_state& run, const gpu_bench::atomic_output& out) {
   std::string why_not = out.problem();
-  if (why_not.empty() && !opts.timeline_path.empty())
-    why_not = gpu_bench::cannot_write(opts.timeline_path, "--timeline");
-  if (why_not.empty() && opts.record_samples && !out.active())
+  if (why_not.empty() && !run.opts.timeline_path.empty())
+    why_not = gpu_bench::cannot_write(run.opts.timeline_path, "--timeline");
+  if (why_not.empty() && run.opts.record_samples && !out.active())
     why_not = "--samples=on writes the samples into the --benchmark_out file; give one";
-  if (const std::string why = why_not; !why.empty()) {
-    std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
+  if (!why_not.empty()) {
+    std::fprintf(stderr, "gpu_bench: %s\n", why_not.c_str());
     return 2;
   }
+  return go_on;
+}
+
+step_result initialize_benchmark(run_state& run) {
   // The case samples itself inside one Google Benchmark iteration per repetition.
-  arg_text.push_back(gpu_bench::benchmark_min_time_arg(gpu_bench::benchmark_has_iteration_counts()));
+  run.benchmark_args.push_back(gpu_bench::benchmark_min_time_arg(gpu_bench::benchmark_has_iteration_counts()));
   std::vector<char*> args;
-  for (auto& a : arg_text) args.push_back(a.data());
+  for (auto& a : run.benchmark_args) args.push_back(a.data());
   int nargs = static_cast<int>(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&nargs, args.data());
@@ -252,116 +280,135 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_bench: unknown flag '%s' (see --help)\n", args[1]);
     return 2;
   }
-  gpu_bench::install_interrupt_handler(out.temp_path());
-  const auto started = std::chrono::steady_clock::now();
-  double earlier_rounds_timed_s = 0;
-  // A debug build of Google Benchmark warns that timings may be affected. Its build type changes only its
-  // own host-side loop, which runs once around each case's sampling here, never inside a sample.
-  const gpu_bench::line_rewriter debug_note(
-      std::cerr, "***WARNING*** Library was built as DEBUG. Timings may be affected.",
-      "gpu_bench: Google Benchmark is a debug build; that slows only its own loop around each case, outside "
-      "every timed sample (CUDA events, or the host clock inside the sample).");
+  return go_on;
+}
 
-  try {
-    // Multi-GPU families register a case per GPU pair, and --device=all a copy of every case per GPU, so
-    // registration needs the count; asking for it makes no context.
-    const int visible = gpu_bench::visible_gpu_count();
-    if (opts.all_devices && visible == 0) {
-      if (opts.list_only) {
-        std::fprintf(stderr,
-                     "gpu_bench: --device=all lists every case once per visible GPU, and no CUDA GPU is visible; "
-                     "list without it, or with --device=N\n");
-        return 1;
-      }
-      return check_gpu(0);  // says why no GPU is visible
-    }
-    gpu_bench::register_all_families(
-        opts.all_devices ? gpu_bench::device_range(visible) : std::vector<int>{opts.device}, opts.all_devices);
-    // Judge the filter before making a context, so a filter that selects nothing gets one line.
-    const long matched = gpu_bench::count_filter_matches(filter, gpu_bench::registered_names());
-    if (matched == 0) {
-      const auto unknown = gpu_bench::unknown_mem_kinds_in_filter(filter);
-      if (!unknown.empty())
-        std::fprintf(stderr, "gpu_bench: no case matches the filter: '%s' is not a memory kind (see --help)\n",
-                     unknown.front().c_str());
-      else
-        std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests%s)\n",
-                     visible == 0 ? "; the multi-GPU families have cases only where a GPU is visible" : "");
+// Every family's cases, on the GPUs --device names; one line where the filter selects none.
+step_result register_cases(run_state& run) {
+  // Multi-GPU families register a case per GPU pair, and --device=all a copy of every case per GPU, so
+  // registration needs the count; asking for it makes no context.
+  const gpu_bench::options& opts = run.opts;
+  run.visible = gpu_bench::visible_gpu_count();
+  if (opts.all_devices && run.visible == 0) {
+    if (opts.list_only) {
+      std::fprintf(stderr,
+                   "gpu_bench: --device=all lists every case once per visible GPU, and no CUDA GPU is visible; "
+                   "list without it, or with --device=N\n");
       return 1;
     }
-    if (!opts.list_only) {
-      if (const int rc = check_gpu(opts.device)) return rc;
-      // Every visible GPU's facts: each case samples the health of, and is held to the peaks of, the GPUs
-      // it runs on. The context shows the first selected GPU's in full.
-      gpu_bench::device_facts selected;
-      for (int d = 0; d < visible; ++d) {
-        const gpu_bench::device_facts facts = gpu_bench::read_device_facts(d);
-        gpu_bench::set_device_profile(d, gpu_bench::profile_from(facts));
-        if (d == opts.device) selected = facts;
-        const int others = facts.nvml.other_processes.value_or(0);
-        if ((opts.all_devices || d == opts.device) && others > 0)
-          std::fprintf(stderr, "gpu_bench: warning: %d other process(es) are using GPU %d; figures may suffer\n",
-                       others, d);
-      }
-      if (const std::string why = gpu_bench::sizes_that_do_not_fit(opts); !why.empty()) {
-        std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
-        return 2;
-      }
-      if (!opts.gate)
-        std::fprintf(stderr,
-                     "gpu_bench: warning: --gate=off: no case is held by the gate; GPU times include any "
-                     "host enqueue slower than the GPU\n");
-      const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
-      gpu_bench::context_list context = gpu_bench::collect_gpu_context(device_flag, selected);
-      for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context()})
-        context.insert(context.end(), part.begin(), part.end());
-      context.emplace_back("gpu_bench.gate", opts.gate ? "on" : "off");
-      context.emplace_back("gpu_bench.preset", opts.preset);
-      context.emplace_back("gpu_bench.noise_target_pct", gpu_bench::fact_text(std::optional<double>(opts.noise_pct)));
-      context.emplace_back("gpu_bench.max_time_per_case_s",
-                           gpu_bench::fact_text(std::optional<double>(opts.max_time_per_case_s)));
-      context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
-      context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
-      {
-        const double tick = gpu_bench::event_tick_s();
-        context.emplace_back("gpu.event_tick_ns", tick > 0 ? gpu_bench::fact_text(std::optional<double>(tick * 1e9))
-                                                           : std::string(gpu_bench::kUnavailable));
-      }
-      gpu_bench::check_context(context);
-      for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
-      for (const auto& [key, value] : bind_to_gpu_node(opts)) benchmark::AddCustomContext(key, value);
+    return check_gpu(0);  // says why no GPU is visible
+  }
+  gpu_bench::register_all_families(
+      opts.all_devices ? gpu_bench::device_range(run.visible) : std::vector<int>{opts.device}, opts.all_devices);
+  // Judge the filter before making a context, so a filter that selects nothing gets one line.
+  run.matched = gpu_bench::count_filter_matches(run.filter, gpu_bench::registered_names());
+  if (run.matched == 0) {
+    const auto unknown = gpu_bench::unknown_mem_kinds_in_filter(run.filter);
+    if (!unknown.empty())
+      std::fprintf(stderr, "gpu_bench: no case matches the filter: '%s' is not a memory kind (see --help)\n",
+                   unknown.front().c_str());
+    else
+      std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests%s)\n",
+                   run.visible == 0 ? "; the multi-GPU families have cases only where a GPU is visible" : "");
+    return 1;
+  }
+  return go_on;
+}
+
+// The GPU is usable, every visible GPU's facts and peaks are known, and the context holds them.
+step_result describe_machine(const run_state& run) {
+  const gpu_bench::options& opts = run.opts;
+  if (const int rc = check_gpu(opts.device)) return rc;
+  // Every visible GPU's facts: each case samples the health of, and is held to the peaks of, the GPUs
+  // it runs on. The context shows the first selected GPU's in full.
+  gpu_bench::device_facts selected;
+  for (int d = 0; d < run.visible; ++d) {
+    const gpu_bench::device_facts facts = gpu_bench::read_device_facts(d);
+    gpu_bench::set_device_profile(d, gpu_bench::profile_from(facts));
+    if (d == opts.device) selected = facts;
+    const int others = facts.nvml.other_processes.value_or(0);
+    if ((opts.all_devices || d == opts.device) && others > 0)
+      std::fprintf(stderr, "gpu_bench: warning: %d other process(es) are using GPU %d; figures may suffer\n", others,
+                   d);
+  }
+  if (const std::string why = gpu_bench::sizes_that_do_not_fit(opts); !why.empty()) {
+    std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
+    return 2;
+  }
+  if (!opts.gate)
+    std::fprintf(stderr,
+                 "gpu_bench: warning: --gate=off: no case is held by the gate; GPU times include any "
+                 "host enqueue slower than the GPU\n");
+  const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
+  gpu_bench::context_list context = gpu_bench::collect_gpu_context(device_flag, selected);
+  for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context()})
+    context.insert(context.end(), part.begin(), part.end());
+  context.emplace_back("gpu_bench.gate", opts.gate ? "on" : "off");
+  context.emplace_back("gpu_bench.preset", opts.preset);
+  context.emplace_back("gpu_bench.noise_target_pct", gpu_bench::fact_text(std::optional<double>(opts.noise_pct)));
+  context.emplace_back("gpu_bench.max_time_per_case_s",
+                       gpu_bench::fact_text(std::optional<double>(opts.max_time_per_case_s)));
+  context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
+  context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
+  {
+    const double tick = gpu_bench::event_tick_s();
+    context.emplace_back("gpu.event_tick_ns", tick > 0 ? gpu_bench::fact_text(std::optional<double>(tick * 1e9))
+                                                       : std::string(gpu_bench::kUnavailable));
+  }
+  gpu_bench::check_context(context);
+  for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
+  for (const auto& [key, value] : bind_to_gpu_node(opts)) benchmark::AddCustomContext(key, value);
+  return go_on;
+}
+
+// The rounds before the last in processes of their own, then the last in this one.
+step_result run_rounds(run_state& run) {
+  const gpu_bench::options& opts = run.opts;
+  const bool show_progress = opts.progress == "on" || (opts.progress == "auto" && isatty(STDERR_FILENO));
+  gpu_bench::progress progress(static_cast<std::size_t>(std::max(0L, run.matched) * run.repetitions),
+                               opts.max_time_per_case_s, show_progress && !opts.list_only ? stderr : nullptr, 10.0,
+                               opts.rounds, opts.round == 0);
+  if (opts.round > 0) progress.start_round(opts.round);
+  if (!opts.list_only && opts.rounds > 1 && opts.round == 0) {
+    if (gpu_bench::run_earlier_rounds(run.user_args, opts.rounds, &progress, run.earlier_rounds_timed_s) != 0) {
+      std::fprintf(stderr, "gpu_bench: interrupted; no output file written\n");
+      return 130;
     }
-    const bool show_progress = opts.progress == "on" || (opts.progress == "auto" && isatty(STDERR_FILENO));
-    gpu_bench::progress progress(static_cast<std::size_t>(std::max(0L, matched) * repetitions),
-                                 opts.max_time_per_case_s, show_progress && !opts.list_only ? stderr : nullptr, 10.0,
-                                 opts.rounds, opts.round == 0);
-    if (opts.round > 0) progress.start_round(opts.round);
-    if (!opts.list_only && opts.rounds > 1 && opts.round == 0) {
-      if (gpu_bench::run_earlier_rounds(user_args, opts.rounds, &progress, earlier_rounds_timed_s) != 0) {
-        std::fprintf(stderr, "gpu_bench: interrupted; no output file written\n");
-        return 130;
-      }
-    }
-    gpu_bench::set_run_progress(&progress);
-    const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
-    gpu_bench::set_run_progress(nullptr);
-    gpu_bench::stream_set::clear_cache();
-    gpu_bench::buffer_cache::instance().clear();
-    benchmark::Shutdown();
-    if (ran == 0) {
-      std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests)\n");
-      return 1;  // `out` removes the empty output on the way out
-    }
+  }
+  gpu_bench::set_run_progress(&progress);
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  gpu_bench::set_run_progress(nullptr);
+  gpu_bench::stream_set::clear_cache();
+  gpu_bench::buffer_cache::instance().clear();
+  benchmark::Shutdown();
+  if (ran == 0) {
+    std::fprintf(stderr, "gpu_bench: no case matches the filter (see --benchmark_list_tests)\n");
+    return 1;  // `out` removes the empty output on the way out
+  }
+  return go_on;
+}
+
+// Registration, the machine's facts and the cases: any error they throw ends the run in one line.
+step_result measure(run_state& run) {
+  try {
+    if (const step_result rc = register_cases(run)) return rc;
+    if (!run.opts.list_only)
+      if (const step_result rc = describe_machine(run)) return rc;
+    return run_rounds(run);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_bench: %s\n", e.what());
     return 1;
   }
+}
+
+// The timeline, the run's totals and samples into the output file, and the file committed.
+step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
   if (const std::string why = gpu_bench::timeline::instance().write(); !why.empty()) {
     std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 1;
   }
-  if (out.active() && !opts.list_only) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (out.active() && !run.opts.list_only) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
     std::vector<gpu_bench::run_samples> samples;
     for (const auto& r : gpu_bench::recorded_runs())
       samples.push_back(
@@ -370,7 +417,7 @@ int main(int argc, char** argv) {
         out.temp_path(),
         {{"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
          {"gpu_bench.timed_s",
-          gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() + earlier_rounds_timed_s))}},
+          gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() + run.earlier_rounds_timed_s))}},
         samples);
     if (!why.empty()) std::fprintf(stderr, "gpu_bench: warning: %s\n", why.c_str());
   }
@@ -379,6 +426,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 1;
   }
+  return go_on;
+}
+
+// 0 when every case ran and verified its data, else 1.
+int exit_status() {
   const int failed = gpu_bench::failed_case_count();
   if (failed > 0) {
     std::fprintf(stderr, "gpu_bench: %d case run%s failed (see error_message in the output)\n", failed,
@@ -386,4 +438,31 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Lazy module loading would load a kernel at its first launch, which waits for the GPU to go idle; behind
+  // a closed gate that never happens. Load every kernel when the context is made instead.
+  setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  run_state run;
+  run.user_args.assign(argv + 1, argv + argc);
+  if (const step_result rc = take_our_flags(run, argc, argv)) return *rc;
+  if (const step_result rc = describe_only(run)) return *rc;
+  if (const step_result rc = take_filter(run, argc, argv)) return *rc;
+  gpu_bench::atomic_output out(run.benchmark_args);
+  if (const step_result rc = check_outputs(run, out)) return *rc;
+  if (const step_result rc = initialize_benchmark(run)) return *rc;
+  gpu_bench::install_interrupt_handler(out.temp_path());
+  run.started = std::chrono::steady_clock::now();
+  // A debug build of Google Benchmark warns that timings may be affected. Its build type changes only its
+  // own host-side loop, which runs once around each case's sampling here, never inside a sample.
+  const gpu_bench::line_rewriter debug_note(
+      std::cerr, "***WARNING*** Library was built as DEBUG. Timings may be affected.",
+      "gpu_bench: Google Benchmark is a debug build; that slows only its own loop around each case, outside "
+      "every timed sample (CUDA events, or the host clock inside the sample).");
+  if (const step_result rc = measure(run)) return *rc;
+  if (const step_result rc = write_outputs(run, out)) return *rc;
+  return exit_status();
 }
