@@ -41,8 +41,9 @@ def family_names():
 
 
 def case_lists():
-    """What gpu_bench lists without a GPU: the default case names by family, and each family's count under
-    COUNTED's flags. Transfer's numa:remote twins, which only a host with several NUMA nodes lists, left out."""
+    """What gpu_bench says of its families without a GPU: the default case names by family, each family's
+    count under COUNTED's flags (Transfer's numa:remote twins, which only a host with several NUMA nodes
+    lists, left out), its line of --families and its section of --help."""
     def listed(*flags):
         r = run("--benchmark_list_tests", *flags, env={"CUDA_VISIBLE_DEVICES": ""})
         assert r.returncode == 0, r.stderr
@@ -51,8 +52,23 @@ def case_lists():
             if "/numa:remote/" not in n:
                 by_family.setdefault(n.split("/")[0], []).append(n)
         return by_family
+    rows = {line.split("\t")[0]: line.split("\t")[1:] for line in run("--families").stdout.splitlines()}
     return {"names": listed(),
-            "counts": {flags: {fam: len(v) for fam, v in listed(*flags.split()).items()} for flags in COUNTED}}
+            "counts": {flags: {fam: len(v) for fam, v in listed(*flags.split()).items()} for flags in COUNTED},
+            "families": rows, "help": family_help(rows)}
+
+
+def family_help(names):
+    """Each family's section of --help: its summary line, name patterns, axes and counters."""
+    text = run("--help").stdout.split("\nfamilies:\n", 1)[1].split("\nExit status:", 1)[0]
+    sections, name = {}, None
+    for line in text.splitlines(keepends=True):
+        head = line.split(": ", 1)[0]
+        if head in names:
+            name = head
+        if name:
+            sections[name] = sections.get(name, "") + line
+    return sections
 
 
 def run(*args, env=None):
@@ -131,19 +147,21 @@ class Listing(unittest.TestCase):
         self.assertNotIn("Transfer/dir:d2h/mem:managed_fault/bytes:4/manual_time", names)
 
     def test_every_family_lists_the_cases_recorded_for_it(self):
-        # tests/cli/cases.json holds what gpu_bench lists (by --write-cases): the default case names and
-        # each family's count under other flags. A family not yet recorded there is new, and is checked
+        # tests/cli/cases.json holds what gpu_bench lists (by --write-cases): the default case names,
+        # each family's count under other flags, its line of --families and its section of --help. A family not yet recorded there is new, and is checked
         # only for the form of its names (above) until its cases are recorded.
         with open(CASES) as f:
             recorded = json.load(f)
         now = case_lists()
         families = family_names()
-        self.assertFalse(set(recorded["names"]) - set(families), "recorded families gpu_bench no longer has")
+        self.assertFalse(set(recorded["families"]) - set(families), "recorded families gpu_bench no longer has")
         for fam in families:
-            if fam not in recorded["names"]:
-                print(f"note: {fam} has no cases recorded in {CASES}")
+            if fam not in recorded["families"]:
+                print(f"note: {fam} is not recorded in {CASES}")
                 continue
-            self.assertEqual(now["names"].get(fam, []), recorded["names"][fam], fam)
+            self.assertEqual(now["names"].get(fam, []), recorded["names"].get(fam, []), fam)
+            self.assertEqual(now["families"][fam], recorded["families"][fam], f"{fam}'s line of --families")
+            self.assertEqual(now["help"][fam], recorded["help"][fam], f"{fam}'s --help")
             for flags, counts in recorded["counts"].items():
                 self.assertEqual(now["counts"][flags].get(fam, 0), counts.get(fam, 0), f"{fam} with {flags}")
 
