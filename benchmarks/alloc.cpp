@@ -195,6 +195,7 @@ const family_registration registration{{
           }
         }
     },
+    "yes",
 }};
 
 }  // namespace

@@ -169,6 +169,7 @@ const family_registration registration{{
       name.add("op", event_op::elapsed_resolution).add("timing", "on");
       register_case(name, [](benchmark::State& st) { run_resolution(st); });
     },
+    "op:record|op:query|op:synchronize",
 }};
 
 }  // namespace

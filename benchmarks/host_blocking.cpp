@@ -141,6 +141,7 @@ const family_registration registration{{
             register_case(name, [mem, n, m](benchmark::State& st) { run_host_blocking(st, mem, n, m); });
           }
     },
+    "yes",
 }};
 
 }  // namespace

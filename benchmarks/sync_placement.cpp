@@ -162,6 +162,7 @@ const family_registration registration{{
           register_case(name, [op, p](benchmark::State& st) { run_sync_placement(st, op, p); });
         }
     },
+    "sync:both|sync:before|sync:after|sync:none",
 }};
 
 }  // namespace
