@@ -183,6 +183,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::lower;
   f.kind = headline_kind::time;
   f.host_link = "no";
+  f.host_side = "yes";
   f.plot = "x=bytes;series=op";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Alloc/";

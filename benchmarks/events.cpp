@@ -150,6 +150,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::lower;
   f.kind = headline_kind::time;
   f.host_link = "no";
+  f.host_side = "op:record|op:query|op:synchronize";
   f.plot = "series=timing";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Events/";

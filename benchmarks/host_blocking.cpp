@@ -132,6 +132,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::lower;
   f.kind = headline_kind::other;
   f.host_link = "yes";
+  f.host_side = "yes";
   f.plot = "x=bytes;series=mode;panel=mem";
   f.scope = family_scope::single_gpu;
   f.smoke = "^HostBlocking/";

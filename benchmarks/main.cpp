@@ -320,12 +320,11 @@ step_result describe_machine(const run_state& run) {
   const gpu_bench::options& opts = run.opts;
   if (const int rc = check_gpu(opts.device)) return rc;
   // Every visible GPU's facts: each case samples the health of, and is held to the peaks of, the GPUs
-  // it runs on. The context shows the first selected GPU's in full.
-  gpu_bench::device_facts selected;
+  // it runs on. The context writes each GPU's as gpu.N.*, and the first selected GPU's also as gpu.*.
+  std::vector<gpu_bench::device_facts> gpus;
   for (int d = 0; d < run.visible; ++d) {
-    const gpu_bench::device_facts facts = gpu_bench::read_device_facts(d);
+    const gpu_bench::device_facts& facts = gpus.emplace_back(gpu_bench::read_device_facts(d));
     gpu_bench::set_device_profile(d, gpu_bench::profile_from(facts));
-    if (d == opts.device) selected = facts;
     const int others = facts.nvml.other_processes.value_or(0);
     if ((opts.all_devices || d == opts.device) && others > 0)
       std::fprintf(stderr, "gpu_bench: warning: %d other process(es) are using GPU %d; figures may suffer\n", others,
@@ -340,7 +339,7 @@ step_result describe_machine(const run_state& run) {
                  "gpu_bench: warning: --gate=off: no case is held by the gate; GPU times include any "
                  "host enqueue slower than the GPU\n");
   const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
-  gpu_bench::context_list context = gpu_bench::collect_gpu_context(device_flag, selected);
+  gpu_bench::context_list context = gpu_bench::collect_gpu_context(device_flag, gpus, opts.device);
   for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context()})
     context.insert(context.end(), part.begin(), part.end());
   context.emplace_back("gpu_bench.gate", opts.gate ? "on" : "off");

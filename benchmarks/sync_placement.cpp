@@ -150,6 +150,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::lower;
   f.kind = headline_kind::time;
   f.host_link = "no";
+  f.host_side = "sync:both|sync:before|sync:after|sync:none";
   f.plot = "series=op";
   f.scope = family_scope::single_gpu;
   f.smoke = "^SyncPlacement/";

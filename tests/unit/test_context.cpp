@@ -63,3 +63,57 @@ TEST(Peak, BeyondPeakNamesThePeak) {
             "impossible: 70.0 GB/s exceeds the PCIe gen5 x16 peak per direction of 63.0 GB/s");
   EXPECT_EQ(beyond_peak(1e6, std::nullopt, "x"), "");  // nothing known: nothing judged
 }
+
+#include <map>
+
+#include "fixtures/context/gpu_context.hpp"
+#include "fixtures/context/topology.hpp"
+
+TEST(PerGpuFacts, FirstGpuFormKeyedUnderTheIndex) {
+  const context_list c = indexed_gpu_facts(
+      5,
+      {{"gpu.pcie_gen_max", "4"}, {"profile.host_link", "PCIe gen4 x8"}, {"host.cpu", "X"}, {"driver.version", "1"}});
+  const context_list want = {{"gpu.5.pcie_gen_max", "4"}, {"gpu.5.profile.host_link", "PCIe gen4 x8"}};
+  EXPECT_EQ(c, want);
+}
+
+TEST(PerGpuFacts, EachGpuItsOwnLinkPeaksClocksAndHealth) {
+  // GPU 5 of a node: a Gen5 x16 card in a Gen4 x8 slot, its link idling at Gen1.
+  device_facts f;
+  f.device = 5;
+  f.name = "NVIDIA H100 80GB HBM3";
+  f.uuid = "GPU-00000000-0000-0000-0000-000000000005";
+  f.pci_bus_id = "0000:e5:00.0";
+  f.l2_bytes = 52428800;
+  f.nvml.pcie_gen = 1;
+  f.nvml.pcie_gen_max = 4;
+  f.nvml.pcie_width = 8;
+  f.nvml.pcie_width_max = 8;
+  f.nvml.clock_sm_max_mhz = 1980;
+  f.nvml.memory_clock_max_mhz = 2619;
+  f.nvml.memory_bus_width_bits = 5120;
+  f.nvml.other_processes = 0;
+  f.nvml.nvlinks_active = 0;
+  const context_list c = per_gpu_context(f);
+  EXPECT_NO_THROW(check_context(c));
+  const std::map<std::string, std::string> m(c.begin(), c.end());
+  EXPECT_EQ(m.at("gpu.5.pcie_gen"), "1");
+  EXPECT_EQ(m.at("gpu.5.pcie_gen_max"), "4");
+  EXPECT_EQ(m.at("gpu.5.pcie_width_max"), "8");
+  EXPECT_EQ(m.at("gpu.5.profile.host_link"), "PCIe gen4 x8");
+  EXPECT_EQ(m.at("gpu.5.profile.host_link_gbps"), "15.7538");
+  EXPECT_EQ(m.at("gpu.5.profile.memory_gbps"), "3352.32");
+  EXPECT_EQ(m.at("gpu.5.profile.nvlink_gbps"), "none");
+  EXPECT_EQ(m.at("gpu.5.clock_sm_mhz"), "1980");
+  EXPECT_EQ(m.at("gpu.5.other_processes"), "0");
+  EXPECT_EQ(m.count("gpu.5.ecc"), 1u);
+  EXPECT_EQ(m.count("gpu.5.local_cpus"), 1u);  // `unavailable` on a machine without that bus
+  // The identity is written with the topology (gpu.N.name, ...), once.
+  EXPECT_EQ(m.count("gpu.5.name"), 0u);
+  EXPECT_EQ(m.count("gpu.5.uuid"), 0u);
+  for (const auto& [key, value] : c) EXPECT_EQ(key.rfind("gpu.5.", 0), 0u) << key;
+}
+
+TEST(HostFacts, LocalCpusOfAnAbsentDeviceAreUnavailable) {
+  EXPECT_EQ(gpu_local_cpus("fffe:ab:1f.7"), "unavailable");
+}

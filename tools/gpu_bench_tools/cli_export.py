@@ -13,6 +13,7 @@ from .errors import InputError
 from .expectations import load_expectations
 from .gate import judge
 from .load import load_file
+from .multigpu import first_gpu_facts_note
 
 PROG = "gpu-bench-export"
 
@@ -50,6 +51,9 @@ def _main(argv: Sequence[str] | None) -> int:
     expect = load_expectations(args.expect)
     f = load_file(args.results, require_figures=False)
     verdict = judge(f, expect)
+    note = first_gpu_facts_note([f])
+    if note:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
     target = _folder(args.out, f) if args.out else None
     if args.pushgateway:
         from .pushgateway import checked_url, credentials_from_env

@@ -123,6 +123,9 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         sys.stdout.write(text)
     sys.stdout.flush()
+    if args.format != "table" or args.out:
+        for n in rep.notes:
+            print(f"{PROG}: note: {n}", file=sys.stderr)
     if rep.failed:
         from .fleet_render import summary
 

@@ -60,6 +60,8 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"present  {path}  (already in the database, nothing added)")
         print(f"{len(res.added)} run(s) added, {len(res.already)} already present, {res.rows} rows; "
               f"database {dburl.parse(db).shown}")
+        for note in res.notes:
+            print(f"{PROG}: note: {note}", file=sys.stderr)
         return EXIT_OK
     if args.command == "check":
         rep = history_check.check(db, window=args.window, threshold_pct=args.threshold, metric=args.metric,

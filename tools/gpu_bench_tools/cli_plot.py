@@ -7,7 +7,8 @@ from typing import Sequence
 
 from . import plot as plot_mod
 from ._cli import EXIT_OK, ArgumentParser, positive_int, run
-from .load import InputError, load_any, load_timeline
+from .load import BenchmarkFile, InputError, load_any, load_timeline
+from .multigpu import first_gpu_facts_note
 
 PROG = "gpu-bench-plot"
 
@@ -42,6 +43,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if bad or not formats:
         raise InputError(f"--format: unknown format {', '.join(bad) or '(none)'}; use png, svg or pdf")
     inputs = [load_any(p) for p in args.files] + [load_timeline(p) for p in args.timeline]
+    note = first_gpu_facts_note([f for f in inputs if isinstance(f, BenchmarkFile)])
+    if note:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
     plots = plot_mod.make_plots(inputs, args.out, formats=formats, dpi=args.dpi, kinds=args.kind,
                                 one_per_kind=args.one_per_kind)
     if not plots:

@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from .facts import host_cpu, host_cpus_differ
 from .load import (
     TIME_UNIT_NS,
     headline_of,
@@ -32,6 +33,7 @@ from .load import (
     metric_for,
     unit_and_direction,
 )
+from .multigpu import first_gpu_facts_note
 from .errors import InputError
 from .floors import Floors
 from .stats import gmean, noise_pct, rounds_pvalues, smallest_p, u_test_pvalues
@@ -86,6 +88,7 @@ class Row:
     higher_is_better: bool
     cells: list[Cell | None]
     versus: list[Versus | None]
+    host_side: bool = False  # a figure of the host (its family's host_side rule): it depends on the host's CPU
 
 
 @dataclass
@@ -188,11 +191,13 @@ def compare(
 
         floors = load_floors()
     rx = re.compile(case_filter) if case_filter else None
-    labels = file_labels(files)
     notes: list[str] = []
     for f in files:
         if not f.is_gpu_bench:
             notes.append(f"{f.path}: plain Google Benchmark JSON (no gpu_bench context): no GPU facts to compare")
+    old_facts = first_gpu_facts_note(files)
+    if old_facts:
+        notes.append(old_facts)
 
     keys: list[str] = []
     seen: set[str] = set()
@@ -224,7 +229,9 @@ def compare(
             _cell(f, f.cases[key], m, unit if unit in TIME_UNIT_NS else f.cases[key].time_unit) if key in f.cases
             else None for f in files
         ]
-        row = Row(key, first.family, m, unit, hib, cells, [None] * len(files))
+        row = Row(key, first.family, m, unit, hib, cells, [None] * len(files),
+                  host_side=any(d is not None and d.is_host_side(key)
+                                for d in (files[i].descriptor(first.family) for i in present)))
         base = cells[0]
         for i in range(1, len(files)):
             c = cells[i]
@@ -279,6 +286,14 @@ def compare(
         notes.append(f"{no_metric} case(s) have no '{metric}' counter and are left out")
     if keys and not rows:
         notes.append("no case is present in the first file and another one")
+    host_rows = [r for r in rows if r.host_side]
+    differ = [i for i in range(1, len(files)) if host_cpus_differ(files[0], files[i])]
+    if differ:
+        which = "; ".join(f"[{i + 1}] {host_cpu(files[i])}" for i in differ)
+        fams = sorted({r.family for r in host_rows})
+        notes.append(f"the host CPU differs: [1] {host_cpu(files[0])}; {which}: "
+                     + (f"{len(host_rows)} host-side figure(s) ({', '.join(fams)}) measure the host as much as the GPU"
+                        if host_rows else "no case compared here is a host-side figure"))
     with_device = [any(c.axis("device") is not None for c in f.cases.values()) for f in files]
     if any(with_device) and not all(with_device):
         notes.append("some files have a /device:N axis (gpu_bench --device=all) and some do not, so their "
@@ -286,7 +301,8 @@ def compare(
 
     return Comparison(
         paths=[f.path for f in files],
-        labels=labels,
+        # Host-side figures are keyed on the host's CPU as well as the GPU: their columns say which.
+        labels=file_labels(files, with_host=bool(host_rows)),
         metric=metric,
         context_diff=context_differences(files),
         rows=rows,

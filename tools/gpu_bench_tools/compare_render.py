@@ -231,7 +231,7 @@ def to_dict(cmp: Comparison) -> dict:
     for r in cmp.rows:
         d["rows"].append({
             "case": r.key, "family": r.family, "metric": r.metric, "unit": r.unit,
-            "higher_is_better": r.higher_is_better,
+            "higher_is_better": r.higher_is_better, "host_side": r.host_side,
             "cells": [None if c is None else {"value": c.center, "n": c.n, "cv_pct": c.cv_pct,
                                               "noise_pct": c.noise_pct, "noise_from": c.noise_from,
                                               "samples": len(c.values), "problem": c.problem} for c in r.cells],

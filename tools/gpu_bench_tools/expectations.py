@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .errors import InputError
 from .facts import pcie_max_link
+from .multigpu import gpu_fact
 from .names import parse_name
 
 if TYPE_CHECKING:
@@ -81,17 +82,18 @@ class Expectations:
         return f"{self.path}: no expectation for {model}{on}{known}"
 
 
-def result_link(f: BenchmarkFile) -> str | None:
-    """The host link an entry is keyed on: the most the GPU and its slot can train to.
+def result_link(f: BenchmarkFile, gpu: int | None = None) -> str | None:
+    """The host link an entry is keyed on: the most GPU `gpu` (None: the GPU the file describes as gpu.*)
+    and its slot can train to.
 
-    The trained link (profile.host_link) would key a downtrained GPU to a slower entry, or to none,
-    instead of judging it against what it should reach; it is used only where it is not PCIe
-    (NVLink-C2C), which has no generation and width.
+    The link as read now would key a GPU whose idle link trained down to a slower entry, or to none,
+    instead of judging it against what it should reach; profile.host_link is used only where it is not
+    PCIe (NVLink-C2C), which has no generation and width.
     """
-    trained = f.fact("profile.host_link")
+    trained = f.fact("profile.host_link") if gpu is None else gpu_fact(f, gpu, "profile.host_link")
     if trained and not trained.startswith("PCIe"):
         return trained
-    return pcie_max_link(f) or trained
+    return pcie_max_link(f, gpu) or trained
 
 
 def default_path() -> Path:

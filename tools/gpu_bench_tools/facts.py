@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from .multigpu import gpu_count, gpu_summary, gpu_uuids, multi_gpu_rows, short_gpu_name
+from .multigpu import gpu_count, gpu_fact, gpu_summary, gpu_uuids, multi_gpu_rows, pcie_text, short_gpu_name
 from .context_values import UNAVAILABLE
 
 if TYPE_CHECKING:
@@ -54,17 +54,31 @@ GATE_AND_NUMA_FACTS = ("gpu_bench.gate", "host.gpu_numa_node", "host.numa_nodes"
 
 
 def pcie_link(f: BenchmarkFile) -> str | None:
-    gen, width = f.fact("gpu.pcie_gen"), f.fact("gpu.pcie_width")
-    gmax, wmax = f.fact("gpu.pcie_gen_max"), f.fact("gpu.pcie_width_max")
-    if not any((gen, width, gmax, wmax)):
-        return None
-    return f"gen{gen or '?'} x{width or '?'} / gen{gmax or '?'} x{wmax or '?'}"
+    return pcie_text(f)
 
 
-def pcie_max_link(f: BenchmarkFile) -> str | None:
-    """The PCIe link the GPU and its slot can train to, 'PCIe genG xW', or None where it is not known."""
-    gen, width = f.fact("gpu.pcie_gen_max"), f.fact("gpu.pcie_width_max")
+def pcie_max_link(f: BenchmarkFile, gpu: int | None = None) -> str | None:
+    """The PCIe link GPU `gpu` (None: the one the file describes as gpu.*) and its slot can train to,
+    'PCIe genG xW', or None where it is not known."""
+    if gpu is None:
+        gen, width = f.fact("gpu.pcie_gen_max"), f.fact("gpu.pcie_width_max")
+    else:
+        gen, width = gpu_fact(f, gpu, "pcie_gen_max"), gpu_fact(f, gpu, "pcie_width_max")
     return f"PCIe gen{gen} x{width}" if gen and width else None
+
+
+def host_cpu(f: BenchmarkFile) -> str:
+    """The host's CPU as figures measured on the host depend on it: its model (host.cpu) and how many CPUs
+    the run saw (Google Benchmark's num_cpus), 'AMD EPYC 9654 96-Core Processor, 192 CPUs'."""
+    model = f.fact("host.cpu") or "host CPU unavailable"
+    count = f.fact("num_cpus")
+    return f"{model}, {count} CPUs" if count else model
+
+
+def host_cpus_differ(a: BenchmarkFile, b: BenchmarkFile) -> bool:
+    """Whether two runs' host CPUs differ in model or CPU count, where both files say."""
+    pairs = ((a.fact("host.cpu"), b.fact("host.cpu")), (a.fact("num_cpus"), b.fact("num_cpus")))
+    return any(x is not None and y is not None and x != y for x, y in pairs)
 
 
 def gate(f: BenchmarkFile) -> str | None:
@@ -78,18 +92,19 @@ def gpu_label(f: BenchmarkFile) -> str | None:
     return short_gpu_name(f.fact("gpu.name")) if f.fact("gpu.name") else None
 
 
-def machine_label(f: BenchmarkFile) -> str:
+def machine_label(f: BenchmarkFile, with_host: bool = False) -> str:
+    """'H100 80GB HBM3, driver 580.159.04'; with_host adds the host's CPU, which host-side figures depend on."""
     gpu = gpu_label(f)
     driver = f.fact("driver.version")
-    if gpu and driver:
-        return f"{gpu}, driver {driver}"
-    return gpu or f.stem
+    label = f"{gpu}, driver {driver}" if gpu and driver else gpu or f.stem
+    return f"{label}, {host_cpu(f)}" if with_host else label
 
 
-def file_labels(files: Iterable[BenchmarkFile]) -> list[str]:
-    """One legend label per file: GPU and driver, with the file name added where two would clash."""
+def file_labels(files: Iterable[BenchmarkFile], with_host: bool = False) -> list[str]:
+    """One legend label per file: GPU and driver (and with_host, the host's CPU), with the file name added
+    where two would clash."""
     files = list(files)
-    base = [machine_label(f) for f in files]
+    base = [machine_label(f, with_host) for f in files]
     labels = [f"{lab} ({f.stem})" if base.count(lab) > 1 and lab != f.stem else lab for lab, f in zip(base, files)]
     # Same GPU, driver and file stem in different folders: fall back to position.
     for i, lab in enumerate(labels):

@@ -1,9 +1,9 @@
 """Family descriptors: what a family's headline is, its unit and direction, whether it crosses the host link,
-and how the generic plot lays it out (docs/json.md, "Family descriptors").
+whether its figures are the host's, and how the generic plot lays it out (docs/json.md, "Family descriptors").
 
 Schema 2 files carry them as ``family.<slug>.*`` context keys.  Older files have none, so a descriptor is
 inferred from the cases: ``gbps`` where every case of the family has it, else ``real_time`` (lower is
-better), no host link (so no peak lines) and, where every case has an integer ``bytes`` axis, a line
+better), no host link (so no peak lines), no host-side figures and, where every case has an integer ``bytes`` axis, a line
 against it.
 """
 
@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import InputError
+from .multigpu import gpu_fact
 from .names import snake
 
 if TYPE_CHECKING:
     from .results import BenchmarkFile, Case
 
-FIELDS = ("name", "summary", "axes", "headline", "unit", "better", "headline_kind", "host_link", "plot", "scope")
+FIELDS = ("name", "summary", "axes", "headline", "unit", "better", "headline_kind", "host_link", "plot", "scope",
+          "host_side")
 BETTER = ("higher", "lower")
 HEADLINE_KINDS = ("rate", "time", "other")
 PLOT_KEYS = ("x", "series", "panel")
@@ -39,6 +41,7 @@ class FamilyDescriptor:
     host_link: str = "no"
     plot: dict[str, str] = field(default_factory=dict)
     scope: str = "single_gpu"
+    host_side: str = "no"  # files before it have none: their figures are keyed on the GPU alone
     inferred: bool = False  # read from the cases of a file without descriptors
 
     @property
@@ -56,11 +59,31 @@ class FamilyDescriptor:
 
     def crosses_host_link(self, case: Case) -> bool:
         """Whether the case moves data over the host link, by the descriptor's host_link rule."""
-        rule = self.host_link.strip()
-        if rule in ("yes", "no", ""):
-            return rule == "yes"
-        parts = set(case.key.split("/")[1:])
-        return any(tok.strip() in parts for tok in rule.split("|"))
+        return rule_matches(self.host_link, case.key)
+
+    def is_host_side(self, case_key: str) -> bool:
+        """Whether the case's figures are the host's (its CPU's), by the descriptor's host_side rule."""
+        return rule_matches(self.host_side, case_key)
+
+
+def rule_matches(rule: str, case_key: str) -> bool:
+    """A descriptor's yes/no rule for one case: 'yes', 'no', or key:value tokens joined by '|', any of which
+    among the case name's parts means yes."""
+    rule = rule.strip()
+    if rule in ("yes", "no", ""):
+        return rule == "yes"
+    parts = set(case_key.split("/")[1:])
+    return any(tok.strip() in parts for tok in rule.split("|"))
+
+
+def host_side_rules(ctx: dict) -> dict[str, str]:
+    """Family name -> its host_side rule, from a context's family.<slug>.{name,host_side} alone."""
+    groups: dict[str, dict[str, str]] = {}
+    for k, v in ctx.items():
+        m = _FAMILY_KEY.match(str(k))
+        if m and m.group(2) in ("name", "host_side"):
+            groups.setdefault(m.group(1), {})[m.group(2)] = str(v).strip()
+    return {g["name"]: g.get("host_side") or "no" for g in groups.values() if g.get("name")}
 
 
 def parse_plot_hint(text: str, where: str) -> dict[str, str]:
@@ -104,7 +127,7 @@ def _from_context(path: str, ctx: dict) -> dict[str, FamilyDescriptor]:
             name=name, headline="real_time" if headline == "time" else headline, unit=d.get("unit") or None,
             better=better, headline_kind=kind, summary=d.get("summary", ""), axes=axes,
             host_link=d.get("host_link") or "no", plot=parse_plot_hint(d.get("plot", ""), f"{where}.plot"),
-            scope=d.get("scope") or "single_gpu",
+            scope=d.get("scope") or "single_gpu", host_side=d.get("host_side") or "no",
         )
     return out
 
@@ -146,13 +169,17 @@ def descriptors_of(f: BenchmarkFile) -> dict[str, FamilyDescriptor]:
     return out
 
 
-def host_link_peak(f: BenchmarkFile) -> tuple[float, str] | None:
-    """The host link's peak per direction (GB/s) and its name, from the device profile; None if unknown."""
-    text = f.fact("profile.host_link_gbps")
+def host_link_peak(f: BenchmarkFile, gpu: int | None = None) -> tuple[float, str] | None:
+    """The host link's peak per direction (GB/s) and its name, from the device profile of GPU `gpu` (None:
+    the GPU the file describes as profile.*); None if unknown."""
+    def fact(key: str) -> str | None:
+        return f.fact(key) if gpu is None else gpu_fact(f, gpu, key)
+
+    text = fact("profile.host_link_gbps")
     try:
         gbps = float(text) if text is not None else math.nan
     except ValueError:
         return None
     if not math.isfinite(gbps) or gbps <= 0:
         return None
-    return gbps, f.fact("profile.host_link") or "host link"
+    return gbps, fact("profile.host_link") or "host link"

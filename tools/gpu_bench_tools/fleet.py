@@ -1,8 +1,10 @@
 """Fleet: the one bad GPU among hundreds, from each node's newest gpu_bench run.
 
-GPUs are judged only against GPUs of their kind, a cohort: the same model (`gpu.name`), the same host link
-as it trains at its best in its slot (`profile.host_link`, else `gpu.pcie_gen_max`/`gpu.pcie_width_max`),
-the same run settings (`gpu_bench.preset`, gate) and, with `split_driver`, the same driver. For each case's
+GPUs are judged only against GPUs of their kind, a cohort: the same model (`gpu.N.name`), the same host link
+as it trains at its best in its slot (each GPU's own: `gpu.N.profile.host_link`, else
+`gpu.N.pcie_gen_max`/`gpu.N.pcie_width_max`), the same run settings (`gpu_bench.preset`, gate) and, with
+`split_driver`, the same driver. Figures measured on the host (a family's host_side cases: allocation, API
+calls timed by the host clock) are judged in a cohort that is also of one host CPU model and count. For each case's
 headline figure, a GPU is flagged where it is worse than its cohort's median
   - by a robust score: its distance from the median over the cohort's spread, the MAD scaled to a normal
     standard deviation (scipy.stats.median_abs_deviation, scale='normal'), the spread never taken below
@@ -35,7 +37,8 @@ from pathlib import Path
 from typing import Iterable
 
 from . import history
-from .facts import gate, pcie_max_link
+from .facts import gate, host_cpu, pcie_max_link
+from .families import host_side_rules, rule_matches
 from .load import (
     BenchmarkFile,
     InputError,
@@ -47,6 +50,7 @@ from .load import (
     parse_name,
     short_gpu_name,
 )
+from .multigpu import first_gpu_facts_note
 
 SCORE = 6.0
 MIN_EFFECT_PCT = 5.0
@@ -98,6 +102,9 @@ class Gpu:
     run_time: str | None
     values: dict[tuple[str, str, str], tuple[float, float | None, bool]] = field(default_factory=dict)
     cohort: tuple = ()
+    # Figures measured on the host, judged among GPUs whose hosts have the same CPU (host_cohort).
+    host_values: dict[tuple[str, str, str], tuple[float, float | None, bool]] = field(default_factory=dict)
+    host_cohort: tuple = ()
 
 
 @dataclass
@@ -112,6 +119,7 @@ class Flag:
     effect_pct: float  # how much worse than the median, in percent of it (negative: better, with both_sides)
     noise_pct: float | None
     cohort_size: int
+    cohort: str = ""  # the label of the cohort it was judged in (a GPU's host-side figures have their own)
 
 
 @dataclass
@@ -145,6 +153,7 @@ class FleetReport:
     thresholds: dict
     lone: list[Flag] = field(default_factory=list)  # outliers of GPUs with fewer than min_cases of them
     crowds: list[Crowd] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def ranked(self) -> list[tuple[Gpu, list[Flag]]]:
         out: dict[int, tuple[Gpu, list[Flag]]] = {}
@@ -177,9 +186,15 @@ def _read(path: str) -> NodeRun | Problem:
         when = history.parse_run_time(f)
     except InputError:
         when = None
-    ctx = {k: v for k, v in f.context.items() if not str(k).startswith("family.")}
+    ctx = _kept_context(f.context)
     figs = [(g.case.key, g.metric, g.unit, g.better, g.value, g.noise_pct, g.error) for g in history.figures(f)]
     return NodeRun(path, ctx, when, figs)
+
+
+def _kept_context(ctx: dict) -> dict:
+    """The context without the family descriptors, but for which of each family's cases are host-side."""
+    return {k: v for k, v in ctx.items()
+            if not str(k).startswith("family.") or str(k).endswith((".name", ".host_side"))}
 
 
 def _quiet_gc() -> None:
@@ -230,7 +245,7 @@ def read_database(db) -> list[NodeRun]:
         by_run[run_id].append((names[case_id][0], metric, unit, better, value, noise, error))
     out = []
     for run_id, when, context_json, _host, _uuids, source in newest:
-        ctx = {k: v for k, v in json.loads(context_json).items() if not k.startswith("family.")}
+        ctx = _kept_context(json.loads(context_json))
         out.append(NodeRun(f"{source or 'database'} (run {run_id})", ctx, when, by_run[run_id]))
     return out
 
@@ -252,46 +267,53 @@ def _where(key: str) -> tuple[str, str | None]:
     return key, None
 
 
-def host_link(f: BenchmarkFile) -> str:
-    """The host link as trained at its best in its slot, which a slow link of the same kind does not change."""
-    link = f.fact("profile.host_link")
+def host_link(f: BenchmarkFile, gpu: int) -> str:
+    """GPU `gpu`'s host link as trained at its best in its slot, which a slow link of the same kind does not
+    change."""
+    link = gpu_fact(f, gpu, "profile.host_link")
     if link:
         return link
-    return pcie_max_link(f) or "host link unavailable"
+    return pcie_max_link(f, gpu) or "host link unavailable"
+
+
+def _links(f: BenchmarkFile, gpus: Iterable[int]) -> str:
+    """The host links of several GPUs (a pair, a node): the one link they share, else each GPU's."""
+    links = [host_link(f, i) for i in gpus]
+    if len(set(links)) <= 1:
+        return links[0] if links else "host link unavailable"
+    return ", ".join(f"GPU {i} {link}" for i, link in zip(gpus, links))
 
 
 def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[tuple[str, str, str]]]:
     """The GPUs (and pairs, and the node) a run measured, with their figures; and (GPU, case, error) per failure."""
-    f = BenchmarkFile(run.source, run.context, {}, str(run.context.get("gpu_bench.schema") or "") or None)
+    f = _facts_of(run)
     host = f.fact("host_name") or Path(run.source).stem
     used = gpus_used(f)
-    link, driver = host_link(f), f.fact("driver.version") or "driver ?"
+    driver = f.fact("driver.version") or "driver ?"
     settings = f"preset {f.fact('gpu_bench.preset') or '?'}, gate {gate(f) or '?'}"
     node_model = gpu_summary(f) or "GPUs ?"
+    cpu = f"host CPU {host_cpu(f)}"
+    host_side = host_side_rules(run.context)
     units: dict[str, Gpu] = {}
 
-    def fact(i: int, key: str) -> str | None:
-        # A run of one GPU (--device=N) names it in gpu.KEY as well as in gpu.N.KEY.
-        return gpu_fact(f, i, key) or (f.fact(f"gpu.{key}") if used == [i] else None)
-
     def uuid(i: int) -> str:
-        return fact(i, "uuid") or f"{host}:GPU{i}"
+        return gpu_fact(f, i, "uuid") or f"{host}:GPU{i}"
 
     def unit(where: str) -> Gpu:
         g = units.get(where)
         if g is None:
             if where.isdigit():
                 i = int(where)
-                name, ident = fact(i, "name"), uuid(i)
+                name, ident, link = gpu_fact(f, i, "name"), uuid(i), host_link(f, i)
                 model = short_gpu_name(name) if name else "GPU ?"
             elif "->" in where:
                 i, j = (int(x) for x in where.split("->"))
-                model, ident = node_model, f"{uuid(i)} -> {uuid(j)}"
+                model, ident, link = node_model, f"{uuid(i)} -> {uuid(j)}", _links(f, (i, j))
             else:
-                model, ident = node_model, ",".join(gpu_uuids(f)) or host
+                model, ident, link = node_model, ",".join(gpu_uuids(f)) or host, _links(f, used)
             key = (model, link, settings) + ((driver,) if split_driver else ())
             g = units[where] = Gpu(host, where, ident, model, link, driver, settings, run.source, run.run_time,
-                                   cohort=key)
+                                   cohort=key, host_cohort=key + (cpu,))
         return g
 
     failed = []
@@ -301,7 +323,9 @@ def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[t
         if error or value is None or not math.isfinite(value):
             failed.append((where, case, error or "no figure"))
             continue
-        unit(where).values[(case, metric, unit_)] = (float(value), noise, better == "higher")
+        g = unit(where)
+        on_host = rule_matches(host_side.get(case.split("/", 1)[0], "no"), case)
+        (g.host_values if on_host else g.values)[(case, metric, unit_)] = (float(value), noise, better == "higher")
     return list(units.values()), failed
 
 
@@ -309,19 +333,21 @@ def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[t
 # judging
 
 
-def _judge(members: list[Gpu], score: float, min_effect_pct: float, min_cohort: int, max_share: float,
-           both_sides: bool) -> tuple[list[Flag], list[Crowd], int, int]:
-    """One cohort's outliers and crowded cases, how many case figures were judged and how many held by too few."""
+def _judge(label: str, members: list[tuple[Gpu, dict]], score: float, min_effect_pct: float, min_cohort: int,
+           max_share: float, both_sides: bool) -> tuple[list[Flag], list[Crowd], int, int]:
+    """One cohort's outliers and crowded cases, how many case figures were judged and how many held by too few.
+
+    `members`: each GPU of the cohort with the figures it is judged on in this cohort."""
     import numpy as np
     from scipy.stats import median_abs_deviation
 
-    cols = sorted({k for g in members for k in g.values})
+    cols = sorted({k for _, values in members for k in values})
     at = {k: i for i, k in enumerate(cols)}
     vals = np.full((len(members), len(cols)), np.nan)
     noise = np.full_like(vals, np.nan)
     higher = np.zeros(len(cols), dtype=bool)
-    for r, g in enumerate(members):
-        for k, (v, n, hib) in g.values.items():
+    for r, (_, values) in enumerate(members):
+        for k, (v, n, hib) in values.items():
             c = at[k]
             vals[r, c] = v
             noise[r, c] = np.nan if n is None else n
@@ -349,10 +375,10 @@ def _judge(members: list[Gpu], score: float, min_effect_pct: float, min_cohort: 
     for r, c in zip(*np.nonzero(hit)):
         case, metric, unit = cols[c]
         n = noise[r, c]
-        f = Flag(members[r], case, metric, unit, float(vals[r, c]), float(med[c]), float(z[r, c]),
-                 float(effect[r, c]), None if np.isnan(n) else float(n), int(held[c]))
+        f = Flag(members[r][0], case, metric, unit, float(vals[r, c]), float(med[c]), float(z[r, c]),
+                 float(effect[r, c]), None if np.isnan(n) else float(n), int(held[c]), label)
         if crowded[c]:
-            crowds.setdefault(c, Crowd(cohort_label(members[r].cohort), case, metric, unit, [], int(held[c])))
+            crowds.setdefault(c, Crowd(label, case, metric, unit, [], int(held[c])))
             crowds[c].outside.append(f)
         else:
             flags.append(f)
@@ -409,26 +435,32 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
             by_gpu.setdefault((g.host, g.uuid), g)
     problems += [Problem("missing", h, "", "no result for this node") for h in sorted(set(expect))
                  if h and not _seen(h, problems, hosts)]
-    cohorts: dict[tuple, list[Gpu]] = defaultdict(list)
+    cohorts: dict[tuple, list[tuple[Gpu, dict]]] = defaultdict(list)
     for g in by_gpu.values():
-        cohorts[g.cohort].append(g)
+        if g.values or not g.host_values:
+            cohorts[g.cohort].append((g, g.values))
+        if g.host_values:
+            cohorts[g.host_cohort].append((g, g.host_values))
     flags: list[Flag] = []
     crowds: list[Crowd] = []
     infos = []
     for key in sorted(cohorts, key=lambda k: (-len(cohorts[k]), cohort_label(k))):
         members = cohorts[key]
+        label = cohort_label(key)
         if len(members) < min_cohort:
-            problems += [Problem("not judged", g.host, g.source, f"GPU {g.index} ({g.uuid}): its cohort "
-                                 f"({cohort_label(key)}) has {len(members)} GPU(s), fewer than --min-cohort "
-                                 f"{min_cohort}") for g in members]
-            infos.append(Cohort(cohort_label(key), len(members), 0, len({k for g in members for k in g.values})))
+            problems += [Problem("not judged", g.host, g.source, f"GPU {g.index} ({g.uuid}): "
+                                 f"{'its host-side figures: ' if key == g.host_cohort else ''}its cohort "
+                                 f"({label}) has {len(members)} GPU(s), fewer than --min-cohort "
+                                 f"{min_cohort}") for g, _ in members]
+            infos.append(Cohort(label, len(members), 0, len({k for _, values in members for k in values})))
             continue
-        found, crowded, judged, too_few = _judge(members, score, min_effect_pct, min_cohort, max_share, both_sides)
+        found, crowded, judged, too_few = _judge(label, members, score, min_effect_pct, min_cohort, max_share,
+                                                 both_sides)
         crowds += crowded
         per_gpu: dict[int, int] = defaultdict(int)
         for f in found:
             per_gpu[id(f.gpu)] += 1
-        infos.append(Cohort(cohort_label(key), len(members), judged, too_few,
+        infos.append(Cohort(label, len(members), judged, too_few,
                             sum(1 for n in per_gpu.values() if n >= min_cases)))
         flags += found
     worst: dict[int, float] = defaultdict(float)
@@ -440,5 +472,12 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
     crowds.sort(key=lambda c: (-len(c.outside) / c.held, c.cohort, c.case))
     thresholds = dict(score=score, min_effect_pct=min_effect_pct, min_cohort=min_cohort, min_cases=min_cases,
                       max_share=max_share, split_driver=split_driver, both_sides=both_sides, max_age_h=max_age_h)
+    note = first_gpu_facts_note([_facts_of(r) for r in runs])
+    notes = [note] if note else []
     return FleetReport(len(runs), list(by_gpu.values()), infos, [f for f in flags if count[id(f.gpu)] >= min_cases],
-                       problems, thresholds, [f for f in flags if count[id(f.gpu)] < min_cases], crowds)
+                       problems, thresholds, [f for f in flags if count[id(f.gpu)] < min_cases], crowds, notes)
+
+
+def _facts_of(run: NodeRun) -> BenchmarkFile:
+    """A run's context as a file without cases, for the functions that read facts."""
+    return BenchmarkFile(run.source, run.context, {}, str(run.context.get("gpu_bench.schema") or "") or None)

@@ -92,6 +92,8 @@ def render_table(rep: FleetReport, limit: int = 100) -> str:
             if more:
                 lines.append(f"  {more}")
             lines.append("")
+    if rep.notes:
+        lines += ["Notes on the files:"] + [f"  {n}" for n in rep.notes] + [""]
     lines.append("Cohorts:")
     for c in rep.cohorts:
         lines.append(f"  {c.gpus:>5} GPU unit(s)  {c.label}: {c.cases} case figure(s) judged, {c.flagged} flagged"
@@ -103,7 +105,7 @@ def _flag_row(f: Flag, rank: int | None, kind: str = "flagged") -> dict:
     return dict(kind=kind, rank=rank, host=f.gpu.host, gpu=f.gpu.index, uuid=f.gpu.uuid, case=f.case,
                 metric=f.metric, value=f.value, unit=f.unit, cohort_median=f.median, effect_pct=round(f.effect_pct, 3),
                 score=None if math.isinf(f.score) else round(f.score, 3), noise_pct=f.noise_pct,
-                cohort_size=f.cohort_size, cohort=", ".join(map(str, f.gpu.cohort)), source=f.gpu.source,
+                cohort_size=f.cohort_size, cohort=f.cohort or ", ".join(map(str, f.gpu.cohort)), source=f.gpu.source,
                 detail=f"driver {f.gpu.driver}")
 
 
@@ -125,6 +127,8 @@ def render_csv(rep: FleetReport) -> str:
                         cohort_median=c.outside[0].median, cohort_size=c.held, detail=_crowd_text(c)))
     for p in rep.problems:
         w.writerow(_problem_row(p))
+    for n in rep.notes:
+        w.writerow(dict(kind="note", detail=n))
     return buf.getvalue()
 
 
@@ -146,6 +150,7 @@ def as_dict(rep: FleetReport) -> dict:
                           cases=[dict(gpu=w, case=c, error=e) for w, c, e in p.cases]) for p in rep.problems],
         "cohorts": [dict(label=c.label, gpus=c.gpus, cases_judged=c.cases, cases_too_few=c.too_few,
                          flagged=c.flagged) for c in rep.cohorts],
+        "notes": rep.notes,
     }
 
 
@@ -202,6 +207,7 @@ def render_html(rep: FleetReport) -> str:
         parts.append(_table(["kind", "counts", "host", "source", "detail"],
                             [[p["kind"], "yes" if p["counted"] else "no", p["host"], p["source"], p["detail"]]
                              for p in d["problems"]]))
+    parts += [f"<p>note: {html.escape(n)}</p>" for n in rep.notes]
     parts.append("<h2>Cohorts</h2>")
     parts.append(_table(["cohort", "GPU units", "case figures judged", "held by too few", "flagged"],
                         [[c["label"], c["gpus"], c["cases_judged"], c["cases_too_few"], c["flagged"]]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .expectations import Expectations, Figure, result_link
-from .multigpu import gpu_fact, gpus_used, short_gpu_name, topology
+from .multigpu import first_gpu_facts_note, gpu_fact, gpus_used, short_gpu_name, topology
 
 if TYPE_CHECKING:
     from .results import BenchmarkFile, Case
@@ -137,9 +137,12 @@ def judge(f: BenchmarkFile, expect: Expectations) -> Verdict:
             v.cases_ran += 1
         else:
             v.problems.append((gpu, f"{c.key} failed", f"{c.key} on GPU {gpu}: {c.problem}"))
-    link = result_link(f)
+    note = first_gpu_facts_note([f])
+    if note:
+        v.notes.append(note)
     for gpu in sorted(set(used) | set(by_gpu)):
         model = model_of(f, gpu, used)
+        link = result_link(f, gpu)
         v.gpus[gpu] = (model, link)
         if model is None:
             v.problems.append((gpu, "no GPU name in the file", f"GPU {gpu} has no name: its expectations cannot "
@@ -202,10 +205,7 @@ def case_gpu(f: BenchmarkFile, c: Case, used: list[int]) -> int:
 
 
 def model_of(f: BenchmarkFile, gpu: int, used: list[int]) -> str | None:
-    name = gpu_fact(f, gpu, "name")
-    if name is None and used and gpu == used[0]:
-        name = f.fact("gpu.name")  # a run on one device writes that device's facts as gpu.*
-    return name
+    return gpu_fact(f, gpu, "name")
 
 
 def axes_without_device(c: Case) -> tuple[tuple[str, str], ...]:

@@ -2,7 +2,8 @@
 
 A machine is its host and the GPUs a run measured (UUIDs). A series is one machine in one configuration:
 driver, CUDA versions, gate and NUMA facts; the newest run is judged against the earlier runs of its own
-series only. Changes are found by Apache Otava's e-divisive change-point detection (the method of Fleming
+series only, and each case against those whose facts of what it ran on are the newest run's (case_facts):
+the host link and NUMA node of its GPU and, for a host-side figure, the host's CPU. Changes are found by Apache Otava's e-divisive change-point detection (the method of Fleming
 et al., "Hunter", ICPE 2023) over each case's per-run figures, then kept only where the change is at least
 --threshold, significant at --alpha, and larger than the noise on both sides of the change point: the noise
 gpu_bench wrote for those runs, the spread of their figures (95% confidence interval of the median) and,
@@ -23,11 +24,13 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from . import history_store as store
-from .facts import GATE_AND_NUMA_FACTS, gate, gpu_label
+from .facts import GATE_AND_NUMA_FACTS, gate, gpu_label, host_cpu
+from .families import host_side_rules, rule_matches
 from .load import (
     TIME_UNIT_NS,
     BenchmarkFile,
@@ -38,8 +41,10 @@ from .load import (
     gpu_uuids,
     higher_is_better,
     metric_unit,
+    parse_name,
     read_json,
 )
+from .multigpu import described_gpu, first_gpu_facts_note, gpu_fact
 
 # Context keys that change from run to run by nature; they never explain a change.
 VOLATILE_FACTS = frozenset({"date", "load_avg", "gpu_bench.elapsed_s", "gpu_bench.timed_s", "executable",
@@ -137,6 +142,7 @@ class IngestResult:
     added: list[tuple[str, str, str]] = field(default_factory=list)  # path, machine label, run time
     already: list[str] = field(default_factory=list)
     rows: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -232,7 +238,10 @@ def ingest(db, paths: Iterable[str | os.PathLike]) -> IngestResult:
     prepared = [_prepare(p) for p in paths]
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00")
     with store.session(db, create=True) as conn:
-        return store.write(conn, lambda c: _add(c, prepared, now))
+        result = store.write(conn, lambda c: _add(c, prepared, now))
+    note = first_gpu_facts_note([p.file for p in prepared])
+    result.notes = [note] if note else []
+    return result
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,6 +259,34 @@ class Run:
 
     def env_text(self) -> str:
         return series_text(self.facts)
+
+    @cached_property
+    def file(self) -> BenchmarkFile:
+        """The run's context as a file without cases, for the functions that read facts."""
+        return BenchmarkFile(f"run {self.id}", self.context, {}, str(self.context.get("gpu_bench.schema") or "") or None)
+
+    @cached_property
+    def host_side(self) -> dict[str, str]:
+        """Family name -> which of its cases' figures are the host's (the family's host_side rule)."""
+        return host_side_rules(self.context)
+
+
+def case_facts(run: Run, case: str) -> tuple[str | None, ...]:
+    """What a case's figure in `run` depends on besides the run's series: the host link and NUMA node of the
+    GPU it ran on (its device, or the source of a pair) and, where the figure is the host's, the host's CPU."""
+    name = parse_name(case)
+    where = name.axis("device") or name.axis("src")
+    gpu = int(where) if where is not None and where.isdigit() else described_gpu(run.file)
+    facts = (gpu_fact(run.file, gpu, "profile.host_link"), gpu_fact(run.file, gpu, "numa_node"))
+    if rule_matches(run.host_side.get(name.family, "no"), case):
+        facts += (host_cpu(run.file),)
+    return facts
+
+
+def same_case_facts(a: tuple[str | None, ...], b: tuple[str | None, ...]) -> bool:
+    """Whether two runs' facts of a case agree; a fact one of them does not know (an older file) does not part
+    them."""
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
 def machines(conn) -> dict[int, Machine]:
@@ -334,4 +371,4 @@ def known_metrics(conn, runs: list[Run]) -> list[str]:
     return sorted(found - {"real_time"})
 
 
-__all__ = ["default_db_path", "ingest", "load_series", "machines", "runs_of", "store"]
+__all__ = ["case_facts", "same_case_facts", "default_db_path", "ingest", "load_series", "machines", "runs_of", "store"]

@@ -15,8 +15,10 @@ from .history import (
     Run,
     known_metrics,
     load_series,
+    case_facts,
     machines,
     runs_of,
+    same_case_facts,
     series_change,
     store,
 )
@@ -53,6 +55,8 @@ class MachineCheck:
     cases_checked: int
     note: str = ""
     missing: int = 0  # cases the baseline runs had that the newest run does not
+    # cases whose earlier runs all ran on another host CPU (host-side figures) or GPU link or NUMA node
+    other_facts: int = 0
 
     @property
     def counts_for_exit(self) -> bool:
@@ -163,6 +167,12 @@ def _check_machine(conn, mid: int, mach: Machine, window: int, threshold_pct: fl
         return mc, {}
     data = load_series(conn, base + [newest], metric, rx)
     for s in data.values():
+        # A case is judged against the runs whose facts of what it ran on are the newest run's.
+        now = case_facts(newest, s.name)
+        kept = [p for p in s.points if same_case_facts(case_facts(p.run, s.name), now)]
+        if len(kept) < len(s.points) and len(kept) == sum(p.run.id == newest.id for p in s.points):
+            mc.other_facts += 1
+        s.points = kept
         has_newest = bool(s.points) and s.points[-1].run.id == newest.id
         earlier = [p for p in s.points if p.run.id != newest.id]
         if not has_newest:

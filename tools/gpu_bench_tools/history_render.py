@@ -10,6 +10,8 @@ from pathlib import Path
 
 from ._cli import cut
 from .compare_render import fmt_num
+from .facts import host_cpu
+from .families import rule_matches
 from .history import load_series, machines, runs_of, store
 from .history_check import CheckReport
 from .load import InputError, metric_title
@@ -54,6 +56,9 @@ def render_check(rep: CheckReport) -> str:
             lines.append(f"  {more}")
         if mc.missing:
             lines.append(f"  note: {mc.missing} case(s) of the earlier runs are not in the newest run")
+        if mc.other_facts:
+            lines.append(f"  note: {mc.other_facts} case(s) not checked: every earlier run of theirs was on another "
+                         "host CPU (host-side figures) or another host link or NUMA node of their GPU")
         n_reg = sum(1 for f in mc.findings if f.kind == "regression" and f.confirmed)
         n_unc = sum(1 for f in mc.findings if f.kind == "regression" and not f.confirmed)
         n_imp = sum(1 for f in mc.findings if f.kind == "improvement")
@@ -104,13 +109,21 @@ def trend(db: str | os.PathLike, case_regex: str, out_dir: str | os.PathLike, me
             if s is None or not s.points:
                 continue
             unit, metric_name = s.unit, s.metric
+            # A host-side figure's series is keyed on the host's CPU as well: a line per host CPU.
+            by_cpu: dict[str | None, list] = {}
+            for p in s.points:
+                on_host = rule_matches(p.run.host_side.get(s.family, "no"), case)
+                by_cpu.setdefault(host_cpu(p.run.file) if on_host else None, []).append(p)
+            for k, (cpu, points) in enumerate(by_cpu.items()):
+                xs = [datetime.fromisoformat(p.run.run_time) for p in points]
+                ys = [p.value for p in points]
+                lo = [min(p.reps) if p.reps else p.value for p in points]
+                hi = [max(p.reps) if p.reps else p.value for p in points]
+                ys_all += ys + lo + hi
+                label = f"{mach.label}, {cpu}" if len(by_cpu) > 1 and cpu else mach.label
+                ax.plot(xs, ys, marker="osD^v"[k % 5], ms=4, color=palette[n], label=label)
+                ax.fill_between(xs, lo, hi, color=palette[n], alpha=0.15, lw=0)
             xs = [datetime.fromisoformat(p.run.run_time) for p in s.points]
-            ys = [p.value for p in s.points]
-            lo = [min(p.reps) if p.reps else p.value for p in s.points]
-            hi = [max(p.reps) if p.reps else p.value for p in s.points]
-            ys_all += ys + lo + hi
-            ax.plot(xs, ys, marker="o", ms=4, color=palette[n], label=mach.label)
-            ax.fill_between(xs, lo, hi, color=palette[n], alpha=0.15, lw=0)
             for j in range(1, len(s.points)):
                 if s.points[j].run.series_id != s.points[j - 1].run.series_id:
                     ax.axvline(xs[j], color=palette[n], ls="--", lw=1)

@@ -10,11 +10,17 @@ from .context_values import UNAVAILABLE
 if TYPE_CHECKING:
     from .results import BenchmarkFile
 
-GPU_FACTS = (("name", ""), ("pci_bus_id", " PCI bus"), ("numa_node", " NUMA node"))
+GPU_FACTS = (("name", ""), ("pci_bus_id", " PCI bus"), ("numa_node", " NUMA node"),
+             ("profile.host_link", " host link"), ("pcie", " PCIe link (now / max)"), ("local_cpus", " local CPUs"))
+# Written for every GPU by every run of several GPUs; any other per-GPU fact (link, peaks, clocks, health)
+# only since gpu.N.* holds each GPU's own (docs/json.md), before which gpu.* and profile.* held one GPU's.
+IDENTITY_FACTS = ("name", "uuid", "pci_bus_id", "numa_node")
 TOPOLOGY_FACTS = ("link", "peer_access", "perf_rank", "native_atomics")
 MAX_GPUS = 64  # a larger index or count in a context is taken for a mistake, not a machine
 _GPU_KEY = re.compile(r"^gpu\.(\d+)\.[a-z_]+$")
 _TOPOLOGY_KEY = re.compile(r"^topology\.(\d+)-(\d+)\.([a-z_]+)$")
+# The key every file with each GPU's own facts has for each GPU.
+_PER_GPU_MARK = re.compile(r"^gpu\.\d+\.profile\.host_link$")
 
 
 def short_gpu_name(name: str) -> str:
@@ -44,12 +50,71 @@ def gpus_used(f: BenchmarkFile) -> list[int]:
     return list(range(n))
 
 
+def described_gpu(f: BenchmarkFile) -> int:
+    """The GPU whose facts the file writes without an index (gpu.*, profile.*): --device N, else GPU 0."""
+    dev = f.fact("gpu_bench.device")
+    return int(dev) if dev is not None and dev.isdigit() and int(dev) < MAX_GPUS else 0
+
+
+def has_per_gpu_facts(f: BenchmarkFile) -> bool:
+    """Whether the file writes each GPU's own link, peaks, clocks and health (gpu.N.*)."""
+    cached = f.__dict__.get("_per_gpu_facts")
+    if cached is None:
+        cached = f.__dict__["_per_gpu_facts"] = any(_PER_GPU_MARK.match(str(k)) for k in f.context)
+    return cached
+
+
+def first_gpu_key(key: str) -> str:
+    """Where a file keeps a per-GPU fact of the GPU it describes without an index: 'profile.host_link' stays,
+    'numa_node' is host.gpu_numa_node, any other KEY is gpu.KEY."""
+    if key.startswith("profile."):
+        return key
+    return "host.gpu_numa_node" if key == "numa_node" else f"gpu.{key}"
+
+
 def gpu_fact(f: BenchmarkFile, index: int, key: str) -> str | None:
-    """A fact of GPU `index`; GPU 0 falls back on the first device's gpu.KEY."""
-    v = f.fact(f"gpu.{index}.{key}")
-    if v is None and index == 0:
-        v = f.fact(f"gpu.{key}")
-    return v
+    """Fact KEY of GPU `index` ('name', 'pcie_gen_max', 'profile.host_link', ...): gpu.INDEX.KEY.
+
+    A file without it falls back on the facts it writes without an index: for the GPU those describe
+    (described_gpu), and, for a fact other than the GPU's identity, for every GPU of a file written before
+    each GPU's own facts were (first_gpu_facts_only says when that matters).
+    """
+    if key == "pcie":
+        return pcie_text(f, index)
+    indexed = f"gpu.{index}.{key}"
+    if indexed in f.context:
+        return f.fact(indexed)
+    if index == described_gpu(f) or (key not in IDENTITY_FACTS and not has_per_gpu_facts(f)):
+        return f.fact(first_gpu_key(key))
+    return None
+
+
+def pcie_text(f: BenchmarkFile, index: int | None = None) -> str | None:
+    """'gen1 x16 / gen5 x16': the PCIe link as read and at its most, of GPU `index` (None: the described GPU)."""
+    def get(k: str) -> str | None:
+        return f.fact(f"gpu.{k}") if index is None else gpu_fact(f, index, k)
+
+    gen, width, gmax, wmax = (get(k) for k in ("pcie_gen", "pcie_width", "pcie_gen_max", "pcie_width_max"))
+    if not any((gen, width, gmax, wmax)):
+        return None
+    return f"gen{gen or '?'} x{width or '?'} / gen{gmax or '?'} x{wmax or '?'}"
+
+
+def first_gpu_facts_only(f: BenchmarkFile) -> bool:
+    """A file of several GPUs written before each GPU's own facts were: every GPU reads the described one's."""
+    return f.is_gpu_bench and not has_per_gpu_facts(f) and (gpu_count(f) or 1) > 1
+
+
+def first_gpu_facts_note(files) -> str | None:
+    """The one line that says which files' GPUs are all read with one GPU's link, peaks, clocks and NUMA node."""
+    old = [f for f in files if first_gpu_facts_only(f)]
+    if not old:
+        return None
+    gpus = sorted({described_gpu(f) for f in old})
+    shown = ", ".join(str(f.path) for f in old[:3]) + (f" and {len(old) - 3} more" if len(old) > 3 else "")
+    which = f"GPU {gpus[0]}'s" if len(gpus) == 1 else "the first measured GPU's"
+    return (f"{shown}: written before gpu_bench wrote each GPU's own facts (gpu.N.*), so every GPU of "
+            f"{'it' if len(old) == 1 else 'them'} is read with {which} link, peaks, clocks and NUMA node")
 
 
 def gpu_summary(f: BenchmarkFile) -> str | None:

@@ -18,6 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .expectations import result_link
+from .families import host_link_peak
 from .gate import ERRORED, case_gpu, model_of
 from .multigpu import gpu_fact, gpus_used
 from .results import TIME_UNIT_NS
@@ -106,6 +108,7 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
         if s is not None and math.isfinite(s):
             samples.add_metric(values, s)
     out = [m for m in (rate, part, latency, noise, samples) if m.samples]
+    out += _gpu_families(f, host, preset)
 
     node = ["Hostname", "preset"]
     gate = GaugeMetricFamily("gpu_bench_gate_verdict", "gpu-bench-gate's verdict on the run: 0 pass, 1 degraded "
@@ -126,6 +129,29 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
         last.add_metric([host, preset], success)
         out.append(last)
     return out
+
+
+def _gpu_families(f: BenchmarkFile, host: str, preset: str):
+    """Each GPU's own facts: its host link (what it can train to in its slot) and NUMA node as labels of
+    gpu_bench_gpu_info, and its link's peak; joined to a figure by `UUID` or `gpu`."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    used = gpus_used(f)
+    gpus = sorted(set(used) | {case_gpu(f, c, used) for c in f.cases.values()
+                               if c.axis("device") is not None or c.axis("src") is not None})
+    names = ["Hostname", "preset", "gpu", "UUID", "modelName", "pci_bus_id"]
+    info = GaugeMetricFamily("gpu_bench_gpu_info", "Each GPU's host link, as it can train at best in its slot, "
+                             "and NUMA node (value 1).", labels=names + ["host_link", "numa_node"])
+    peak = GaugeMetricFamily("gpu_bench_host_link_peak_bytes_per_second", "Each GPU's host link peak per "
+                             "direction, from its device profile.", labels=names)
+    for gpu in gpus:
+        values = [host, preset, str(gpu), gpu_fact(f, gpu, "uuid") or "", model_of(f, gpu, used) or "",
+                  nvml_bus_id(gpu_fact(f, gpu, "pci_bus_id") or "")]
+        info.add_metric(values + [result_link(f, gpu) or "", gpu_fact(f, gpu, "numa_node") or ""], 1.0)
+        p = host_link_peak(f, gpu)
+        if p is not None:
+            peak.add_metric(values, p[0] * 1e9)
+    return [m for m in (info, peak) if m.samples] if f.is_gpu_bench else []
 
 
 def _case_rows(f: BenchmarkFile):

@@ -32,6 +32,7 @@ from .load import (
     short_gpu_name,
     topology,
 )
+from .multigpu import first_gpu_facts_note
 from .plot import human_bytes, make_plots, section_titles
 from .plot.canvas import axis_value_key, headline_scale, headline_unit
 
@@ -339,10 +340,11 @@ def topology_html(files: list[BenchmarkFile], labels: list[str]) -> str:
         if n < 2:
             continue
         parts.append(f"<h3>[{i + 1}] {_e(lab)}</h3>")
-        rows = [[f"GPU {k}", gpu_fact(f, k, "name") or "unavailable", gpu_fact(f, k, "pci_bus_id") or "unavailable",
-                 gpu_fact(f, k, "numa_node") or "unavailable", gpu_fact(f, k, "uuid") or "unavailable"]
+        rows = [[f"GPU {k}"] + [gpu_fact(f, k, key) or "unavailable" for key in
+                                 ("name", "pci_bus_id", "numa_node", "local_cpus", "profile.host_link", "pcie", "uuid")]
                 for k in range(n)]
-        parts.append(_table(["GPU", "name", "PCI bus", "NUMA node", "UUID"], rows))
+        parts.append(_table(["GPU", "name", "PCI bus", "NUMA node", "local CPUs", "host link", "PCIe (now / max)",
+                             "UUID"], rows))
         topo = topology(f)
         if not topo:
             parts.append("<p class='note'>The file has no topology facts.</p>")
@@ -419,6 +421,9 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
         note = ("<p class='note'>One column per machine configuration (host, GPUs, driver and runtime): files of "
                 "the same configuration are taken together as repetitions. Highlighted rows differ between the "
                 "machines.</p>")
+        old_facts = first_gpu_facts_note(sources)
+        if old_facts:
+            note += f"<p class='note'>Note: {_e(old_facts)}.</p>"
         sections.append(("machines", "Machines", note + _table(head, rows, row_classes=diff)))
         topo = topology_html(files, labels)
         if topo:
@@ -436,6 +441,7 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
         if len(files) > 1:
             cmp = compare(files)
             cmp.labels = labels
+            cmp.warnings = [w for w in cmp.warnings if w != old_facts]  # said with the machines
             sections.append(("comparison", "Comparison against [1]", _comparison_html(cmp, files)))
 
         problems = [(i, c) for i, f in enumerate(files) for c in f.cases.values() if not c.ok]

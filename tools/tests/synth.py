@@ -267,13 +267,14 @@ DESCRIPTORS = {
                     plot="x=streams;series=schedule;panel=sync"),
     "SyncPlacement": dict(summary="where the host synchronises, and what its clock then says", axes="op,sync",
                           headline="error_pct", unit="%", better="lower", headline_kind="other", host_link="no",
-                          plot=""),
+                          plot="", host_side="sync:both|sync:before|sync:after|sync:none"),
     "SmallCopy": dict(summary="latency of small copies", axes="dir,mem,bytes", headline="real_time", unit="us",
                       better="lower", headline_kind="time", host_link="dir:h2d|dir:d2h",
                       plot="x=bytes;series=mem;panel=dir"),
     "HostBlocking": dict(summary="how long a copy holds the host thread", axes="mem,bytes,mode",
                          headline="host_blocked_us", unit="us", better="lower", headline_kind="other",
-                         host_link="yes", plot="x=bytes;series=mode;panel=mem"),
+                         host_link="yes", plot="x=bytes;series=mode;panel=mem",
+                         host_side="yes"),
     "Probe": dict(summary="a family the tools were never taught", axes="mode,depth", headline="probe_score",
                   unit="pt", better="higher", headline_kind="rate", host_link="no", plot="x=depth;panel=mode"),
 }
@@ -340,6 +341,28 @@ STAGED_GBPS, STAGED_LATENCY = 19.0, 9.0e-6
 HOST_LIMIT_GBPS = 150.0  # what the host side of every GPU copying at once can take, per direction
 BUS_IDS = ("0000:19:00.0", "0000:3b:00.0", "0000:4c:00.0", "0000:5d:00.0", "0000:9b:00.0", "0000:bb:00.0",
            "0000:cb:00.0", "0000:db:00.0")
+
+
+PCIE_LANE_GBPS = {3: 0.98462, 4: 1.96923, 5: 3.93846}  # one direction of one lane (128b/130b), as the profile
+
+
+def add_per_gpu_facts(ctx, gpus, pcie=None):
+    """Each GPU's own facts (gpu.N.*) as gpu_bench writes them: GPU 0's link, clocks and peaks for every GPU,
+    but where `pcie` {N: (gen, width)} gives GPU N's slot its own."""
+    base = (int(ctx["gpu.pcie_gen_max"]), int(ctx["gpu.pcie_width_max"]))
+    for i in range(gpus):
+        gen, width = (pcie or {}).get(i, base)
+        for k in ("cc", "sm_count", "memory_bytes", "l2_bytes", "copy_engines", "clock_sm_mhz", "ecc"):
+            ctx[f"gpu.{i}.{k}"] = ctx[f"gpu.{k}"]
+        ctx.update({f"gpu.{i}.pcie_gen": str(gen), f"gpu.{i}.pcie_gen_max": str(gen),
+                    f"gpu.{i}.pcie_width": str(width), f"gpu.{i}.pcie_width_max": str(width),
+                    f"gpu.{i}.other_processes": "0", f"gpu.{i}.local_cpus": "0-7" if i < gpus / 2 else "8-15",
+                    f"gpu.{i}.profile.host_link": f"PCIe gen{gen} x{width}",
+                    f"gpu.{i}.profile.host_link_gbps": f"{PCIE_LANE_GBPS[gen] * width:.6g}",
+                    f"gpu.{i}.profile.memory_gbps": ctx.get("profile.memory_gbps", "unavailable"),
+                    f"gpu.{i}.profile.l2_bytes": ctx["gpu.l2_bytes"], f"gpu.{i}.profile.nvlink_gbps": "none"})
+        ctx.setdefault(f"gpu.{i}.numa_node", "0")
+    return ctx
 
 
 def multi_links(gpus, link="nvlink", links=None):

@@ -46,8 +46,10 @@ def _peak(ctx: PlotContext, desc: FamilyDescriptor, cases: list[tuple[int, Case]
     if desc.headline_kind != "rate" or desc.unit != "GB/s":
         return []
     out = []
-    for i in sorted({i for i, c in cases if desc.crosses_host_link(c)}):
-        peak = host_link_peak(ctx.files[i])
+    # Each GPU's own link: under --device=all a panel may hold GPUs of different links.
+    for i, gpu in sorted({(i, _gpu_of(c)) for i, c in cases if desc.crosses_host_link(c)},
+                         key=lambda ig: (ig[0], -1 if ig[1] is None else ig[1])):
+        peak = host_link_peak(ctx.files[i], gpu)
         if peak is None:
             continue
         both = "bidir" in fixed.values() or any(c.axis("dir") == "bidir" for _, c in cases)
@@ -56,6 +58,12 @@ def _peak(ctx: PlotContext, desc: FamilyDescriptor, cases: list[tuple[int, Case]
         if line not in out:
             out.append(line)
     return out
+
+
+def _gpu_of(c: Case) -> int | None:
+    """The GPU a case ran on where its name says (device, or the source of a pair); None: the file's GPU."""
+    where = c.axis("device") or c.axis("src")
+    return int(where) if where is not None and where.isdigit() else None
 
 
 def _headroom(ax, peaks) -> None:
