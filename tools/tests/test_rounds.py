@@ -194,3 +194,17 @@ def test_a_runs_wall_time_is_not_a_counter(tmp_path):
         e["wall_s"] = 0.5
     f = load_file(write(tmp_path, "walls", doc))
     assert all("wall_s" not in s.counters for c in f.cases.values() for s in c.samples)
+
+
+def test_a_change_the_rounds_test_finds_is_called_even_within_noise_pct(tmp_path):
+    # Each side's rounds spread 2%, so each file's noise_pct (t(0.975, 2) x s x sqrt(2/3), about 7%) holds
+    # a 6% change; the test on both sides' rounds does not: two runs whose rounds differ so are not alike.
+    base = base_doc()
+    a = scaled(base, 1.0, rounds=[1.00, 1.02, 0.98])
+    b = scaled(base, 1.06, rounds=[1.00, 1.02, 0.98])
+    res = compare([benchmark_file_from_doc("a", a), benchmark_file_from_doc("b", b)])
+    assert res.rows
+    for r in res.rows:
+        v = r.versus[1]
+        assert v.noise_pct > 6.0, v
+        assert v.method == "welch-rounds" and v.verdict == "slower", v
