@@ -22,7 +22,7 @@ import math
 import statistics
 from dataclasses import asdict, dataclass, field
 
-from .results import BenchmarkFile
+from ..reading.results import BenchmarkFile
 
 COVERAGE_TARGET = 0.90
 FALSE_CALL_LIMIT = 0.05
@@ -94,7 +94,7 @@ def floor_key(family: str, mem: str | None = None) -> str:
 def _headline(f: BenchmarkFile, case) -> tuple[float | None, float | None]:
     """(figure, noise_pct) of a case in a file, or (None, None) where it has none: the headline where
     noise_pct is about it (a rate or a time), else the case's time, which noise_pct is about."""
-    from .load import metric_for
+    from ..reading.load import metric_for
 
     if not case.ok:
         return None, None
@@ -135,9 +135,9 @@ def _detection_case(key: str, case) -> bool:
 
 
 def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: float = 5.0) -> Report:
-    from .compare import compare
-    from .errors import InputError
-    from .load import short_gpu_name
+    from ..compare.compare import compare
+    from ..reading.errors import InputError
+    from ..reading.load import short_gpu_name
 
     if len(files) < 2:
         raise InputError("an A/A report needs two or more runs of the same command")

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from .errors import InputError
+from ..reading.errors import InputError
 
 # gpu_bench writes its output file itself; a run's own flags must not name another one.
 _OWN_FLAGS = ("--benchmark_out=", "--benchmark_out_format=")

@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Sequence
 
-from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, run
+from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, run
 
 PROG = "gpu-bench-aa"
 
@@ -59,15 +59,15 @@ def build_parser() -> ArgumentParser:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "run":
-        from .aa_run import run_all
+        from ..aa.run import run_all
 
         extra = list(args.args)
         if args.broad:
             extra = [f"--benchmark_filter={BROAD_FILTER}", *extra]
         results = run_all(args.exe, extra, args.runs, args.out)
         return EXIT_OK if all(r.returncode == 0 for r in results) else EXIT_REGRESSION
-    from . import aa
-    from .load import load_files
+    from ..aa import aa
+    from ..reading.load import load_files
 
     report = aa.report(load_files(args.files), slowdowns=args.slowdown, gate_pct=args.fail_on_regression)
     sys.stdout.write(aa.render(report))

@@ -9,7 +9,7 @@ import sqlite3
 import sys
 from typing import Callable, Sequence
 
-from .errors import InputError
+from ..reading.errors import InputError
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -91,9 +91,3 @@ def probability(text: str) -> float:
 def positive_int(text: str) -> int:
     return _checked(text, int, "a whole number", lambda v: v > 0, f"must be 1 or more, not {text}")
 
-
-def cut(items: list, limit: int) -> tuple[list, str | None]:
-    """The first `limit` items, and the line that says how many were left out (None if none were)."""
-    if len(items) <= limit:
-        return items, None
-    return items[:limit], f"... and {len(items) - limit} more"

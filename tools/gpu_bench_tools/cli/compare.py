@@ -6,11 +6,12 @@ import re
 import sys
 from typing import Sequence
 
-from . import compare as cmp_mod
-from . import compare_render as render
-from ._cli import (EXIT_OK, EXIT_REGRESSION, ArgumentParser, cut, positive_float, positive_int, probability, run,
+from ..compare import compare as cmp_mod
+from ..compare import render
+from ..compare.render import cut
+from .common import (EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, probability, run,
                    want_colour)
-from .load import InputError, load_files
+from ..reading.load import InputError, load_files
 
 PROG = "gpu-bench-compare"
 
@@ -54,7 +55,7 @@ def _main(argv: Sequence[str] | None) -> int:
                          f"the baseline); got {len(args.files)}")
     if args.filter:
         re.compile(args.filter)
-    from .floors import load_floors
+    from ..stats.floors import load_floors
 
     floors = load_floors(args.floors)
     loaded = load_files(args.files)

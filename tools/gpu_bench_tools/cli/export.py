@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ._cli import EXIT_OK, ArgumentParser, positive_float, run
-from .errors import InputError
-from .expectations import load_expectations
-from .gate import judge
-from .load import load_file
-from .multigpu import first_gpu_facts_note
+from .common import EXIT_OK, ArgumentParser, positive_float, run
+from ..reading.errors import InputError
+from ..fleet.expectations import load_expectations
+from ..fleet.gate import judge
+from ..reading.load import load_file
+from ..reading.multigpu import first_gpu_facts_note
 
 PROG = "gpu-bench-export"
 
@@ -41,7 +41,7 @@ def build_parser() -> ArgumentParser:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from . import prometheus as prom
+    from ..fleet import prometheus as prom
 
     args = build_parser().parse_args(argv)
     if not args.out and not args.pushgateway:
@@ -56,14 +56,14 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"{PROG}: note: {note}", file=sys.stderr)
     target = _folder(args.out, f) if args.out else None
     if args.pushgateway:
-        from .pushgateway import checked_url, credentials_from_env
+        from ..fleet.pushgateway import checked_url, credentials_from_env
 
         creds = credentials_from_env()
         url = checked_url(args.pushgateway, creds)
     previous = prom.previous_success(target, f) if target else None
     registry = prom.registry_for(f, verdict, previous)
     if args.pushgateway:
-        from .pushgateway import push
+        from ..fleet.pushgateway import push
 
         group = prom.grouping_key(f)
         try:
@@ -84,7 +84,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _folder(folder: str, f) -> Path:
     """The textfile to write, once the folder is known to take it."""
-    from .prometheus import textfile_name
+    from ..fleet.prometheus import textfile_name
 
     d = Path(folder)
     if not d.exists():

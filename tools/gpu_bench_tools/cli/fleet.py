@@ -9,9 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from . import dburl
-from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, run
-from .errors import InputError
+from ..history import dburl
+from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, run
+from ..reading.errors import InputError
 
 PROG = "gpu-bench-fleet"
 
@@ -38,7 +38,7 @@ def _cohort(text: str) -> int:
 
 
 def build_parser() -> ArgumentParser:
-    from .fleet import MAX_SHARE, MIN_CASES, MIN_COHORT, MIN_EFFECT_PCT, SCORE
+    from ..fleet.fleet import MAX_SHARE, MIN_CASES, MIN_COHORT, MIN_EFFECT_PCT, SCORE
 
     p = ArgumentParser(prog=PROG, description="Group GPUs by model and host link and flag, for each case's "
                        "headline, the GPUs well outside their cohort; rank the worst. Exit 1 when a GPU is flagged "
@@ -100,8 +100,8 @@ def _write(path: str, text: str) -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    from . import fleet
-    from .fleet_render import RENDERERS
+    from ..fleet import fleet
+    from ..fleet.render import RENDERERS
 
     if args.files and args.db:
         raise InputError("give result files or --db, not both")
@@ -127,7 +127,7 @@ def _main(argv: Sequence[str] | None) -> int:
         for n in rep.notes:
             print(f"{PROG}: note: {n}", file=sys.stderr)
     if rep.failed:
-        from .fleet_render import summary
+        from ..fleet.render import summary
 
         print(f"{PROG}: {summary(rep)}", file=sys.stderr)
         return EXIT_REGRESSION

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from ._cli import ArgumentParser, run
-from .expectations import load_expectations
-from .gate import judge
-from .load import load_file
+from .common import ArgumentParser, run
+from ..fleet.expectations import load_expectations
+from ..fleet.gate import judge
+from ..reading.load import load_file
 
 PROG = "gpu-bench-gate"
 

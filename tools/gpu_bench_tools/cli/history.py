@@ -6,9 +6,9 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import dburl, history, history_check, history_render
-from ._cli import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, probability, run
-from .load import InputError
+from ..history import dburl, history, check as history_check, render as history_render
+from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, probability, run
+from ..reading.load import InputError
 
 PROG = "gpu-bench-history"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from . import plot as plot_mod
-from ._cli import EXIT_OK, ArgumentParser, positive_int, run
-from .load import BenchmarkFile, InputError, load_any, load_timeline
-from .multigpu import first_gpu_facts_note
+from .. import plot as plot_mod
+from .common import EXIT_OK, ArgumentParser, positive_int, run
+from ..reading.load import BenchmarkFile, InputError, load_any, load_timeline
+from ..reading.multigpu import first_gpu_facts_note
 
 PROG = "gpu-bench-plot"
 

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ._cli import EXIT_OK, ArgumentParser, run
-from .load import BenchmarkFile, InputError, Timeline, load_any, load_timeline
-from .report import build_report
+from .common import EXIT_OK, ArgumentParser, run
+from ..reading.load import BenchmarkFile, InputError, Timeline, load_any, load_timeline
+from ..report.report import build_report
 
 PROG = "gpu-bench-report"
 

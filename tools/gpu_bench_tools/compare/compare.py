@@ -21,8 +21,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .facts import host_cpu, host_cpus_differ
-from .load import (
+from ..reading.facts import host_cpu, host_cpus_differ
+from ..reading.load import (
     TIME_UNIT_NS,
     headline_of,
     BenchmarkFile,
@@ -33,10 +33,10 @@ from .load import (
     metric_for,
     unit_and_direction,
 )
-from .multigpu import first_gpu_facts_note
-from .errors import InputError
-from .floors import Floors
-from .stats import gmean, noise_pct, rounds_pvalues, smallest_p, u_test_pvalues
+from ..reading.multigpu import first_gpu_facts_note
+from ..reading.errors import InputError
+from ..stats.floors import Floors
+from ..stats.stats import gmean, noise_pct, rounds_pvalues, smallest_p, u_test_pvalues
 
 VERDICTS = ("faster", "slower", "same", "noisy")
 
@@ -187,7 +187,7 @@ def compare(
     `floors`: the between-run floors for sides of one round (default: the ones shipped with the tools).
     """
     if floors is None:
-        from .floors import load_floors
+        from ..stats.floors import load_floors
 
         floors = load_floors()
     rx = re.compile(case_filter) if case_filter else None

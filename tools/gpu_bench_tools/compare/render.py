@@ -28,6 +28,14 @@ def fmt_num(v: float | None) -> str:
     return f"{v:.3g}"
 
 
+# The history's and the fleet's texts cut their lists as the comparison's does.
+def cut(items: list, limit: int) -> tuple[list, str | None]:
+    """The first `limit` items, and the line that says how many were left out (None if none were)."""
+    if len(items) <= limit:
+        return items, None
+    return items[:limit], f"... and {len(items) - limit} more"
+
+
 def fmt_verdict(v: Versus | None, with_p: bool = False) -> str:
     if v is None:
         return ""

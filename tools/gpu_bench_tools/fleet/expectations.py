@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import InputError
-from .facts import pcie_max_link
-from .multigpu import gpu_fact
-from .names import parse_name
+from ..reading.errors import InputError
+from ..reading.facts import pcie_max_link
+from ..reading.multigpu import gpu_fact
+from ..reading.names import parse_name
 
 if TYPE_CHECKING:
-    from .results import BenchmarkFile
+    from ..reading.results import BenchmarkFile
 
 FORMAT = 1
 DEFAULT_FILE = "expectations.toml"
@@ -102,7 +102,7 @@ def default_path() -> Path:
 
 def load_expectations(path: str | os.PathLike | None = None) -> Expectations:
     """The operator's file, or the one shipped with the tools (path None)."""
-    from .reading import read_toml
+    from ..reading.reading import read_toml
 
     given = path is not None
     p = Path(path) if given else default_path()

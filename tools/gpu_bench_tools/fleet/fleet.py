@@ -36,10 +36,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from . import history
-from .facts import gate, host_cpu, pcie_max_link
-from .families import host_side_rules, rule_matches
-from .load import (
+from ..history import history
+from ..reading.facts import gate, host_cpu, pcie_max_link
+from ..reading.families import host_side_rules, rule_matches
+from ..reading.load import (
     BenchmarkFile,
     InputError,
     gpu_fact,
@@ -50,7 +50,7 @@ from .load import (
     parse_name,
     short_gpu_name,
 )
-from .multigpu import first_gpu_facts_note
+from ..reading.multigpu import first_gpu_facts_note
 
 SCORE = 6.0
 MIN_EFFECT_PCT = 5.0
@@ -234,7 +234,7 @@ def read_database(db) -> list[NodeRun]:
     """The newest run of each machine in a history database (SQLite path or URL)."""
     import json
 
-    from . import history_store as store
+    from ..history import store
 
     with store.session(db, application="gpu-bench-fleet") as conn:
         newest = store.latest_runs(conn)

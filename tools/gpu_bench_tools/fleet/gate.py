@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .expectations import Expectations, Figure, result_link
-from .multigpu import first_gpu_facts_note, gpu_fact, gpus_used, short_gpu_name, topology
+from ..reading.multigpu import first_gpu_facts_note, gpu_fact, gpus_used, short_gpu_name, topology
 
 if TYPE_CHECKING:
-    from .results import BenchmarkFile, Case
+    from ..reading.results import BenchmarkFile, Case
 
 PASS, DEGRADED, ERRORED = 0, 1, 2
 WORDS = {PASS: "PASS", DEGRADED: "DEGRADED", ERRORED: "ERRORED"}
@@ -151,7 +151,7 @@ def judge(f: BenchmarkFile, expect: Expectations) -> Verdict:
         entry = expect.entry(model, link)
         if entry is None:
             if expect.given:
-                from .errors import InputError
+                from ..reading.errors import InputError
 
                 raise InputError(expect.missing(model, link))
             v.notes.append(expect.missing(model, link) + ": only checked that every case ran")
@@ -218,7 +218,7 @@ def unit_of(f: BenchmarkFile, c: Case, metric: str) -> str:
         return d.unit
     if metric.startswith("gbps"):
         return "GB/s"
-    from .results import metric_unit
+    from ..reading.results import metric_unit
 
     return metric_unit(metric, c.time_unit)
 

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .expectations import result_link
-from .families import host_link_peak
+from ..reading.families import host_link_peak
 from .gate import ERRORED, case_gpu, model_of
-from .multigpu import gpu_fact, gpus_used
-from .results import TIME_UNIT_NS
+from ..reading.multigpu import gpu_fact, gpus_used
+from ..reading.results import TIME_UNIT_NS
 
 if TYPE_CHECKING:
     from .gate import Verdict
-    from .results import BenchmarkFile, Case
+    from ..reading.results import BenchmarkFile, Case
 
 GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName", "pci_bus_id")
 RUN_LABELS = ("preset", "family")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 from urllib.parse import urlsplit
 
-from .errors import InputError
+from ..reading.errors import InputError
 
 ENV_USER = "GPU_BENCH_PUSHGATEWAY_USER"
 ENV_PASSWORD = "GPU_BENCH_PUSHGATEWAY_PASSWORD"

@@ -8,8 +8,7 @@ import io
 import json
 import math
 
-from ._cli import cut
-from .compare_render import fmt_num
+from ..compare.render import cut, fmt_num
 from .fleet import Crowd, Flag, FleetReport, Problem
 
 CSV_COLUMNS = ("kind", "rank", "host", "gpu", "uuid", "case", "metric", "value", "unit", "cohort_median", "effect_pct",

@@ -6,7 +6,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-from .errors import InputError
+from ..reading.errors import InputError
 from .history import (
     VOLATILE_FACTS,
     CaseSeries,
@@ -22,7 +22,7 @@ from .history import (
     series_change,
     store,
 )
-from .stats import noise_pct
+from ..stats.stats import noise_pct
 
 
 @dataclass

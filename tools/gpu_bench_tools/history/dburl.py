@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from ..reading.errors import InputError
 
 ENV = "GPU_BENCH_DB"
 # libpq's default is to wait for ever on a host that does not answer; a nightly job should not hang.

@@ -28,10 +28,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from . import history_store as store
-from .facts import GATE_AND_NUMA_FACTS, gate, gpu_label, host_cpu
-from .families import host_side_rules, rule_matches
-from .load import (
+from . import store
+from ..reading.facts import GATE_AND_NUMA_FACTS, gate, gpu_label, host_cpu
+from ..reading.families import host_side_rules, rule_matches
+from ..reading.load import (
     TIME_UNIT_NS,
     BenchmarkFile,
     Case,
@@ -44,7 +44,7 @@ from .load import (
     parse_name,
     read_json,
 )
-from .multigpu import described_gpu, first_gpu_facts_note, gpu_fact
+from ..reading.multigpu import described_gpu, first_gpu_facts_note, gpu_fact
 
 # Context keys that change from run to run by nature; they never explain a change.
 VOLATILE_FACTS = frozenset({"date", "load_avg", "gpu_bench.elapsed_s", "gpu_bench.timed_s", "executable",

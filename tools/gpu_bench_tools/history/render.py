@@ -8,13 +8,12 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from ._cli import cut
-from .compare_render import fmt_num
-from .facts import host_cpu
-from .families import rule_matches
+from ..compare.render import cut, fmt_num
+from ..reading.facts import host_cpu
+from ..reading.families import rule_matches
 from .history import load_series, machines, runs_of, store
-from .history_check import CheckReport
-from .load import InputError, metric_title
+from .check import CheckReport
+from ..reading.load import InputError, metric_title
 
 MAX_FINDINGS = 50  # per machine and kind of line
 
@@ -78,7 +77,7 @@ def trend(db: str | os.PathLike, case_regex: str, out_dir: str | os.PathLike, me
           machine_filter: str | None = None, formats: tuple[str, ...] = ("png",), max_cases: int = 50,
           dpi: int = 110) -> list[str]:
     """One figure per matching case: its figure per run over time, a line per machine, configuration changes marked."""
-    from .plot.canvas import Canvas, colours, slug, value_axis
+    from ..plot.canvas import Canvas, colours, slug, value_axis
 
     rx = re.compile(case_regex)
     with store.session(db) as conn:

@@ -28,7 +28,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 from urllib.parse import quote
 
 from . import dburl
-from .errors import InputError
+from ..reading.errors import InputError
 
 SCHEMA_VERSION = "2"
 BUSY_TIMEOUT_S = 60  # how long an SQLite writer waits for another one

@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import InputError
-from ..load import BenchmarkFile, Timeline, file_labels
+from ..reading.errors import InputError
+from ..reading.load import BenchmarkFile, Timeline, file_labels
 from .canvas import Plot, PlotContext, human_bytes
 
 __all__ = ["Plot", "available_kinds", "human_bytes", "make_plots", "section_titles"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..load import TIME_UNIT_NS, Case, canonical_metric
+from ..reading.load import TIME_UNIT_NS, Case, canonical_metric
 
 MEM_ORDER = ("pinned", "registered", "write_combined", "mapped", "pageable", "managed_prefetch",
              "managed_fault", "managed", "device")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from ..load import Timeline
+from ..reading.load import Timeline
 from .canvas import Canvas, Plot, set_title, slug
 
 SPAN_COLOURS = {"h2d": "#1f77b4", "d2h": "#ff7f0e", "kernel": "#2ca02c", "d2d": "#9467bd", "other": "#7f7f7f"}

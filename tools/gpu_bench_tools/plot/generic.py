@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
-from ..families import FamilyDescriptor, host_link_peak
-from ..load import Case, headline_of
+from ..reading.families import FamilyDescriptor, host_link_peak
+from ..reading.load import Case, headline_of
 from .canvas import (
     FILE_MARKERS,
     Canvas,

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import Callable
 
-from ..load import MAX_GPUS, BenchmarkFile, Case, gpu_summary, topology
+from ..reading.load import MAX_GPUS, BenchmarkFile, Case, gpu_summary, topology
 from .canvas import Canvas, Plot, human_bytes, order_values, set_title, slug
 
 PEER_DIR_TITLE = {"oneway": "one way", "bidir": "both ways at once (sum)"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from .facts import configuration_key, configuration_label
-from .results import BenchmarkFile, Case
+from ..reading.facts import configuration_key, configuration_label
+from ..reading.results import BenchmarkFile, Case
 
 
 @dataclass
@@ -31,7 +31,7 @@ def merge(files: list[BenchmarkFile]) -> BenchmarkFile:
                 m = cases[key] = Case(key, c.name, c.time_unit, label=c.label)
             scale = 1.0
             if c.time_unit != m.time_unit:
-                from .results import TIME_UNIT_NS
+                from ..reading.results import TIME_UNIT_NS
 
                 scale = TIME_UNIT_NS[c.time_unit] / TIME_UNIT_NS[m.time_unit]
             for s in c.samples:

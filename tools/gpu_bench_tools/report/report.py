@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__
-from .compare import Cell, Comparison, compare
+from .. import __version__
+from ..compare.compare import Cell, Comparison, compare
 from .configurations import configurations
-from .compare_render import fmt_cell, fmt_num, fmt_ratio, fmt_verdict
-from .families import FamilyDescriptor
-from .load import (
+from ..compare.render import fmt_cell, fmt_num, fmt_ratio, fmt_verdict
+from ..reading.families import FamilyDescriptor
+from ..reading.load import (
     TOPOLOGY_FACTS,
     BenchmarkFile,
     Case,
@@ -32,9 +32,9 @@ from .load import (
     short_gpu_name,
     topology,
 )
-from .multigpu import first_gpu_facts_note
-from .plot import human_bytes, make_plots, section_titles
-from .plot.canvas import axis_value_key, headline_scale, headline_unit
+from ..reading.multigpu import first_gpu_facts_note
+from ..plot import human_bytes, make_plots, section_titles
+from ..plot.canvas import axis_value_key, headline_scale, headline_unit
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 24px auto;

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from ..reading.errors import InputError
 
 DEFAULT_FILE = "between_run_floor.toml"
 # Two independent runs' difference has sqrt(2) times one run's deviation; 1.96 of those hold 95% of it.
@@ -42,7 +42,7 @@ def default_path() -> Path:
 
 
 def load_floors(path: str | os.PathLike | None = None) -> Floors:
-    from .reading import read_toml
+    from ..reading.reading import read_toml
 
     p = Path(path) if path is not None else default_path()
     doc = read_toml(p, "a floors file")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ...load import Case
+from ...reading.load import Case
 from ..canvas import (
     DIR_ORDER,
     DIR_TITLE,

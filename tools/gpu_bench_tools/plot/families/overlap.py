@@ -18,7 +18,7 @@ from ..canvas import (
     set_title,
     slug,
 )
-from ...load import Case
+from ...reading.load import Case
 from ..canvas import MEM_ORDER
 
 FAMILY = "Overlap"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..canvas import PlotContext, to_us
 from ..heatmap import heatmaps
-from ...load import Case
+from ...reading.load import Case
 
 FAMILY = "PeerLatency"
 SECTIONS = {"peer_latency": "Peer copy latency"}

@@ -6,7 +6,7 @@ import math
 import statistics
 
 
-from ...load import Case
+from ...reading.load import Case
 from ..canvas import Canvas, PlotContext, Point, colours, metric_point, order_values, rest_axes, whisker_text, whiskers
 from .overlap import titled
 

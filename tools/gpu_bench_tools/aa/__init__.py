@@ -1,0 +1,1 @@
+"""A/A: runs of one command on one machine (run), and how far they agree (aa)."""
