@@ -38,9 +38,9 @@ def main(exe, out):
         if b is not None:
             c.check(b.get("gbps", 0) > 0, f"{n}: gbps {b.get('gbps')}")
     with tempfile.TemporaryDirectory() as d:
-        r = tool("cli_compare", out, out)
+        r = tool("cli.compare", out, out)
         c.check(r.returncode == 0 and "Probe" in r.stdout, f"gpu-bench-compare on Probe: rc {r.returncode} {r.stderr}")
-        r = tool("cli_plot", out, "--out", d, "--format", "png")
+        r = tool("cli.plot", out, "--out", d, "--format", "png")
         drawn = [f for f in os.listdir(d) if f.endswith(".png")]
         c.check(r.returncode == 0 and drawn, f"gpu-bench-plot on Probe: rc {r.returncode}, {drawn} {r.stderr}")
     return c.finish("Probe ran through the loop, verified, and was compared and plotted")

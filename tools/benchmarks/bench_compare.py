@@ -52,13 +52,13 @@ def main() -> int:
         cases = len({e["run_name"] for e in json.loads(a.read_text())["benchmarks"]})
         py = sys.executable
         rows = [
-            ("python start-up and import of the command", [py, "-c", "import gpu_bench_tools.cli_compare"]),
-            ("gpu-bench-compare --help", [py, "-m", "gpu_bench_tools.cli_compare", "--help"]),
+            ("python start-up and import of the command", [py, "-c", "import gpu_bench_tools.cli.compare"]),
+            ("gpu-bench-compare --help", [py, "-m", "gpu_bench_tools.cli.compare", "--help"]),
             ("start-up with scipy.stats loaded (what any comparison needs)",
-             [py, "-c", "import gpu_bench_tools.cli_compare, scipy.stats"]),
+             [py, "-c", "import gpu_bench_tools.cli.compare, scipy.stats"]),
             (f"gpu-bench-compare of two full files ({cases} cases each)",
-             [py, "-m", "gpu_bench_tools.cli_compare", str(a), str(b)]),
-            ("the same, --format json", [py, "-m", "gpu_bench_tools.cli_compare", str(a), str(b), "--format", "json"]),
+             [py, "-m", "gpu_bench_tools.cli.compare", str(a), str(b)]),
+            ("the same, --format json", [py, "-m", "gpu_bench_tools.cli.compare", str(a), str(b), "--format", "json"]),
         ]
         for what, argv in rows:
             t, code = wall(argv)

@@ -38,7 +38,7 @@ def check(report: dict, planted: dict) -> tuple[list[str], list[str]]:
 
 
 def grid(paths: list[str], planted: dict) -> None:
-    from gpu_bench_tools import fleet
+    from gpu_bench_tools.fleet import fleet
 
     inputs = fleet.read_files(paths)
     print("score  min-effect  min-cases  planted found  others flagged  lone outliers  crowded cases")
@@ -70,7 +70,7 @@ def main() -> int:
               f"{time.perf_counter() - t0:.0f} s; planted: " +
               ", ".join(f"{h} {k} x{f:.2f}" for h, (k, f) in sorted(planted.items())))
         out = work / "fleet.json"
-        cmd = [sys.executable, "-m", "gpu_bench_tools.cli_fleet", *paths, "--format", "json", "--out", str(out)]
+        cmd = [sys.executable, "-m", "gpu_bench_tools.cli.fleet", *paths, "--format", "json", "--out", str(out)]
         walls = []
         for _ in range(5):
             t0 = time.perf_counter()

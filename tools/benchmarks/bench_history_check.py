@@ -50,7 +50,7 @@ def night(context: dict, entries: list[dict], machine: int, day: int, rng: rando
 
 
 def build(db: Path, machines: int, nights: int) -> None:
-    from gpu_bench_tools import history
+    from gpu_bench_tools.history import history
 
     context, entries = template()
     rng = random.Random(1)
@@ -73,7 +73,7 @@ def main() -> int:
     ap.add_argument("--nights", type=int, default=365)
     ap.add_argument("--db", type=Path, help="reuse (or keep) the database here")
     args = ap.parse_args()
-    from gpu_bench_tools import history_check
+    from gpu_bench_tools.history import check as history_check
 
     db = args.db or Path(tempfile.mkdtemp()) / "history.sqlite"
     if not db.exists():
@@ -91,7 +91,7 @@ def main() -> int:
     walls = []
     for _ in range(5):
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "gpu_bench_tools.cli_history", "--db", str(db), "check"],
+        p = subprocess.run([sys.executable, "-m", "gpu_bench_tools.cli.history", "--db", str(db), "check"],
                            capture_output=True, text=True)
         walls.append(time.perf_counter() - t0)
     print(f"gpu-bench-history check, whole process: median {sorted(walls)[2]:.2f} s of 5 (exit {p.returncode})")

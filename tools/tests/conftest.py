@@ -40,7 +40,7 @@ def _no_floors_unless_asked(request, tmp_path_factory, monkeypatch):
     widen every one-round verdict) are tested where a test is marked `floors`."""
     if request.node.get_closest_marker("floors"):
         return
-    from gpu_bench_tools import floors
+    from gpu_bench_tools.stats import floors
 
     empty = tmp_path_factory.getbasetemp() / "no_floors.toml"
     if not empty.exists():

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from conftest import run_cli
-from gpu_bench_tools import cli_history, history
+from gpu_bench_tools.cli import history as cli_history
+from gpu_bench_tools.history import history
 
 
 def check(monkeypatch, capsys, db: str, counts, ingest_args: list[str], later: list[str]) -> None:

@@ -55,7 +55,7 @@ def _repetition_ratios(model: str) -> dict[str, list[float]]:
     """case key -> each repetition's time over the median repetition's, from the committed runs of 5."""
     import statistics
 
-    from gpu_bench_tools.load import load_file
+    from gpu_bench_tools.reading.load import load_file
 
     out = {}
     for path in REPETITIONS[model]:

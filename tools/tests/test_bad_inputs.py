@@ -10,7 +10,7 @@ import pytest
 
 import synth
 from conftest import run_cli, subprocess_env
-from gpu_bench_tools import cli_compare, cli_history, cli_plot, cli_report
+from gpu_bench_tools.cli import compare as cli_compare, history as cli_history, plot as cli_plot, report as cli_report
 
 
 def one_line_exit_2(code, err, expected):
@@ -146,6 +146,6 @@ def test_dpi_of_zero_or_less_is_a_usage_error(tmp_path, capsys, dpi):
 
 
 def test_a_real_process_on_dev_zero_prints_one_line(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "gpu_bench_tools.cli_compare", "/dev/zero", "/dev/zero"],
+    p = subprocess.run([sys.executable, "-m", "gpu_bench_tools.cli.compare", "/dev/zero", "/dev/zero"],
                        capture_output=True, text=True, env=subprocess_env(), timeout=60)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "a device" in p.stderr

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from conftest import subprocess_env
-from gpu_bench_tools import cli_compare, cli_history, cli_plot, cli_report
+from gpu_bench_tools.cli import compare as cli_compare, history as cli_history, plot as cli_plot, report as cli_report
 
 BAD = {
     "missing": None,
@@ -73,10 +73,10 @@ def test_usage_errors_exit_2(capsys, tmp_path, data):
 def test_a_real_process_prints_no_traceback(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"context": {}, "benchmarks": [')
-    for module in ("cli_compare", "cli_plot", "cli_report", "cli_history"):
-        args = {"cli_compare": [str(bad), str(bad)], "cli_plot": [str(bad), "--out", str(tmp_path)],
-                "cli_report": [str(bad), "--out", str(tmp_path / "r.html")],
-                "cli_history": ["--db", str(tmp_path / "h.sqlite"), "ingest", str(bad)]}[module]
+    for module in ("cli.compare", "cli.plot", "cli.report", "cli.history"):
+        args = {"cli.compare": [str(bad), str(bad)], "cli.plot": [str(bad), "--out", str(tmp_path)],
+                "cli.report": [str(bad), "--out", str(tmp_path / "r.html")],
+                "cli.history": ["--db", str(tmp_path / "h.sqlite"), "ingest", str(bad)]}[module]
         p = subprocess.run([sys.executable, "-m", f"gpu_bench_tools.{module}", *args], capture_output=True, text=True,
                            env=subprocess_env(), timeout=60)
         assert p.returncode == 2, (module, p.stderr)
@@ -84,9 +84,9 @@ def test_a_real_process_prints_no_traceback(tmp_path):
 
 
 def test_heavy_libraries_load_only_when_needed():
-    code = ("import sys, gpu_bench_tools.load, gpu_bench_tools.compare, gpu_bench_tools.history, "
-            "gpu_bench_tools.report, gpu_bench_tools.plot, gpu_bench_tools.cli_compare, gpu_bench_tools.cli_plot, "
-            "gpu_bench_tools.cli_report, gpu_bench_tools.cli_history\n"
+    code = ("import sys, gpu_bench_tools.reading.load, gpu_bench_tools.compare.compare, gpu_bench_tools.history.history, "
+            "gpu_bench_tools.report.report, gpu_bench_tools.plot, gpu_bench_tools.cli.compare, gpu_bench_tools.cli.plot, "
+            "gpu_bench_tools.cli.report, gpu_bench_tools.cli.history\n"
             "heavy = [m for m in ('matplotlib', 'scipy', 'numpy') if m in sys.modules]\n"
             "print(heavy); sys.exit(1 if heavy else 0)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), timeout=60)

@@ -9,9 +9,9 @@ import pytest
 
 import synth
 from conftest import REPO, SLOW, run_cli
-from gpu_bench_tools import cli_compare
-from gpu_bench_tools.compare import compare
-from gpu_bench_tools.load import benchmark_file_from_doc, load_file
+from gpu_bench_tools.cli import compare as cli_compare
+from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file
 
 SLOW_RX = re.compile("|".join(SLOW))
 RESULTS = REPO / "results"
@@ -180,7 +180,7 @@ def test_errored_cases_are_shown_not_dropped():
     res = compare([fa, fb])
     errs = [r for r in res.rows if r.versus[1].verdict == "error"]
     assert errs and all("registered" in r.key for r in errs)
-    from gpu_bench_tools.compare_render import render_table
+    from gpu_bench_tools.compare.render import render_table
     assert "Cases without a figure" in render_table(res) and "cannot allocate" in render_table(res)
 
 

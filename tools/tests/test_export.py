@@ -15,7 +15,7 @@ import gatefiles as gf
 import pytest
 from conftest import TOOLS, run_cli
 
-from gpu_bench_tools.cli_export import main
+from gpu_bench_tools.cli.export import main
 
 H100_H2D_GBPS = 54.863721547153366
 PASSWORD = "s3cret-never-printed"
@@ -163,12 +163,12 @@ def test_an_unwritable_folder_is_one_line_and_the_old_file_stays(capsys):
             immutable = True
             code, out, err = export(capsys, *argv)
         else:
-            probe = _as_nobody([sys.executable, "-c", "import gpu_bench_tools.cli_export"])
+            probe = _as_nobody([sys.executable, "-c", "import gpu_bench_tools.cli.export"])
             if probe.returncode != 0:
                 pytest.skip("as root, chattr +i is not allowed here and user nobody cannot run "
                             f"{sys.executable} with the tools: no folder root cannot write to")
             folder.chmod(0o555)
-            r = _as_nobody([sys.executable, "-m", "gpu_bench_tools.cli_export", *argv])
+            r = _as_nobody([sys.executable, "-m", "gpu_bench_tools.cli.export", *argv])
             code, out, err = r.returncode, r.stdout, r.stderr
         assert code == 2 and out == "", (code, out, err)
         assert err == f"gpu-bench-export: error: --out {folder}: cannot write there (permission denied); " \

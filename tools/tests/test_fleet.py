@@ -10,7 +10,9 @@ import pytest
 import synth
 import synth_fleet
 from conftest import run_cli
-from gpu_bench_tools import cli_fleet, dburl, fleet, history
+from gpu_bench_tools.cli import fleet as cli_fleet
+from gpu_bench_tools.history import dburl, history
+from gpu_bench_tools.fleet import fleet
 
 H2D_SLOW = {r"^Transfer/dir:h2d/": 0.93}  # 7% slower: beyond 5%, on every h2d case
 
@@ -203,12 +205,12 @@ def test_a_real_process_prints_one_line_and_imports_lightly(tmp_path):
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     env = dict(subprocess_env(), GPU_BENCH_DB=f"postgresql://nightly:Pa55-in-env@127.0.0.1:{port}/db")
-    p = subprocess.run([sys.executable, "-m", "gpu_bench_tools.cli_fleet"], capture_output=True, text=True, env=env,
+    p = subprocess.run([sys.executable, "-m", "gpu_bench_tools.cli.fleet"], capture_output=True, text=True, env=env,
                        timeout=60)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "cannot connect" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr and "Pa55-in-env" not in p.stderr and "nightly:***@" in p.stderr
-    code = ("import sys, gpu_bench_tools.fleet, gpu_bench_tools.fleet_render, gpu_bench_tools.cli_fleet, "
-            "gpu_bench_tools.dburl, gpu_bench_tools.history_store\n"
+    code = ("import sys, gpu_bench_tools.fleet.fleet, gpu_bench_tools.fleet.render, gpu_bench_tools.cli.fleet, "
+            "gpu_bench_tools.history.dburl, gpu_bench_tools.history.store\n"
             "heavy = [m for m in ('matplotlib', 'scipy', 'numpy', 'sqlalchemy') if m in sys.modules]\n"
             "print(heavy); sys.exit(1 if heavy else 0)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), timeout=60)

@@ -9,9 +9,9 @@ import gatefiles as gf
 import pytest
 from conftest import run_cli
 
-from gpu_bench_tools.cli_gate import main
-from gpu_bench_tools.expectations import load_expectations
-from gpu_bench_tools.gate import FIRST_LINE_MAX
+from gpu_bench_tools.cli.gate import main
+from gpu_bench_tools.fleet.expectations import load_expectations
+from gpu_bench_tools.fleet.gate import FIRST_LINE_MAX
 
 # Every figure the shipped expectations hold for the two committed models: (case prefix, counter, name).
 FIGURES = [

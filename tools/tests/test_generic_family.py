@@ -9,10 +9,11 @@ import pytest
 
 import synth
 from conftest import REPO, run_cli
-from gpu_bench_tools import cli_compare, cli_plot, cli_report, plot
-from gpu_bench_tools.compare import compare
-from gpu_bench_tools.load import InputError, benchmark_file_from_doc, load_file
-from gpu_bench_tools.report import headlines
+from gpu_bench_tools.cli import compare as cli_compare, plot as cli_plot, report as cli_report
+from gpu_bench_tools import plot
+from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.reading.load import InputError, benchmark_file_from_doc, load_file
+from gpu_bench_tools.report.report import headlines
 
 
 def svg_text(path):

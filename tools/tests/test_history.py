@@ -7,7 +7,8 @@ import pytest
 import interrupted_ingest
 import synth
 from conftest import run_cli
-from gpu_bench_tools import cli_history, history
+from gpu_bench_tools.cli import history as cli_history
+from gpu_bench_tools.history import history
 
 FAMS = ("Transfer", "SmallCopy")
 

@@ -12,8 +12,9 @@ import pytest
 import interrupted_ingest
 import synth
 from conftest import run_cli
-from gpu_bench_tools import cli_history, dburl, history, history_check
-from gpu_bench_tools import history_store as store
+from gpu_bench_tools.cli import history as cli_history
+from gpu_bench_tools.history import dburl, history, check as history_check
+from gpu_bench_tools.history import store
 
 FAMS = ("Transfer", "SmallCopy")
 TABLES = ("machines", "series", "runs", "cases", "results")

@@ -9,7 +9,7 @@ import pytest
 
 import synth
 from conftest import REPO, run_cli
-from gpu_bench_tools import cli_history
+from gpu_bench_tools.cli import history as cli_history
 
 H100 = REPO / "results" / "transfer_h100_reps5.json"
 FAMS = ("Transfer",)

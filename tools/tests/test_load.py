@@ -5,8 +5,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import synth
-from gpu_bench_tools import load
-from gpu_bench_tools.load import InputError, load_file, parse_name
+from gpu_bench_tools.reading import load
+from gpu_bench_tools.reading.load import InputError, load_file, parse_name
 
 
 def test_parse_name_drops_manual_time_and_splits_axes():

@@ -12,11 +12,14 @@ from hypothesis import strategies as st
 
 import synth
 from conftest import run_cli
-from gpu_bench_tools import cli_compare, cli_history, cli_plot, cli_report, history_render, load, plot
-from gpu_bench_tools.compare import compare
-from gpu_bench_tools.compare_render import render_table
-from gpu_bench_tools.load import benchmark_file_from_doc, load_file, metric_for, parse_name
-from gpu_bench_tools.report import build_report, headlines
+from gpu_bench_tools.cli import compare as cli_compare, history as cli_history, plot as cli_plot, report as cli_report
+from gpu_bench_tools.history import render as history_render
+from gpu_bench_tools.reading import load
+from gpu_bench_tools import plot
+from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.render import render_table
+from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file, metric_for, parse_name
+from gpu_bench_tools.report.report import build_report, headlines
 
 
 def svg_text(path):

@@ -11,7 +11,8 @@ import gatefiles as gf
 import synth
 from conftest import run_cli
 
-from gpu_bench_tools import cli_compare, cli_export, cli_gate, cli_history, fleet
+from gpu_bench_tools.cli import compare as cli_compare, export as cli_export, gate as cli_gate, history as cli_history
+from gpu_bench_tools.fleet import fleet
 
 GEN4_X8 = {5: (4, 8)}  # GPU 5 of an 8-GPU node sits in a PCIe gen4 x8 slot; the others gen5 x16
 CPU_A, CPU_B = "Intel(R) Xeon(R) Platinum 8480+", "AMD EPYC 9654 96-Core Processor"

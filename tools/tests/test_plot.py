@@ -6,8 +6,9 @@ import pytest
 
 import synth
 from conftest import run_cli
-from gpu_bench_tools import cli_plot, plot
-from gpu_bench_tools.load import benchmark_file_from_doc, load_file, load_timeline
+from gpu_bench_tools.cli import plot as cli_plot
+from gpu_bench_tools import plot
+from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file, load_timeline
 
 
 def png_is_a_picture(path):

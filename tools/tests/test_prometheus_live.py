@@ -21,7 +21,7 @@ import pytest
 import services as sv
 from conftest import REPO, TOOLS, run_cli
 
-from gpu_bench_tools.cli_export import main as export_main
+from gpu_bench_tools.cli.export import main as export_main
 
 DEPLOY = REPO / "deploy" / "prometheus"
 H100_H2D_GBPS = 54.863721547153366
@@ -292,7 +292,7 @@ def test_the_console_script_pushes_with_credentials_from_the_environment(pushgat
     base = pushgateway(BASIC_AUTH)
     env = sv.no_proxy_env({"GPU_BENCH_PUSHGATEWAY_USER": USER, "GPU_BENCH_PUSHGATEWAY_PASSWORD": PASSWORD,
                            "PYTHONPATH": str(TOOLS)})
-    argv = [sys.executable, "-m", "gpu_bench_tools.cli_export", "--pushgateway", base, "--out", str(tmp_path),
+    argv = [sys.executable, "-m", "gpu_bench_tools.cli.export", "--pushgateway", base, "--out", str(tmp_path),
             str(gf.GATE_H100)]
     r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0 and PASSWORD not in r.stdout + r.stderr + " ".join(argv), r
@@ -312,7 +312,7 @@ def _stub_gpu_bench(folder: Path) -> Path:
     stub.chmod(0o755)
     for tool in ("gate", "export"):
         w = folder / f"gpu-bench-{tool}"
-        w.write_text(f'#!/bin/sh\nPYTHONPATH="{TOOLS}" exec "{sys.executable}" -m gpu_bench_tools.cli_{tool} "$@"\n')
+        w.write_text(f'#!/bin/sh\nPYTHONPATH="{TOOLS}" exec "{sys.executable}" -m gpu_bench_tools.cli.{tool} "$@"\n')
         w.chmod(0o755)
     return stub
 

@@ -8,9 +8,11 @@ import time
 import pytest
 
 from conftest import is_trace, real_results, run_cli
-from gpu_bench_tools import cli_compare, history, plot
-from gpu_bench_tools.compare import compare
-from gpu_bench_tools.load import load_file, load_timeline
+from gpu_bench_tools.cli import compare as cli_compare
+from gpu_bench_tools.history import history
+from gpu_bench_tools import plot
+from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.reading.load import load_file, load_timeline
 
 REAL = real_results()
 BENCH = [p for p in REAL if not is_trace(p)]

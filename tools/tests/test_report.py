@@ -9,9 +9,9 @@ import pytest
 
 import synth
 from conftest import SLOW, run_cli
-from gpu_bench_tools import cli_report
-from gpu_bench_tools.load import load_file
-from gpu_bench_tools.report import headlines
+from gpu_bench_tools.cli import report as cli_report
+from gpu_bench_tools.reading.load import load_file
+from gpu_bench_tools.report.report import headlines
 
 
 @pytest.fixture(scope="module")
@@ -167,8 +167,8 @@ def test_captions_name_the_machines(report):
 
 
 def test_machines_that_share_a_host_name_are_told_apart_by_gpu(tmp_path):
-    from gpu_bench_tools.configurations import configurations
-    from gpu_bench_tools.load import benchmark_file_from_doc
+    from gpu_bench_tools.report.configurations import configurations
+    from gpu_bench_tools.reading.load import benchmark_file_from_doc
 
     a = synth.make_run(families=("SyncPlacement",), host="vm", seed=1)
     b = synth.make_run(families=("SyncPlacement",), host="vm", seed=2)
@@ -214,7 +214,7 @@ def _shows(cell, value, pct):
 
 
 def test_headline_figures_carry_their_noise_pct_interval():
-    from gpu_bench_tools.load import benchmark_file_from_doc
+    from gpu_bench_tools.reading.load import benchmark_file_from_doc
 
     def pct_of(name):
         return None if "/mem:pageable/" in name else 3.0 if "/dir:h2d/" in name else 0.25
@@ -237,7 +237,7 @@ def test_headline_figures_carry_their_noise_pct_interval():
 
 
 def test_plus_minus_is_rounded_to_the_interval():
-    from gpu_bench_tools.report import fmt_interval
+    from gpu_bench_tools.report.report import fmt_interval
 
     assert fmt_interval(52.3412, 0.2617) == "52.34 ± 0.26"
     assert fmt_interval(32596.18, 3178.0) == "32600 ± 3200"
@@ -248,8 +248,8 @@ def test_plus_minus_is_rounded_to_the_interval():
 
 
 def test_report_says_what_plus_minus_means_only_where_it_shows_one(data, tmp_path):
-    from gpu_bench_tools.load import benchmark_file_from_doc
-    from gpu_bench_tools.report import build_report
+    from gpu_bench_tools.reading.load import benchmark_file_from_doc
+    from gpu_bench_tools.report.report import build_report
 
     legend = "± is the interval the next independent run&#x27;s figure falls in at least 90% of the time (noise_pct)"
     a = benchmark_file_from_doc("a.json", _noisy_run(lambda n: 2.0, families=("SmallCopy",), seed=1))

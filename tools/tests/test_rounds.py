@@ -10,10 +10,11 @@ import pytest
 
 import synth
 from conftest import run_cli
-from gpu_bench_tools import aa, cli_aa, cli_compare
-from gpu_bench_tools.compare import compare
-from gpu_bench_tools.floors import SPREAD_TO_HALF_WIDTH, load_floors
-from gpu_bench_tools.load import benchmark_file_from_doc, load_file
+from gpu_bench_tools.aa import aa
+from gpu_bench_tools.cli import aa as cli_aa, compare as cli_compare
+from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.stats.floors import SPREAD_TO_HALF_WIDTH, load_floors
+from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file
 
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
 UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}

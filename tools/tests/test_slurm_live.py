@@ -47,7 +47,7 @@ FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_
 LOADED_BY_THE_JOB = r"""
 import os, shutil, sys, tempfile
 at_start = set(sys.modules)  # what site's .pth files load, not the tools
-from gpu_bench_tools import cli_export, cli_gate, cli_history
+from gpu_bench_tools.cli import export as cli_export, gate as cli_gate, history as cli_history
 run, scratch, shown = sys.argv[1], tempfile.mkdtemp(), sys.stdout
 sys.stdout = open(os.devnull, "w")
 codes = (cli_gate.main(["--quiet", run]), cli_export.main(["--out", scratch, run]),
@@ -244,7 +244,7 @@ def _start_cluster(work: Path, user: str) -> Cluster:
         else:
             shutil.copy2(where, lib / where.name)
         tops.append(where.name.split(".")[0])
-    imports = "import gpu_bench_tools.cli_gate, gpu_bench_tools.cli_export, gpu_bench_tools.cli_history"
+    imports = "import gpu_bench_tools.cli.gate, gpu_bench_tools.cli.export, gpu_bench_tools.cli.history"
     imports += "".join(f", {t}" for t in tops if t.isidentifier())
     python = next((py for py in (sys.executable, "/usr/bin/python3") if subprocess.run(
         ([RUNUSER, "-u", user, "--"] if AS_ROOT else []) + [py, "-c", imports], capture_output=True,

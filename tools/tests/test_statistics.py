@@ -9,9 +9,10 @@ import pytest
 
 import synth
 from conftest import REPO, run_cli
-from gpu_bench_tools import cli_compare, stats
-from gpu_bench_tools.compare import compare
-from gpu_bench_tools.load import benchmark_file_from_doc, load_file
+from gpu_bench_tools.cli import compare as cli_compare
+from gpu_bench_tools.stats import stats
+from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file
 
 H100 = REPO / "results" / "transfer_h100_reps5.json"
 H200 = REPO / "results" / "transfer_h200_reps5.json"

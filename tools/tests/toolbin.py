@@ -7,7 +7,7 @@ from pathlib import Path
 
 import gatefiles as gf
 
-TOOL_MODULES = {"gpu-bench-gate": "cli_gate", "gpu-bench-export": "cli_export", "gpu-bench-history": "cli_history"}
+TOOL_MODULES = {"gpu-bench-gate": "cli.gate", "gpu-bench-export": "cli.export", "gpu-bench-history": "cli.history"}
 
 
 def write_exe(path: Path, text: str) -> Path:
