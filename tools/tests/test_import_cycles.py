@@ -1,10 +1,15 @@
 """The tools' modules import one another one way only: a cycle makes a module's meaning depend on which
-one happens to be imported first. Imports under `if TYPE_CHECKING:` are for annotations and never run."""
+one happens to be imported first. Imports under `if TYPE_CHECKING:` are for annotations and never run.
+
+The subpackages are layers, from the bottom up: a module imports from its own subpackage and the ones below
+it, never from one above, so reading needs nothing of the statistics, compare nothing of the history, and
+only cli/ knows every other."""
 
 import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gpu_bench_tools"
+LAYERS = ("reading", "stats", "compare", "plot", "history", "fleet", "report", "aa", "cli")
 
 
 def _module_name(path: Path, package: Path) -> str:
@@ -80,6 +85,16 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def upward_imports(graph: dict[str, set[str]], layers: tuple[str, ...] = LAYERS) -> list[str]:
+    """'module -> module' for each import of a subpackage above the importer's own; the package's own
+    __init__ (the version) belongs to no layer and anyone may import it."""
+    def layer(mod: str) -> int:
+        parts = mod.split(".")
+        return -1 if len(parts) == 1 else layers.index(parts[1])
+
+    return sorted(f"{m} -> {t}" for m, targets in graph.items() for t in targets if layer(t) > layer(m))
+
+
 def test_the_tools_have_no_import_cycle():
     assert cycles(import_graph()) == []
 
@@ -94,3 +109,25 @@ def test_the_check_finds_a_cycle(tmp_path):
                               "from . import a\n")
     (pkg / "d.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n")
     assert cycles(import_graph(pkg)) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def test_every_module_is_in_a_layer():
+    """A module outside the layers, or a subpackage not named in LAYERS, would escape the check below."""
+    outside = [m for m in import_graph() if m.count(".") < 2 and m != PACKAGE.name and m.split(".")[1] not in LAYERS]
+    assert outside == []
+    assert sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()) == sorted(LAYERS)
+
+
+def test_no_module_imports_a_subpackage_above_its_own():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_check_finds_an_upward_import(tmp_path):
+    pkg = tmp_path / "pkg"
+    for sub in ("low", "high"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("VERSION = 1\n")
+    (pkg / "high" / "a.py").write_text("from ..low.b import x\nfrom .. import VERSION\n")
+    (pkg / "low" / "b.py").write_text("x = 1\n\ndef f():\n    from ..high import a\n")
+    assert upward_imports(import_graph(pkg), ("low", "high")) == ["pkg.low.b -> pkg.high.a"]
