@@ -11,7 +11,7 @@ for a single run, the spread of its repetitions. A change is attributed to the f
 with what changed in the context there. When the newest run starts a new configuration, it is compared with
 the runs of the configuration before and those differences are listed as what the configuration change did.
 
-Every SQL statement is in history_store.py (SQLite or PostgreSQL). Each ingest is one transaction: all files or none.
+Every SQL statement is in store.py (SQLite or PostgreSQL). Each ingest is one transaction: all files or none.
 """
 
 from __future__ import annotations
