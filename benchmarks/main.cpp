@@ -189,6 +189,24 @@ std::string sizes_that_do_not_fit(const options& o) {
            " available; give smaller sizes";
   return {};
 }
+
+// A --sizes list with a size under the smallest a selected family's cases take (its min_bytes): refused
+// before any case runs, as each such case could only fail. A named sweep is each family's to trim.
+std::string sizes_below_family_minimum(const options& o, const std::string& filter,
+                                       const std::vector<std::string>& names) {
+  if (o.sizes_spec == "pow4" || o.sizes_spec == "pow2" || o.sizes.empty()) return {};
+  const std::uint64_t smallest = *std::min_element(o.sizes.begin(), o.sizes.end());
+  for (const family_descriptor& f : families()) {
+    if (smallest >= f.min_bytes) continue;
+    std::vector<std::string> own;
+    for (const std::string& n : names)
+      if (n.rfind(f.name + "/", 0) == 0) own.push_back(n);
+    if (count_filter_matches(filter, own) > 0)
+      return "--sizes asks for " + format_bytes(smallest) + ", and a " + f.name + " case takes at least " +
+             format_bytes(f.min_bytes) + "; give larger sizes, or a --benchmark_filter without " + f.name;
+  }
+  return {};
+}
 }  // namespace gpu_bench
 
 namespace {
@@ -391,6 +409,13 @@ step_result run_rounds(run_state& run) {
 step_result measure(run_state& run) {
   try {
     if (const step_result rc = register_cases(run)) return rc;
+    if (!run.opts.list_only)
+      if (const std::string why =
+              gpu_bench::sizes_below_family_minimum(run.opts, run.filter, gpu_bench::registered_names());
+          !why.empty()) {
+        std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
+        return 2;
+      }
     if (!run.opts.list_only)
       if (const step_result rc = describe_machine(run)) return rc;
     return run_rounds(run);
