@@ -69,6 +69,13 @@ double latency_ns(double loads_s, std::uint64_t loads) {
   return loads == 0 ? 0 : loads_s / static_cast<double>(loads) * 1e9;
 }
 
+double expected_latency_s(bool host_memory, std::uint64_t footprint) {
+  if (host_memory) return 1e-6;
+  if (footprint <= (std::uint64_t{128} << 10)) return 40e-9;
+  if (footprint <= (std::uint64_t{64} << 20)) return 300e-9;
+  return 700e-9;
+}
+
 std::uint64_t chase_loads_for(double latency_s, double target_s) {
   if (!(latency_s > 0) || !(target_s > 0)) return kMinChaseLoads;
   const double want = target_s / latency_s;

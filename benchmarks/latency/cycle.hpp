@@ -40,8 +40,12 @@ double chase_difference_s(double n_loads_s, double twice_n_loads_s);
 // The latency of one load, from the time of `loads` loads alone.
 double latency_ns(double loads_s, std::uint64_t loads);
 
-// The loads per chase that make the difference last about `target_s`, from a pilot's latency: a power of
-// two (the same from run to run where the latency barely moves), from kMinChaseLoads to kMaxChaseLoads.
+// A rough latency per load, only to size the chases: host memory across the link; device memory by the
+// cache its footprint fits in (L1 up to 128 KiB, L2 up to 64 MiB, else DRAM), as on H100-class GPUs.
+double expected_latency_s(bool host_memory, std::uint64_t footprint);
+
+// The loads per chase that make the difference last about `target_s` at `latency_s` a load: a power of
+// two from kMinChaseLoads to kMaxChaseLoads.
 inline constexpr std::uint64_t kMinChaseLoads = 64;
 inline constexpr std::uint64_t kMaxChaseLoads = std::uint64_t{1} << 22;
 std::uint64_t chase_loads_for(double latency_s, double target_s);

@@ -35,9 +35,6 @@ namespace {
 // What the difference of a sample's two chases lasts: long against the event timer's tick and the
 // samples' jitter, short enough that the family's cases take a few seconds in all.
 constexpr double kTargetS = 250e-6;
-// The pilot doubles its loads until its difference lasts this long, so that its latency is good to a few
-// percent and the loads chosen from it are the same from run to run.
-constexpr double kPilotS = 50e-6;
 // At most this many lines are read back to check the cycle after the samples, spread over the footprint.
 constexpr std::uint64_t kCheckedLines = 65536;
 
@@ -71,21 +68,31 @@ void advise_host_resident(void* p, std::size_t bytes, int device) {
   CUDA_CHECK(cudaMemAdvise(p, bytes, cudaMemAdviseSetAccessedBy, gpu));
 }
 
-// "" when the chase stands where `walked` loads along `next` from line 0 lead, else why not.
-std::string end_problem(const void* at, const void* base, const std::vector<std::uint32_t>& next,
-                        std::uint64_t walked) {
-  const std::uint64_t lines = next.size();
-  const auto offset = static_cast<std::uint64_t>(static_cast<const char*>(at) - static_cast<const char*>(base));
-  if (at < base || offset >= lines * kChaseLineBytes || offset % kChaseLineBytes != 0)
-    return "the chase ended at " + std::to_string(reinterpret_cast<std::uintptr_t>(at)) +
-           ", not at a line of its cycle: its loads did not follow the pointers written";
-  std::uint64_t line = 0;
-  for (std::uint64_t k = walked % lines; k > 0; --k) line = next[line];
-  if (offset / kChaseLineBytes != line)
-    return "the chase ended at line " + std::to_string(offset / kChaseLineBytes) + ", not at line " +
-           std::to_string(line) + " where its " + std::to_string(walked) + " loads lead";
-  return {};
-}
+// Where the chase must stand after a number of loads from line 0, followed along the cycle from where it
+// was last checked (under --verify=each it is checked after every sample).
+class walk_check {
+ public:
+  explicit walk_check(const std::vector<std::uint32_t>& next) : next_(next) {}
+  // "" when the chase's pointer `at` is the line `walked` loads lead to, else why not.
+  std::string problem(const void* at, const void* base, std::uint64_t walked) {
+    const std::uint64_t lines = next_.size();
+    const auto offset = static_cast<std::uint64_t>(static_cast<const char*>(at) - static_cast<const char*>(base));
+    if (at < base || offset >= lines * kChaseLineBytes || offset % kChaseLineBytes != 0)
+      return "the chase ended at address " + std::to_string(reinterpret_cast<std::uintptr_t>(at)) +
+             ", not at a line of its cycle: its loads did not follow the pointers written";
+    for (std::uint64_t k = (walked - walked_) % lines; k > 0; --k) line_ = next_[line_];
+    walked_ = walked;
+    if (offset / kChaseLineBytes != line_)
+      return "the chase ended at line " + std::to_string(offset / kChaseLineBytes) + ", not at line " +
+             std::to_string(line_) + " where its " + std::to_string(walked) + " loads lead";
+    return {};
+  }
+
+ private:
+  const std::vector<std::uint32_t>& next_;
+  std::uint64_t walked_ = 0;
+  std::uint32_t line_ = 0;
+};
 
 void run_latency(benchmark::State& state, const latency_case& c) {
   const int device = current_device();
@@ -128,15 +135,10 @@ void run_latency(benchmark::State& state, const latency_case& c) {
     walked += loads;
     return t;
   };
-  // The pilot: L and 2L loads, L doubling until their difference is long enough to judge the latency by.
-  timed(kMinChaseLoads);  // the kernel's first launch, not timed
-  std::uint64_t pilot = kMinChaseLoads;
-  double pilot_s = 0;
-  for (; pilot < kMaxChaseLoads; pilot *= 2) {
-    pilot_s = chase_difference_s(timed(pilot).seconds, timed(2 * pilot).seconds);
-    if (pilot_s >= kPilotS) break;
-  }
-  const std::uint64_t loads = chase_loads_for(pilot_s / static_cast<double>(pilot), kTargetS);
+  // The loads per chase follow from the footprint alone, never from a measurement: every round of a case
+  // must time the same number of loads, as its figure is the mean of the rounds' medians.
+  const std::uint64_t loads = chase_loads_for(expected_latency_s(host_side, c.bytes), kTargetS);
+  walk_check expected{next};
 
   case_plan plan;
   plan.measure = [&] {
@@ -149,7 +151,7 @@ void run_latency(benchmark::State& state, const latency_case& c) {
   plan.verify = [&]() -> std::string {
     void* at = nullptr;
     CUDA_CHECK(cudaMemcpy(&at, cursor.data(), sizeof(void*), cudaMemcpyDeviceToHost));
-    if (std::string why = end_problem(at, base, next, walked); !why.empty()) return why;
+    if (std::string why = expected.problem(at, base, walked); !why.empty()) return why;
     const scratch_word w = device_scratch_word();
     *static_cast<volatile unsigned long long*>(w.host) = 0;
     const std::uint64_t step = (lines + kCheckedLines - 1) / kCheckedLines;
@@ -203,8 +205,8 @@ const family_registration registration{[](family_descriptor& f) {
       "    managed     cudaMallocManaged, its pages advised to stay on the host and mapped for the GPU\n"
       "                Loads from pinned, registered and managed memory are ld.global.cv, fetched from the\n"
       "                host whatever a cache holds: every load crosses the link.\n"
-      "    counters    latency_ns (the median difference / L), loads (L, chosen from a short pilot chase so the\n"
-      "                difference lasts about 0.25 ms), samples, noise_pct.\n"
+      "    counters    latency_ns (the median difference / L), loads (L: a power of two from the kind and N, so\n"
+      "                that the difference lasts about 0.25 ms, the same in every run), samples, noise_pct.\n"
       "    sizes       device 16 KiB, 1 MiB, 32 MiB, 1 GiB and host kinds 1 MiB, 256 MiB by default; --sizes gives\n"
       "                others, each at least one line (128 B) and no more than the GPU or host holds.\n"
       "  Where the host has more than one NUMA node with memory, pinned and registered cases gain a numa:remote\n"

@@ -82,5 +82,10 @@ TEST(LatencyTiming, LoadsMakeTheDifferenceLastAboutTheTarget) {
   EXPECT_EQ(chase_loads_for(30e-9, 250e-6), 8192u);  // 8333 rounds to the nearest power of two
   EXPECT_EQ(chase_loads_for(1e-3, 250e-6), kMinChaseLoads);
   EXPECT_EQ(chase_loads_for(1e-12, 1.0), kMaxChaseLoads);
-  EXPECT_EQ(chase_loads_for(0, 250e-6), kMinChaseLoads);  // a pilot that saw nothing
+  EXPECT_EQ(chase_loads_for(0, 250e-6), kMinChaseLoads);
+  // Sized from the footprint alone, so every round of a case times the same loads.
+  EXPECT_EQ(chase_loads_for(expected_latency_s(false, 16 << 10), 250e-6), 8192u);
+  EXPECT_EQ(chase_loads_for(expected_latency_s(false, 1u << 30), 250e-6), 256u);
+  EXPECT_EQ(chase_loads_for(expected_latency_s(true, 1 << 20), 250e-6), 256u);
+  EXPECT_LT(expected_latency_s(false, 16 << 10), expected_latency_s(false, 32 << 20));
 }
