@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""GPU test: every default Latency case against a bare pointer chase (bare_chase, no gpu_bench code) on the
+same GPU in the same call, interleaved: gpu_bench over every Latency case, then the bare chase over each,
+then gpu_bench again, and so on (ABAB), each case's medians over the passes compared: within 3%. Also times
+a default Latency-only run (3 rounds): the family must take at most 10 s of cases. Prints a table of case,
+gpu_bench ns, bare ns, ratio; writes every figure to OUT.json.
+
+Cases with numa:remote (a host with two NUMA nodes) are left out: the bare chase does not place memory.
+
+usage: latency_check.py GPU_BENCH BARE_CHASE OUT.json
+"""
+import json
+import statistics
+import subprocess
+import sys
+
+from gpu_common import SKIP, Checker, run_gpu_bench
+
+PASSES = 3  # of each side, alternating
+BARE_SAMPLES = 30
+TOLERANCE = 0.03
+BUDGET_S = 10.0
+
+
+def axes(name):
+    return dict(part.split(":", 1) for part in name.split("/")[1:] if ":" in part)
+
+
+def bare(exe, case, loads):
+    a = axes(case)
+    r = subprocess.run([exe, a["mem"], a["pattern"], a["bytes"], str(loads), str(BARE_SAMPLES)],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode == SKIP:
+        print("no CUDA GPU is visible: skipping")
+        sys.exit(SKIP)
+    if r.returncode != 0:
+        raise SystemExit(f"bare_chase failed for {case}: {r.stderr}")
+    return json.loads(r.stdout)["latency_ns"]
+
+
+def main(gpu_bench, bare_exe, out):
+    c = Checker()
+    ours, theirs, loads = {}, {}, {}
+    report = {"passes": []}
+    for p in range(PASSES):
+        # One round per pass: the passes themselves are the independent processes compared.
+        rc, doc = run_gpu_bench(gpu_bench, f"{out}.pass{p}.json", "--benchmark_filter=^Latency/", "--rounds=1")
+        c.check(rc == 0, f"pass {p}: gpu_bench exited {rc}")
+        if p == 0:
+            report["context"] = {k: v for k, v in doc["context"].items() if k.startswith(("gpu", "driver", "host"))}
+        runs, ok = c.runs_by_name(doc)
+        for name, b in ok.items():
+            if "/numa:remote/" in name:
+                continue
+            ours.setdefault(name, []).append(b["latency_ns"])
+            loads.setdefault(name, int(b["loads"]))
+            c.check(int(b["loads"]) == loads[name], f"{name}: loads {b['loads']} in pass {p}, {loads[name]} before")
+        for name in sorted(loads):
+            theirs.setdefault(name, []).append(bare(bare_exe, name, loads[name]))
+        report["passes"].append({"gpu_bench": {n: v[-1] for n, v in ours.items()},
+                                 "bare": {n: v[-1] for n, v in theirs.items()}})
+
+    rows = []
+    print(f"\n{'case':<56} {'gpu_bench ns':>13} {'bare ns':>10} {'ratio':>7}")
+    for name in sorted(ours, key=lambda n: (axes(n)["mem"], axes(n)["pattern"], int(axes(n)["bytes"]))):
+        g, b = statistics.median(ours[name]), statistics.median(theirs.get(name, [float("nan")]))
+        ratio = g / b if b > 0 else float("nan")
+        rows.append({"case": name, "gpu_bench_ns": g, "bare_ns": b, "ratio": ratio, "loads": loads[name],
+                     "gpu_bench_passes": ours[name], "bare_passes": theirs.get(name, [])})
+        print(f"{name:<56} {g:13.1f} {b:10.1f} {ratio:7.3f}")
+        c.check(abs(ratio - 1) <= TOLERANCE, f"{name}: gpu_bench {g:.1f} ns, bare {b:.1f} ns, ratio {ratio:.3f}")
+    c.check(len(rows) >= 20, f"{len(rows)} Latency cases compared, the default matrix has 20")
+    report["comparison"] = rows
+
+    # The family in a default run: 3 rounds, each case's own wall time (set-up, sampling, checks) counted
+    # in the last round and taken three times; the processes' start-up is the whole matrix's, not the family's.
+    rc, doc = run_gpu_bench(gpu_bench, f"{out}.default.json", "--benchmark_filter=^Latency/")
+    c.check(rc == 0, f"default run: gpu_bench exited {rc}")
+    rounds = int(doc["context"].get("gpu_bench.rounds", "3"))
+    case_wall = sum(b.get("wall_s", 0) for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration")
+    elapsed = float(doc["context"].get("gpu_bench.elapsed_s", "nan"))
+    print(f"\ndefault Latency run: {rounds} rounds, cases {case_wall:.2f} s in the last round, about "
+          f"{case_wall * rounds:.2f} s in all; the run took {elapsed:.2f} s with its processes' start-up")
+    report["budget"] = {"rounds": rounds, "last_round_cases_s": case_wall, "estimate_s": case_wall * rounds,
+                        "elapsed_s": elapsed}
+    c.check(case_wall * rounds <= BUDGET_S, f"Latency takes about {case_wall * rounds:.1f} s, over {BUDGET_S} s")
+    with open(out, "w") as f:
+        json.dump(report, f, indent=1)
+    return c.finish(f"{len(rows)} Latency cases within {TOLERANCE:.0%} of the bare chase")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        print(__doc__)
+        sys.exit(2)
+    sys.exit(main(*sys.argv[1:]))
