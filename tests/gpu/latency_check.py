@@ -2,7 +2,8 @@
 """GPU test: every default Latency case against a bare pointer chase (bare_chase, no gpu_bench code) on the
 same GPU in the same call, interleaved: gpu_bench over every Latency case, then the bare chase over each,
 then gpu_bench again, and so on (ABAB), each case's medians over the passes compared: within 3%. Also times
-a default Latency-only run (3 rounds): the family must take at most 10 s of cases. Prints a table of case,
+a default Latency-only run (3 rounds): the family must take at most 10 s of cases; and a footprint larger
+than the GPU holds is refused in one line. Prints a table of case,
 gpu_bench ns, bare ns, ratio; writes every figure to OUT.json.
 
 Cases with numa:remote (a host with two NUMA nodes) are left out: the bare chase does not place memory.
@@ -10,6 +11,7 @@ Cases with numa:remote (a host with two NUMA nodes) are left out: the bare chase
 usage: latency_check.py GPU_BENCH BARE_CHASE OUT.json
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -84,6 +86,15 @@ def main(gpu_bench, bare_exe, out):
     report["budget"] = {"rounds": rounds, "last_round_cases_s": case_wall, "estimate_s": case_wall * rounds,
                         "elapsed_s": elapsed}
     c.check(case_wall * rounds <= BUDGET_S, f"Latency takes about {case_wall * rounds:.1f} s, over {BUDGET_S} s")
+    # A footprint larger than the GPU and the host hold: one line, exit 2, before any case runs.
+    big = f"{out}.too_big.json"
+    r = subprocess.run([gpu_bench, "--sizes=1T", "--benchmark_filter=^Latency/", f"--benchmark_out={big}"],
+                       capture_output=True, text=True, timeout=120)
+    lines = r.stderr.strip().splitlines()
+    print(f"--sizes=1T: exit {r.returncode}: {r.stderr.strip()}")
+    c.check(r.returncode == 2 and len(lines) == 1 and "--sizes" in lines[0],
+            f"--sizes=1T: exit {r.returncode}, {r.stderr!r}")
+    c.check(not os.path.exists(big), "--sizes=1T left an output file")
     with open(out, "w") as f:
         json.dump(report, f, indent=1)
     return c.finish(f"{len(rows)} Latency cases within {TOLERANCE:.0%} of the bare chase")
