@@ -24,10 +24,17 @@ __global__ void chase_kernel(void** cursor, unsigned long long loads) {
   *cursor = p;
 }
 
+// Whole lines, the pointer then zeros: a write of the pointer alone would leave each line's sectors partly
+// written in the L2, and the first load of each then waits for the rest of its sector from DRAM.
 __global__ void write_cycle_kernel(char* base, const std::uint32_t* next, std::size_t lines, std::size_t line_bytes) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < lines;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    *reinterpret_cast<char**>(base + i * line_bytes) = base + static_cast<std::size_t>(next[i]) * line_bytes;
+  const std::size_t words = line_bytes / sizeof(unsigned long long);
+  for (std::size_t w = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; w < lines * words;
+       w += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t i = w / words;
+    reinterpret_cast<unsigned long long*>(base)[w] =
+        w % words == 0 ? reinterpret_cast<unsigned long long>(base + static_cast<std::size_t>(next[i]) * line_bytes)
+                       : 0ull;
+  }
 }
 
 __global__ void count_cycle_mismatches_kernel(const char* base, const std::uint32_t* next, std::size_t lines,
@@ -55,7 +62,8 @@ void chase(void** cursor, std::uint64_t loads, bool uncached, cudaStream_t strea
 
 void write_cycle(void* base, const std::uint32_t* next, std::size_t lines, std::size_t line_bytes,
                  cudaStream_t stream) {
-  write_cycle_kernel<<<grid_for(write_cycle_kernel, lines), kThreads, 0, stream>>>(static_cast<char*>(base), next,
+  const std::size_t words = lines * (line_bytes / sizeof(unsigned long long));
+  write_cycle_kernel<<<grid_for(write_cycle_kernel, words), kThreads, 0, stream>>>(static_cast<char*>(base), next,
                                                                                    lines, line_bytes);
   CUDA_CHECK_LAUNCH();
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace gpu_bench {
@@ -61,6 +62,25 @@ std::string cycle_problem(const std::vector<std::uint32_t>& next) {
   return {};
 }
 
+std::string chase_position::problem(std::int64_t offset, std::uint64_t walked) {
+  const std::uint64_t lines = next_.size();
+  const auto line_bytes = static_cast<std::int64_t>(kChaseLineBytes);
+  if (offset < 0 || static_cast<std::uint64_t>(offset) >= lines * kChaseLineBytes || offset % line_bytes != 0)
+    return "the chase ended " + std::to_string(offset) +
+           " bytes from the footprint's start, not at a line of its cycle: its loads did not follow the pointers "
+           "written";
+  if (walked < walked_)
+    return "the chase was asked for after " + std::to_string(walked) + " loads, after " + std::to_string(walked_) +
+           " before";
+  for (std::uint64_t k = (walked - walked_) % lines; k > 0; --k) line_ = next_[line_];
+  walked_ = walked;
+  const auto at = static_cast<std::uint64_t>(offset / line_bytes);
+  if (at != line_)
+    return "the chase ended at line " + std::to_string(at) + ", not at line " + std::to_string(line_) + " where its " +
+           std::to_string(walked) + " loads lead";
+  return {};
+}
+
 double chase_difference_s(double n_loads_s, double twice_n_loads_s) {
   return twice_n_loads_s - n_loads_s;
 }
@@ -83,6 +103,11 @@ std::uint64_t chase_loads_for(double latency_s, double target_s) {
   if (rounded <= static_cast<double>(kMinChaseLoads)) return kMinChaseLoads;
   if (rounded >= static_cast<double>(kMaxChaseLoads)) return kMaxChaseLoads;
   return static_cast<std::uint64_t>(rounded);
+}
+
+std::uint64_t chase_warm_loads(bool host_memory, std::uint64_t footprint) {
+  const std::uint64_t lines = chase_lines(footprint);
+  return static_cast<double>(lines) * expected_latency_s(host_memory, footprint) <= kWarmWalkS ? lines : 0;
 }
 
 }  // namespace gpu_bench

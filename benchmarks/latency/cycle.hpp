@@ -40,6 +40,22 @@ double chase_difference_s(double n_loads_s, double twice_n_loads_s);
 // The latency of one load, from the time of `loads` loads alone.
 double latency_ns(double loads_s, std::uint64_t loads);
 
+// Where a chase that started at line 0 stands after a number of loads, followed along `next` incrementally
+// from where it was last asked (under --verify=each it is asked after every sample).
+class chase_position {
+ public:
+  explicit chase_position(const std::vector<std::uint32_t>& next) : next_(next) {}
+  // "" when a chase whose pointer stands `offset` bytes from the footprint's start after `walked` loads (never
+  // fewer than last asked) is at the line they lead to, else why not. Every load counted must have run, and
+  // none run uncounted, for the two to meet.
+  std::string problem(std::int64_t offset, std::uint64_t walked);
+
+ private:
+  const std::vector<std::uint32_t>& next_;
+  std::uint64_t walked_ = 0;
+  std::uint32_t line_ = 0;
+};
+
 // A rough latency per load, only to size the chases: host memory across the link; device memory by the
 // cache its footprint fits in (L1 up to 128 KiB, L2 up to 64 MiB, else DRAM), as on H100-class GPUs.
 double expected_latency_s(bool host_memory, std::uint64_t footprint);
@@ -49,5 +65,13 @@ double expected_latency_s(bool host_memory, std::uint64_t footprint);
 inline constexpr std::uint64_t kMinChaseLoads = 64;
 inline constexpr std::uint64_t kMaxChaseLoads = std::uint64_t{1} << 22;
 std::uint64_t chase_loads_for(double latency_s, double target_s);
+
+// The loads of the walk before any sample: the whole cycle once (it ends back at line 0), so that every
+// sample times the steady state of a chase through the footprint, whatever the state the writing of the
+// cycle left the caches and TLBs in, and however many samples a case takes (30 samples of a 32 MiB case walk
+// a third of its cycle, 250 samples three times all of it). 0 where the whole cycle would take longer than
+// kWarmWalkS at the expected latency: so large a footprint has no cache to settle in.
+inline constexpr double kWarmWalkS = 0.2;
+std::uint64_t chase_warm_loads(bool host_memory, std::uint64_t footprint);
 
 }  // namespace gpu_bench

@@ -5,8 +5,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "benchmarks/latency/cycle.hpp"
 #include "fixtures/cuda/check.hpp"
@@ -68,30 +73,41 @@ void advise_host_resident(void* p, std::size_t bytes, int device) {
   CUDA_CHECK(cudaMemAdvise(p, bytes, cudaMemAdviseSetAccessedBy, gpu));
 }
 
-// Where the chase must stand after a number of loads from line 0, followed along the cycle from where it
-// was last checked (under --verify=each it is checked after every sample).
-class walk_check {
- public:
-  explicit walk_check(const std::vector<std::uint32_t>& next) : next_(next) {}
-  // "" when the chase's pointer `at` is the line `walked` loads lead to, else why not.
-  std::string problem(const void* at, const void* base, std::uint64_t walked) {
-    const std::uint64_t lines = next_.size();
-    const auto offset = static_cast<std::uint64_t>(static_cast<const char*>(at) - static_cast<const char*>(base));
-    if (at < base || offset >= lines * kChaseLineBytes || offset % kChaseLineBytes != 0)
-      return "the chase ended at address " + std::to_string(reinterpret_cast<std::uintptr_t>(at)) +
-             ", not at a line of its cycle: its loads did not follow the pointers written";
-    for (std::uint64_t k = (walked - walked_) % lines; k > 0; --k) line_ = next_[line_];
-    walked_ = walked;
-    if (offset / kChaseLineBytes != line_)
-      return "the chase ended at line " + std::to_string(offset / kChaseLineBytes) + ", not at line " +
-             std::to_string(line_) + " where its " + std::to_string(walked) + " loads lead";
-    return {};
-  }
+// Makes the chase's host lines come from host DRAM: the cycle was written through the GPU, whose writes the
+// host may keep in its last-level cache, and the page touching before that left lines in the CPU's caches;
+// a load the host answers from a cache is faster than one from DRAM, by how much of the footprint a cache
+// still holds. Only the CPU cache line holding each line's pointer is read by the chase.
+void flush_from_cpu_caches(const char* host, std::uint64_t lines) {
+#if defined(__x86_64__) || defined(__i386__)
+  for (std::uint64_t i = 0; i < lines; ++i) _mm_clflush(host + i * kChaseLineBytes);
+  _mm_mfence();
+#elif defined(__aarch64__)
+  for (std::uint64_t i = 0; i < lines; ++i) asm volatile("dc civac, %0" ::"r"(host + i * kChaseLineBytes) : "memory");
+  asm volatile("dsb sy" ::: "memory");
+#else
+  (void)host;
+  (void)lines;
+#endif
+}
 
- private:
-  const std::vector<std::uint32_t>& next_;
-  std::uint64_t walked_ = 0;
-  std::uint32_t line_ = 0;
+// The lines a case chases through: fresh memory of exactly the footprint, as tests/gpu/bare_chase allocates
+// it. A cached buffer may be larger than the footprint and hold another case's cycle before: its lines would
+// lie in other pages, other DRAM and other TLB entries than the footprint's own allocation gives them.
+struct chase_memory {
+  std::optional<device_buffer> device;
+  std::optional<host_buffer> host;
+  char* gpu = nullptr;  // the address the chase follows
+
+  chase_memory(const latency_case& c, int gpu_index) {
+    if (c.mem == latency_mem::device) {
+      device.emplace(c.bytes);
+      gpu = static_cast<char*>(device->data());
+      return;
+    }
+    host.emplace(host_kind_of(c.mem), c.bytes, host_node_for(gpu_index, c.numa));
+    if (c.mem == latency_mem::managed) advise_host_resident(host->data(), host->bytes(), gpu_index);
+    gpu = static_cast<char*>(host->device_ptr());
+  }
 };
 
 void run_latency(benchmark::State& state, const latency_case& c) {
@@ -105,20 +121,22 @@ void run_latency(benchmark::State& state, const latency_case& c) {
       return fail_case(state, "managed memory of " + format_bytes(c.bytes) + " is more than the " +
                                   format_bytes(free_b) + " GPU " + std::to_string(device) + " has free");
   }
+  if (c.numa == numa_place::remote && !host_node_for(device, c.numa))
+    return fail_case(state, "no NUMA node remote from GPU " + std::to_string(device) + ": " +
+                                numa_unbound_reason(device).value_or("no other node has memory"));
   stream_set& ss = stream_set::cached(1);
   const cudaStream_t s = ss.origin();
-  auto& cache = buffer_cache::instance();
-  char* base = cache.acquire_with_retry([&] {
-    if (!host_side) return static_cast<char*>(cache.device(c.bytes, buffer_slot::chase).data());
-    host_buffer& h = cache.host(host_kind_of(c.mem), c.bytes, buffer_slot::chase, c.numa);
-    if (c.mem == latency_mem::managed) advise_host_resident(h.data(), h.bytes(), device);
-    return static_cast<char*>(h.device_ptr());
-  });
+  // The cached buffers of other cases may hold the memory this one needs.
+  chase_memory mem = buffer_cache::instance().acquire_with_retry([&] { return chase_memory(c, device); });
+  char* const base = mem.gpu;
 
-  // The cycle, written once through the GPU's addresses before any sample; the chase starts at line 0.
+  // The cycle, written once through the GPU's addresses before any sample; the chase starts at line 0. Every
+  // step goes on the case's stream: it does not wait for the legacy default stream, and a cudaMemcpy from
+  // pageable memory returns before its data has landed, so the kernel could otherwise write the cycle from
+  // a table still half copied.
   const std::vector<std::uint32_t> next = chase_cycle(c.bytes, c.pattern);
   device_buffer next_dev(next.size() * sizeof(std::uint32_t));
-  CUDA_CHECK(cudaMemcpy(next_dev.data(), next.data(), next_dev.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpyAsync(next_dev.data(), next.data(), next_dev.bytes(), cudaMemcpyHostToDevice, s));
   kernels::write_cycle(base, static_cast<const std::uint32_t*>(next_dev.data()), lines, kChaseLineBytes, s);
   if (c.mem == latency_mem::managed) {  // wherever the GPU's writes left a page, it goes back to the host
     cudaMemLocation host{};
@@ -128,30 +146,41 @@ void run_latency(benchmark::State& state, const latency_case& c) {
   device_buffer cursor(sizeof(void*));
   CUDA_CHECK(cudaMemcpyAsync(cursor.data(), &base, sizeof(void*), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaStreamSynchronize(s));
+  if (host_side) flush_from_cpu_caches(static_cast<const char*>(mem.host->data()), lines);
 
   std::uint64_t walked = 0;  // loads enqueued since line 0: where the chase must stand
-  auto timed = [&](std::uint64_t loads) {
-    const sample t = ss.measure(true, [&] { kernels::chase(static_cast<void**>(cursor.data()), loads, host_side, s); });
-    walked += loads;
-    return t;
+  auto chase = [&](std::uint64_t loads) {
+    walked += loads;  // counted as enqueued: a launch that throws after this has still run its loads
+    kernels::chase(static_cast<void**>(cursor.data()), loads, host_side, s);
   };
+  const std::uint64_t warm = chase_warm_loads(host_side, c.bytes);
+  if (warm > 0) {
+    chase(warm);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+  }
   // The loads per chase follow from the footprint alone, never from a measurement: every round of a case
   // must time the same number of loads, as its figure is the mean of the rounds' medians.
   const std::uint64_t loads = chase_loads_for(expected_latency_s(host_side, c.bytes), kTargetS);
-  walk_check expected{next};
+  chase_position expected{next};
 
   case_plan plan;
+  // Ungated: the difference of the two chases already leaves the launch out, and the gate's spin kernel
+  // before each chase would make what the GPU ran just before it (and on which SM the chase lands) differ
+  // from a chase launched alone, as the bare chase and any application launch it.
   plan.measure = [&] {
-    const sample once = timed(loads);
-    const sample twice = timed(2 * loads);
+    const sample once = ss.measure(false, [&] { chase(loads); });
+    const sample twice = ss.measure(false, [&] { chase(2 * loads); });
     sample out{chase_difference_s(once.seconds, twice.seconds), once.host_s + twice.host_s};
     out.wall_s = once.wall_s + twice.wall_s;
     return out;
   };
   plan.verify = [&]() -> std::string {
     void* at = nullptr;
-    CUDA_CHECK(cudaMemcpy(&at, cursor.data(), sizeof(void*), cudaMemcpyDeviceToHost));
-    if (std::string why = expected.problem(at, base, walked); !why.empty()) return why;
+    CUDA_CHECK(cudaMemcpyAsync(&at, cursor.data(), sizeof(void*), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    const auto offset =
+        static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(at) - reinterpret_cast<std::uintptr_t>(base));
+    if (std::string why = expected.problem(offset, walked); !why.empty()) return why;
     const scratch_word w = device_scratch_word();
     *static_cast<volatile unsigned long long*>(w.host) = 0;
     const std::uint64_t step = (lines + kCheckedLines - 1) / kCheckedLines;
@@ -163,11 +192,13 @@ void run_latency(benchmark::State& state, const latency_case& c) {
       return "the cycle is broken: " + std::to_string(bad) + " of the lines read back do not point to their next line";
     return {};
   };
+  plan.notes.emplace_back("ungated");
   if (host_side) plan.notes.emplace_back("uncached loads");
   const auto t = run_case(state, plan);
   if (!t) return;
   state.counters["latency_ns"] = latency_ns(t->time_s(), loads);
   state.counters["loads"] = static_cast<double>(loads);
+  state.counters["warm_loads"] = static_cast<double>(warm);
 }
 
 // The default footprints: device memory from inside L1 (16 KiB) to inside L2 (1 MiB, 32 MiB: H100 and H200
@@ -196,15 +227,17 @@ const family_registration registration{[](family_descriptor& f) {
       "    One GPU thread follows a cycle of pointers, one per 128-byte line of an N-byte footprint, each load's\n"
       "    address the value of the one before: stride visits the lines in address order, random in a random\n"
       "    cyclic order from a fixed seed (no prefetch helps; the loads spread over DRAM pages and TLB entries).\n"
-      "    The cycle is written once per case, through the GPU's addresses; each launch goes on from where the\n"
-      "    last one stopped, so the samples walk the whole footprint. A sample times a chase of L loads and one\n"
-      "    of 2L, each between events behind the gate: their difference is L loads without the launch.\n"
+      "    The cycle is written once per case into fresh memory of N bytes, through the GPU's addresses, and\n"
+      "    walked once in full before any sample where that takes at most 0.2 s (counter warm_loads); each\n"
+      "    launch goes on from where the last one stopped. A sample times a chase of L loads and one of 2L,\n"
+      "    each between its own events, ungated: their difference is L loads without the launch.\n"
       "    device      cudaMalloc; loads through the caches: L1, L2 and HBM as N grows\n"
       "    pinned      cudaHostAlloc, mapped\n"
       "    registered  page-aligned malloc'd memory, pinned by cudaHostRegister\n"
       "    managed     cudaMallocManaged, its pages advised to stay on the host and mapped for the GPU\n"
       "                Loads from pinned, registered and managed memory are ld.global.cv, fetched from the\n"
-      "                host whatever a cache holds: every load crosses the link.\n"
+      "                host whatever a cache holds: every load crosses the link, to lines flushed from the\n"
+      "                CPU's caches once the cycle is written.\n"
       "    counters    latency_ns (the median difference / L), loads (L: a power of two from the kind and N, so\n"
       "                that the difference lasts about 0.25 ms, the same in every run), samples, noise_pct.\n"
       "    sizes       device 16 KiB, 1 MiB, 32 MiB, 1 GiB and host kinds 1 MiB, 256 MiB by default; --sizes gives\n"

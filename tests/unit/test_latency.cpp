@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "benchmarks/latency/cycle.hpp"
@@ -88,4 +91,88 @@ TEST(LatencyTiming, LoadsMakeTheDifferenceLastAboutTheTarget) {
   EXPECT_EQ(chase_loads_for(expected_latency_s(false, 1u << 30), 250e-6), 256u);
   EXPECT_EQ(chase_loads_for(expected_latency_s(true, 1 << 20), 250e-6), 256u);
   EXPECT_LT(expected_latency_s(false, 16 << 10), expected_latency_s(false, 32 << 20));
+}
+
+namespace {
+// What the GPU does, emulated: the memory's lines hold the cycle written from `table` (a copy of `next`, or
+// what a copy still landing leaves of it), and a chase of `loads` from `line` follows them.
+std::uint32_t emulate_chase(const std::vector<std::uint32_t>& memory, std::uint32_t line, std::uint64_t loads) {
+  for (std::uint64_t i = 0; i < loads; ++i) line = memory[line];
+  return line;
+}
+std::int64_t offset_of(std::uint32_t line) {
+  return static_cast<std::int64_t>(line) * static_cast<std::int64_t>(kChaseLineBytes);
+}
+}  // namespace
+
+TEST(LatencyWalk, TheCheckFollowsWarmWalkAndSamplesAlongTheCycle) {
+  for (chase_pattern p : {chase_pattern::stride, chase_pattern::random}) {
+    const std::vector<std::uint32_t> next = chase_cycle(1 << 20, p);
+    chase_position expected{next};
+    // The warm walk is the whole cycle: it ends back at line 0.
+    const std::uint64_t warm = chase_warm_loads(false, 1 << 20);
+    ASSERT_EQ(warm, next.size());
+    std::uint32_t at = emulate_chase(next, 0, warm);
+    EXPECT_EQ(at, 0u);
+    std::uint64_t walked = warm;
+    EXPECT_EQ(expected.problem(offset_of(at), walked), "");
+    // Samples of L and 2L, checked after each (--verify=each) and over several times round the cycle.
+    const std::uint64_t loads = 1024;
+    for (int sample = 0; sample < 200; ++sample) {
+      at = emulate_chase(next, at, loads);
+      at = emulate_chase(next, at, 2 * loads);
+      walked += 3 * loads;
+      if (sample % 37 == 0) {
+        EXPECT_EQ(expected.problem(offset_of(at), walked), "") << sample;
+      }
+    }
+    EXPECT_EQ(expected.problem(offset_of(at), walked), "");
+    // A load uncounted (or counted and not run) puts the chase one line off.
+    EXPECT_NE(expected.problem(offset_of(emulate_chase(next, at, 1)), walked), "");
+  }
+}
+
+TEST(LatencyWalk, ACycleWrittenFromAHalfCopiedTableIsCaught) {
+  // The kernel that writes the cycle reads its table from device memory; had it started before the copy
+  // of the table landed, the tail of the table would still hold what the memory held before (zeros here):
+  // those lines point to line 0, and the chase ends where the counted loads do not lead.
+  for (chase_pattern p : {chase_pattern::stride, chase_pattern::random}) {
+    const std::vector<std::uint32_t> next = chase_cycle(32 << 20, p);
+    std::vector<std::uint32_t> written = next;
+    std::fill(written.begin() + static_cast<std::ptrdiff_t>(written.size() * 3 / 4), written.end(), 0u);
+    ASSERT_NE(cycle_problem(written), "");
+    chase_position expected{next};
+    std::uint32_t at = 0;
+    std::uint64_t walked = 0;
+    std::string problem;
+    for (int sample = 0; sample < 130 && problem.empty(); ++sample) {
+      at = emulate_chase(written, at, 3 * 1024);
+      walked += 3 * 1024;
+      problem = expected.problem(offset_of(at), walked);
+    }
+    EXPECT_NE(problem, "") << to_name(p);
+  }
+}
+
+TEST(LatencyWalk, AnEndOutsideTheFootprintOrBetweenLinesIsNamed) {
+  const std::vector<std::uint32_t> next = chase_cycle(4096, chase_pattern::random);
+  chase_position expected{next};
+  EXPECT_NE(expected.problem(-128, 0), "");
+  EXPECT_NE(expected.problem(4096, 0), "");
+  EXPECT_NE(expected.problem(64, 0), "");
+  EXPECT_EQ(expected.problem(0, 0), "");
+}
+
+TEST(LatencyWalk, TheWholeCycleIsWalkedFirstWhereItIsShort) {
+  EXPECT_EQ(chase_warm_loads(false, 16 << 10), 128u);
+  EXPECT_EQ(chase_warm_loads(false, 1 << 20), 8192u);
+  EXPECT_EQ(chase_warm_loads(false, 32 << 20), 262144u);  // around the L2's size: where the state matters
+  EXPECT_EQ(chase_warm_loads(true, 1 << 20), 8192u);
+  EXPECT_EQ(chase_warm_loads(false, 1ull << 30), 0u);  // seconds of loads, and no cache holds it
+  EXPECT_EQ(chase_warm_loads(true, 256ull << 20), 0u);
+  EXPECT_EQ(chase_warm_loads(false, 64), 0u);  // no whole line
+  // Never longer than kWarmWalkS at the expected latency.
+  for (std::uint64_t bytes = 128; bytes <= (1ull << 31); bytes *= 2)
+    for (bool host : {false, true})
+      EXPECT_LE(static_cast<double>(chase_warm_loads(host, bytes)) * expected_latency_s(host, bytes), kWarmWalkS);
 }
