@@ -48,9 +48,10 @@ void print_help() {
       "  --device=all          every single-GPU case once on each visible GPU in turn, its name ending in\n"
       "                        /device:N (all of GPU 0's cases, then GPU 1's, ...); listing them needs a GPU.\n"
       "                        Peer, PeerLatency and AllHost use every visible GPU whichever --device is given.\n"
-      "  --sizes=SPEC          sizes for Transfer, HostBlocking, Overlap, Alloc, Peer and AllHost: pow4 (default;\n"
-      "                        4 B to 1 GiB in powers of 4 for Transfer, each other family its own sweep), pow2\n"
-      "                        (the dense sweep), or a list such as 4,64K,1M,256M (multiples of 4 bytes)\n"
+      "  --sizes=SPEC          sizes for Transfer, HostBlocking, Overlap, Alloc, Latency, Peer and AllHost: pow4\n"
+      "                        (default; 4 B to 1 GiB in powers of 4 for Transfer, each other family its own\n"
+      "                        sweep), pow2 (the dense sweep), or a list such as 4,64K,1M,256M (multiples of 4\n"
+      "                        bytes; Latency's footprints at least 128 B)\n"
       "  --gate_timeout_ms=MS  how long the gate holds a stream before the case fails (default 2000)\n"
       "  --gate=off            never hold a stream behind the gate (default on): GPU times then include the\n"
       "                        host's enqueue where it is slower than the GPU; for tools under which an enqueue\n"
@@ -187,6 +188,24 @@ std::string sizes_that_do_not_fit(const options& o) {
   if (const auto avail = host_mem_available(); avail && need > *avail)
     return what + " (" + format_bytes(need) + "), but the host has " + format_bytes(*avail) +
            " available; give smaller sizes";
+  return {};
+}
+
+// A --sizes list with a size under the smallest a selected family's cases take (its min_bytes): refused
+// before any case runs, as each such case could only fail. A named sweep is each family's to trim.
+std::string sizes_below_family_minimum(const options& o, const std::string& filter,
+                                       const std::vector<std::string>& names) {
+  if (o.sizes_spec == "pow4" || o.sizes_spec == "pow2" || o.sizes.empty()) return {};
+  const std::uint64_t smallest = *std::min_element(o.sizes.begin(), o.sizes.end());
+  for (const family_descriptor& f : families()) {
+    if (smallest >= f.min_bytes) continue;
+    std::vector<std::string> own;
+    for (const std::string& n : names)
+      if (n.rfind(f.name + "/", 0) == 0) own.push_back(n);
+    if (count_filter_matches(filter, own) > 0)
+      return "--sizes asks for " + format_bytes(smallest) + ", and a " + f.name + " case takes at least " +
+             format_bytes(f.min_bytes) + "; give larger sizes, or a --benchmark_filter without " + f.name;
+  }
   return {};
 }
 }  // namespace gpu_bench
@@ -391,6 +410,13 @@ step_result run_rounds(run_state& run) {
 step_result measure(run_state& run) {
   try {
     if (const step_result rc = register_cases(run)) return rc;
+    if (!run.opts.list_only)
+      if (const std::string why =
+              gpu_bench::sizes_below_family_minimum(run.opts, run.filter, gpu_bench::registered_names());
+          !why.empty()) {
+        std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
+        return 2;
+      }
     if (!run.opts.list_only)
       if (const step_result rc = describe_machine(run)) return rc;
     return run_rounds(run);

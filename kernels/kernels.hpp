@@ -69,3 +69,21 @@ void busy(int blocks, int threads, unsigned long long ns, unsigned* marks, unsig
 void empty(cudaStream_t stream);
 
 }  // namespace gpu_bench::kernels
+
+namespace gpu_bench::kernels {
+
+// Latency's chase: one thread loads p = *p `loads` times from p = *cursor, then stores p back in *cursor
+// (device memory), so the next launch goes on from there. uncached: every load is ld.global.cv, fetched from
+// the memory itself whatever a cache holds (host and managed memory: each load crosses the link).
+void chase(void** cursor, std::uint64_t loads, bool uncached, cudaStream_t stream);
+
+// Writes the cycle into `lines` lines of `line_bytes` (a multiple of 8) from `base` (a GPU address): line i's
+// first 8 bytes get the GPU address of line next[i], the rest of the line zeros. `next` is in device memory.
+void write_cycle(void* base, const std::uint32_t* next, std::size_t lines, std::size_t line_bytes, cudaStream_t stream);
+
+// Adds to *count the lines i = 0, step, 2 step, ... whose first 8 bytes are not the GPU address of line
+// next[i] (each read from the memory itself).
+void count_cycle_mismatches(const void* base, const std::uint32_t* next, std::size_t lines, std::size_t line_bytes,
+                            std::size_t step, unsigned long long* count, cudaStream_t stream);
+
+}  // namespace gpu_bench::kernels

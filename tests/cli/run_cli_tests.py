@@ -210,6 +210,35 @@ class BadInput(unittest.TestCase):
         self.check_one_line("--sizes=-4", mention="-4")
         self.check_one_line("--sizes=3T", mention="1 TiB")
 
+    def test_footprint_under_a_line_is_refused_where_latency_runs(self):
+        # Refused before the GPU is looked for, an earlier output file untouched; a run that selects no
+        # Latency case takes the size (and here goes on to find no GPU).
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            with open(out, "w") as f:
+                f.write("old results")
+            for flt in ("Latency", "Latency/mem:pinned/pattern:random/bytes:64/", ""):
+                r = run("--sizes=64,1M", f"--benchmark_filter={flt}", f"--benchmark_out={out}",
+                        env={"CUDA_VISIBLE_DEVICES": ""})
+                self.assertEqual(r.returncode, 2, f"{flt!r}: {r.stderr}")
+                lines = r.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertIn("--sizes asks for 64 B", lines[0])
+                self.assertIn("Latency case takes at least 128 B", lines[0])
+            with open(out) as f:
+                self.assertEqual(f.read(), "old results")
+            self.assertEqual(os.listdir(d), ["out.json"])
+        r = run("--sizes=64,1M", "--benchmark_filter=Transfer", env={"CUDA_VISIBLE_DEVICES": ""})
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertNotIn("--sizes", r.stderr)
+        r = run("--sizes=128", "--benchmark_filter=Latency", env={"CUDA_VISIBLE_DEVICES": ""})
+        self.assertEqual(r.returncode, 1, r.stderr)  # one line fits: on to the missing GPU
+        self.assertNotIn("--sizes", r.stderr)
+        # A named sweep leaves out the sizes under a line rather than refusing them.
+        r = run("--benchmark_list_tests", "--sizes=pow2", "--benchmark_filter=Latency")
+        sizes = {int(n.split("bytes:")[1].split("/")[0]) for n in r.stdout.split()}
+        self.assertEqual(min(sizes), 128)
+
     def test_bad_gate(self):
         self.check_one_line("--gate=maybe", mention="--gate takes on or off, not 'maybe'")
         self.check_one_line("--gate", mention="--gate=on or --gate=off")

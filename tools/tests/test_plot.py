@@ -428,3 +428,82 @@ def test_all_host_aggregate_bar_has_its_interval_and_each_gpus_bar_none():
         assert x0 == pytest.approx(aggregate.get_x() + aggregate.get_width() / 2)
         assert (y0, y1) == (pytest.approx(v * 0.96), pytest.approx(v * 1.04))
     assert "whiskers: interval of the next run's figure (noise_pct)" in canvas.fig._suptitle.get_text().replace("\n", " ")
+
+
+LATENCY_DESCRIPTOR = dict(  # as gpu_bench declares the family
+    name="Latency", scope="single_gpu", axes="mem,numa,pattern,bytes", headline="latency_ns", unit="ns",
+    better="lower", headline_kind="time", host_link="mem:pinned|mem:registered|mem:managed",
+    plot="x=bytes;series=mem,numa,pattern", host_side="no")
+
+
+def _latency_doc():
+    """The default Latency matrix: device from L1 to HBM, host kinds across the link; 2% noise, 5% at 1 GiB."""
+    tiers = {16 << 10: 30.0, 1 << 20: 250.0, 32 << 20: 300.0, 1 << 30: 650.0}
+    cases = {}
+    for pattern, slower in (("stride", 1.0), ("random", 1.2)):
+        for n, ns in tiers.items():
+            cases[f"Latency/mem:device/pattern:{pattern}/bytes:{n}"] = [ns * slower]
+        for mem, ns in (("pinned", 1100.0), ("registered", 1120.0), ("managed", 1300.0)):
+            for n in (1 << 20, 256 << 20):
+                cases[f"Latency/mem:{mem}/pattern:{pattern}/bytes:{n}"] = [ns * slower * (1.1 if n > 1 << 20 else 1)]
+    doc = synth.doc_from_values(cases, counter="latency_ns", time_unit="us", schema="2")
+    for e in doc["benchmarks"]:
+        e["real_time"] = e["latency_ns"] * 256 / 1000  # 256 loads, in us
+        e["noise_pct"] = 5.0 if "/bytes:1073741824/" in e["name"] else 2.0
+    for k, v in LATENCY_DESCRIPTOR.items():
+        doc["context"][f"family.latency.{k}"] = v
+    return doc
+
+
+def test_latency_is_drawn_against_the_footprint_on_a_log_axis_a_line_per_kind_and_pattern_with_intervals(tmp_path):
+    f = benchmark_file_from_doc("latency.json", _latency_doc())
+    made = _generic([f], "Latency")
+    assert len(made) == 1  # one figure, one panel: the whole staircase together
+    p, canvas = made[0]
+    ax = canvas.axes[0][0]
+    assert ax.get_xscale() == "log"
+    lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+    labels = sorted(ln.get_label().split(", ", 1)[1] for ln in lines)
+    assert labels == sorted(f"mem: {m}, pattern: {pt}" for m in ("device", "pinned", "registered", "managed")
+                            for pt in ("stride", "random"))
+    bands = _bands(ax)
+    assert len(bands) == len(lines) == 8
+    for line, band in zip(lines, bands):
+        mem, pattern = (part.split(": ")[1] for part in line.get_label().split(", ")[1:])
+        xs = list(line.get_xdata())
+        assert len(xs) == (4 if mem == "device" else 2)
+        for x, y in zip(xs, line.get_ydata()):
+            case = f.cases[f"Latency/mem:{mem}/pattern:{pattern}/bytes:{int(x)}"]
+            assert y == pytest.approx(case.center("latency_ns"))
+            pct = 5.0 if int(x) == 1 << 30 else 2.0
+            lo, hi = _band_at(band, x)
+            assert lo == pytest.approx(y * (1 - pct / 100)) and hi == pytest.approx(y * (1 + pct / 100))
+    assert "ns" in ax.get_ylabel() or "ns" in " ".join(t.get_text() for t in canvas.fig.texts)
+    # The plot tool and the report draw it.
+    out = plot.make_plots([f], tmp_path, formats=("svg",))
+    assert "latency" in [m.stem for m in out]
+
+
+def test_latency_numa_twins_are_lines_of_their_own_in_the_same_figure():
+    doc = _latency_doc()
+    twins = []
+    for b in doc["benchmarks"]:
+        if "/mem:pinned/" in b["name"]:
+            t = copy.deepcopy(b)
+            for k in ("name", "run_name"):
+                t[k] = t[k].replace("/mem:pinned/", "/mem:pinned/numa:remote/")
+            t["latency_ns"] *= 1.15
+            twins.append(t)
+    doc["benchmarks"] += twins
+    made = _generic([benchmark_file_from_doc("latency.json", doc)], "Latency")
+    assert len(made) == 1
+    labels = [ln.get_label() for ln in made[0][1].axes[0][0].get_lines() if not ln.get_label().startswith("_")]
+    assert len(labels) == 10 and sum("numa: remote" in lab for lab in labels) == 2
+
+
+def test_the_report_shows_the_latency_staircase_and_its_headline():
+    from gpu_bench_tools.report import build_report
+
+    page = build_report([benchmark_file_from_doc("latency.json", _latency_doc())], dpi=40)
+    assert 'id="plots-latency"' in page and "Latency latency_ns vs. size" in page and "<img" in page
+    assert "Latency: best latency_ns (lower is better" in page
