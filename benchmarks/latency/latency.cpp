@@ -5,8 +5,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -90,7 +92,7 @@ void flush_from_cpu_caches(const char* host, std::uint64_t lines) {
 #endif
 }
 
-// The lines a case chases through: fresh memory of exactly the footprint, as tests/gpu/bare_chase allocates
+// The lines a case chases through: memory of exactly the footprint, as tests/gpu/bare_chase allocates
 // it. A cached buffer may be larger than the footprint and hold another case's cycle before: its lines would
 // lie in other pages, other DRAM and other TLB entries than the footprint's own allocation gives them.
 struct chase_memory {
@@ -110,6 +112,26 @@ struct chase_memory {
   }
 };
 
+// A process allocates each footprint once, of each kind and placement, and keeps it: every case writes its
+// whole cycle over the memory, so the stride and random cases of a footprint share one allocation, still
+// of exactly the footprint, and a round pins each 256 MiB of host memory once (about half a second to
+// pin and free on an H100's host) rather than once per case.
+chase_memory& chase_memory_for(const latency_case& c, int device) {
+  using key = std::tuple<int, latency_mem, std::uint64_t, numa_place>;
+  // Never destroyed: freeing pinned memory after the CUDA runtime has shut down at exit would fail.
+  static auto& kept = *new std::map<key, chase_memory>();
+  const key k{device, c.mem, c.bytes, c.numa};
+  if (const auto it = kept.find(k); it != kept.end()) return it->second;
+  try {
+    return kept.emplace(k, chase_memory(c, device)).first->second;
+  } catch (const allocation_error&) {
+    // The memory kept for other footprints, or the buffer cache, may hold what this one needs.
+    kept.clear();
+    buffer_cache::instance().clear();
+    return kept.emplace(k, chase_memory(c, device)).first->second;
+  }
+}
+
 void run_latency(benchmark::State& state, const latency_case& c) {
   const int device = current_device();
   const std::uint64_t lines = chase_lines(c.bytes);
@@ -126,8 +148,7 @@ void run_latency(benchmark::State& state, const latency_case& c) {
                                 numa_unbound_reason(device).value_or("no other node has memory"));
   stream_set& ss = stream_set::cached(1);
   const cudaStream_t s = ss.origin();
-  // The cached buffers of other cases may hold the memory this one needs.
-  chase_memory mem = buffer_cache::instance().acquire_with_retry([&] { return chase_memory(c, device); });
+  chase_memory& mem = chase_memory_for(c, device);
   char* const base = mem.gpu;
 
   // The cycle, written once through the GPU's addresses before any sample; the chase starts at line 0. Every
@@ -227,10 +248,11 @@ const family_registration registration{[](family_descriptor& f) {
       "    One GPU thread follows a cycle of pointers, one per 128-byte line of an N-byte footprint, each load's\n"
       "    address the value of the one before: stride visits the lines in address order, random in a random\n"
       "    cyclic order from a fixed seed (no prefetch helps; the loads spread over DRAM pages and TLB entries).\n"
-      "    The cycle is written once per case into fresh memory of N bytes, through the GPU's addresses, and\n"
-      "    walked once in full before any sample where that takes at most 0.2 s (counter warm_loads); each\n"
-      "    launch goes on from where the last one stopped. A sample times a chase of L loads and one of 2L,\n"
-      "    each between its own events, ungated: their difference is L loads without the launch.\n"
+      "    The cycle is written once per case into memory of exactly N bytes (allocated once per process for\n"
+      "    each kind and N), through the GPU's addresses, and walked once in full before any sample where that\n"
+      "    takes at most 0.2 s (counter warm_loads); each launch goes on from where the last one stopped. A\n"
+      "    sample times a chase of L loads and one of 2L, each between its own events, ungated: their\n"
+      "    difference is L loads without the launch.\n"
       "    device      cudaMalloc; loads through the caches: L1, L2 and HBM as N grows\n"
       "    pinned      cudaHostAlloc, mapped\n"
       "    registered  page-aligned malloc'd memory, pinned by cudaHostRegister\n"
