@@ -271,7 +271,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::lower;
   f.kind = headline_kind::time;
   f.host_link = "mem:pinned|mem:registered|mem:managed";
-  f.plot = "x=bytes;series=mem,numa,pattern";
+  f.plot = "x=bytes;series=mem,numa,pattern;xlabel=footprint";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Latency/.*pattern:random/";
   f.min_bytes = kChaseLineBytes;

@@ -92,6 +92,8 @@ TEST(Registry, RefusesAMalformedDeclaration) {
   EXPECT_NE(with([](family_descriptor& f) { f.axes.push_back({"Bytes", "{N}"}); }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.host_link = "mem:pinned"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;series=mem"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;colour=dir"; }), "");
+  EXPECT_EQ(with([](family_descriptor& f) { f.plot = "x=bytes;series=dir,engine;xlabel=copy size"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.headline.clear(); }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.register_cases = nullptr; }), "");
 }

@@ -433,7 +433,7 @@ def test_all_host_aggregate_bar_has_its_interval_and_each_gpus_bar_none():
 LATENCY_DESCRIPTOR = dict(  # as gpu_bench declares the family
     name="Latency", scope="single_gpu", axes="mem,numa,pattern,bytes", headline="latency_ns", unit="ns",
     better="lower", headline_kind="time", host_link="mem:pinned|mem:registered|mem:managed",
-    plot="x=bytes;series=mem,numa,pattern", host_side="no")
+    plot="x=bytes;series=mem,numa,pattern;xlabel=footprint", host_side="no")
 
 
 def _latency_doc():
@@ -462,6 +462,7 @@ def test_latency_is_drawn_against_the_footprint_on_a_log_axis_a_line_per_kind_an
     p, canvas = made[0]
     ax = canvas.axes[0][0]
     assert ax.get_xscale() == "log"
+    assert ax.get_xlabel().startswith("footprint")
     lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
     labels = sorted(ln.get_label().split(", ", 1)[1] for ln in lines)
     assert labels == sorted(f"mem: {m}, pattern: {pt}" for m in ("device", "pinned", "registered", "managed")

@@ -205,7 +205,7 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
                             color="0.25")
                 ys_all.append(value)
             if x == "bytes":
-                log2_size_axis(ax, xs_all)
+                log2_size_axis(ax, xs_all, f"{desc.plot.get('xlabel', 'transfer size')} (log2 scale)")
             else:
                 ax.set_xlabel(x)
                 if spans_decades(xs_all):

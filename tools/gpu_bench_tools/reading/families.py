@@ -25,7 +25,7 @@ FIELDS = ("name", "summary", "axes", "headline", "unit", "better", "headline_kin
           "host_side")
 BETTER = ("higher", "lower")
 HEADLINE_KINDS = ("rate", "time", "other")
-PLOT_KEYS = ("x", "series", "panel")
+PLOT_KEYS = ("x", "series", "panel", "xlabel")
 _FAMILY_KEY = re.compile(r"^family\.([A-Za-z0-9_]+)\.([a-z_]+)$")
 
 
@@ -87,7 +87,8 @@ def host_side_rules(ctx: dict) -> dict[str, str]:
 
 
 def parse_plot_hint(text: str, where: str) -> dict[str, str]:
-    """'x=bytes;series=mem;panel=dir' -> {'x': 'bytes', ...}; keys other than x, series, panel are ignored."""
+    """'x=bytes;series=mem;panel=dir' -> {'x': 'bytes', ...}; keys other than x, series, panel and xlabel (the
+    x axis's words) are ignored."""
     out: dict[str, str] = {}
     for part in text.split(";"):
         part = part.strip()
