@@ -8,20 +8,13 @@ quantity a gated case measures). Writes every variant's figures to OUT.json.
 usage: bare_parity.py GPU_BENCH BARE_MEMCPY OUT.json
 """
 import json
-import subprocess
 import sys
 
-from gpu_common import SKIP, Checker, iteration_runs, run_gpu_bench
+from gpu_common import Checker, iteration_runs, run_bare, run_gpu_bench
 
 
 def bare(exe, direction, nbytes, iters):
-    r = subprocess.run([exe, direction, str(nbytes), str(iters)], capture_output=True, text=True, timeout=300)
-    if r.returncode == SKIP:
-        print("no CUDA GPU is visible: skipping")
-        sys.exit(SKIP)
-    if r.returncode != 0:
-        raise SystemExit(f"bare_memcpy failed: {r.stderr}")
-    return json.loads(r.stdout)
+    return run_bare([exe, direction, nbytes, iters], "bare_memcpy")
 
 
 def main(gpu_bench, bare_exe, out):

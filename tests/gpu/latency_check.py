@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import sys
 
-from gpu_common import SKIP, Checker, run_gpu_bench
+from gpu_common import Checker, run_bare, run_gpu_bench
 
 PASSES = 3  # of each side, alternating
 BARE_SAMPLES = 30
@@ -31,14 +31,7 @@ def axes(name):
 
 def bare(exe, case, loads, warm):
     a = axes(case)
-    r = subprocess.run([exe, a["mem"], a["pattern"], a["bytes"], str(loads), str(warm), str(BARE_SAMPLES)],
-                       capture_output=True, text=True, timeout=300)
-    if r.returncode == SKIP:
-        print("no CUDA GPU is visible: skipping")
-        sys.exit(SKIP)
-    if r.returncode != 0:
-        raise SystemExit(f"bare_chase failed for {case}: {r.stderr}")
-    return json.loads(r.stdout)
+    return run_bare([exe, a["mem"], a["pattern"], a["bytes"], loads, warm, BARE_SAMPLES], f"bare_chase for {case}")
 
 
 def spread(values):
