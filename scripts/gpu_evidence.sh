@@ -2,20 +2,42 @@
 # On a GPU machine: build, run the tests, then the measurements an issue asks for. JSON results and logs land
 # in OUTDIR; logs are packed into OUTDIR/logs_TAG.tgz (a device machine brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: build tests smoke default bare gate axes families overlap timeline multi sanitize (default: build tests)
-# Environment: BUILD_DIR (default build), TAG (a suffix for file names, default the GPU's name).
+#   steps: build tests loaded planted smoke default bare gate axes families overlap timeline multi sanitize
+#   (default: build tests)
+#   loaded   the GPU tests again beside tests/gpu/link_load, which loads the host link in bursts: a sound
+#            build must fail none of them (a test too noisy to judge skips, naming why)
+#   planted  a second build with the planted defect (docs/testing.md), its rate tests on a quiet machine and
+#            beside link_load: each run must fail; the step exits non-zero where one passes
+# Environment: BUILD_DIR (default build), TAG (a suffix for file names, default the GPU's name), PLANTED_TESTS
+# (the tests the planted defect must fail, a ctest -R pattern; default gpu_bare_parity|gpu_overlap).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
 shift
 mkdir -p "$out/logs"
 logs=$out/logs
-trap 'tar czf "$out/logs_${tag:-run}.tgz" -C "$out" logs && rm -rf "$out/logs"' EXIT
 steps=${*:-build tests}
 build=${BUILD_DIR:-$root/build}
 tag=${TAG:-$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1 | tr ' ' '_')}
 gpus=$(nvidia-smi -L | grep -c '^GPU ')
 bench() { "$build/gpu_bench" --progress=on "$@"; }
+load_pid=""
+start_load() { "$build/tests/link_load" 1200 >"$logs/link_load_$1.json" 2>&1 & load_pid=$!; }
+stop_load() { kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null; load_pid=""; }
+# ctest in build folder $1 with the rest as its arguments, its whole log (skipped tests' reasons included)
+# kept as $logs/LOGNAME; prints the summary and each skip's reason.
+ctest_logged() {
+  local dir=$1 name=$2 rc
+  shift 2
+  (cd "$dir" && ctest --output-on-failure "$@") >"$logs/$name.log" 2>&1
+  rc=$?
+  cp "$dir/Testing/Temporary/LastTest.log" "$logs/${name}_all.log" 2>/dev/null
+  echo "$name: ctest rc=$rc"
+  grep -E "tests passed|\*\*\*|Failed|Not Run" "$logs/$name.log" | tail -12
+  grep -h "^skipped:" "$logs/${name}_all.log" 2>/dev/null
+  return $rc
+}
+trap 'stop_load; tar czf "$out/logs_${tag:-run}.tgz" -C "$out" logs && rm -rf "$out/logs"' EXIT
 for step in $steps; do
   t0=$(date +%s)
   case $step in
@@ -24,8 +46,21 @@ for step in $steps; do
            GPU_BENCH_WERROR=ON BUILD_DIR=$build "$root/scripts/setup.sh" >"$logs/setup.log" 2>&1 ||
              { tail -40 "$logs/setup.log"; exit 1; }
            cp "$build/build.log" "$logs/build.log" 2>/dev/null ;;
-    tests) (cd "$build" && ctest --output-on-failure) >"$logs/ctest.log" 2>&1; echo "ctest rc=$?"
-           grep -E "tests passed|Passed|Failed|Skipped|\*\*\*" "$logs/ctest.log" | tail -20 ;;
+    tests) ctest_logged "$build" ctest ;;
+    loaded) start_load gpu_tests; ctest_logged "$build" ctest_loaded -L gpu; stop_load
+            echo "link_load: $(cat "$logs/link_load_gpu_tests.json")" ;;
+    planted) planted_build=$build-planted
+             BUILD_DIR=$planted_build CMAKE_ARGS="${CMAKE_ARGS:-} -DGPU_BENCH_PLANTED_DEFECTS=ON" \
+               "$root/scripts/setup.sh" >"$logs/setup_planted.log" 2>&1 || { tail -5 "$logs/setup_planted.log"; exit 1; }
+             caught=0
+             for machine in quiet loaded; do
+               [ "$machine" = loaded ] && start_load planted
+               GPU_BENCH_PLANT=extra_copy ctest_logged "$planted_build" "ctest_planted_$machine" \
+                 -R "${PLANTED_TESTS:-gpu_bare_parity|gpu_overlap}" && echo "planted defect NOT caught ($machine)" ||
+                 caught=$((caught + 1))
+               stop_load
+             done
+             echo "planted defect caught on $caught of 2 machines' runs"; [ "$caught" = 2 ] || exit 1 ;;
     smoke) # every family's smoke cases at 64 KiB, every sample checked
            "$build/gpu_bench" --families | while IFS=$'\t' read -r name scope filter; do echo "$filter"; done |
              paste -sd'|' >"$logs/smoke_filter.txt"

@@ -18,6 +18,7 @@
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/gate.hpp"
 #include "fixtures/measure/loop.hpp"
+#include "fixtures/measure/planted.hpp"
 #include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/memory/host_buffer.hpp"
@@ -132,8 +133,9 @@ struct pipeline {
     float* dst = in ? b.dev_f() + lo : b.out_f() + lo;
     const float* src = in ? b.in_f() + lo : b.dev_f() + lo;
     rec.run(stream_of(i), i % streams.size(), in ? "h2d" : "d2h", i, "copy", [&] {
-      CUDA_CHECK(cudaMemcpyAsync(dst, src, (hi - lo) * sizeof(float),
-                                 in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream_of(i)));
+      const cudaMemcpyKind kind = in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+      CUDA_CHECK(cudaMemcpyAsync(dst, src, (hi - lo) * sizeof(float), kind, stream_of(i)));
+      plant_extra_copy(dst, src, (hi - lo) * sizeof(float), kind, stream_of(i));
     });
   }
   void copy_in(int i) { copy(i, true); }

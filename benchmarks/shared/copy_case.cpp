@@ -11,6 +11,7 @@
 #include "fixtures/context/profile.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
+#include "fixtures/measure/planted.hpp"
 #include "fixtures/measure/rates.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/measure/verify.hpp"
@@ -84,6 +85,7 @@ struct leg {
     void* d = dir == direction::d2d || dir == direction::h2d ? dst.dev : dst.host;
     const void* from = dir == direction::d2d || dir == direction::d2h ? src.dev : src.host;
     CUDA_CHECK(cudaMemcpyAsync(d, from, n, k, s));
+    plant_extra_copy(d, from, n, k, s);
   }
 
   std::string verify(std::uint32_t seed, cudaStream_t s) const {

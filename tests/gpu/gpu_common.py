@@ -1,5 +1,9 @@
-"""Shared by the GPU test scripts: run gpu_bench, skip cleanly (exit 77, CTest's skip code) without a GPU."""
+"""Shared by the GPU test scripts: run gpu_bench, skip cleanly (exit 77, CTest's skip code) without a GPU,
+and judge a figure against its limit only as far as the figure's own interval allows."""
 import json
+import math
+import os
+import statistics
 import subprocess
 import sys
 
@@ -47,9 +51,22 @@ def iteration_runs(doc):
     return [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
 
 
+def median_and_halfwidth(values):
+    """The median of `values` and the relative half-width of its 95% confidence interval (a fraction), by
+    the tools' own statistics (gpu_bench_tools.stats, as every tool computes noise_pct)."""
+    try:
+        from gpu_bench_tools.stats.stats import noise_pct
+    except ImportError:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+        from gpu_bench_tools.stats.stats import noise_pct
+    pct = noise_pct(values)
+    return statistics.median(values), (math.inf if pct is None else pct / 100.0)
+
+
 class Checker:
     def __init__(self):
         self.failures = []
+        self.undecided = []
 
     def check(self, ok, what):
         if not ok:
@@ -64,9 +81,32 @@ class Checker:
             self.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
         return runs, {n: b for n, b in runs.items() if not b.get("error_occurred")}
 
+    def judge(self, what, value, half_width, low=-math.inf, high=math.inf, unit=""):
+        """A figure measured with a 95% interval of +-half_width against its limits [low, high]: passes where
+        the figure is inside them; fails only where its whole interval lies outside; else the machine was too
+        noisy for this check to say, which is recorded (finish() then skips) rather than failed."""
+        inside = low <= value <= high
+        surely_outside = value + half_width < low or value - half_width > high
+        limits = f"[{low:.4g}, {high:.4g}]".replace("-inf", "").replace("inf", "")
+        line = f"{what}: {value:.4g}{unit} +- {half_width:.2g}{unit}, limits {limits}"
+        if inside:
+            print("ok:", line)
+        elif surely_outside:
+            self.check(False, line)
+        else:
+            self.undecided.append(line)
+            print("too noisy to judge:", line)
+        return inside
+
     def finish(self, passed_what):
+        """Exit status: 1 on any failure; else 77 (skipped) where a check could not be judged on this
+        machine, naming each; else 0."""
         if self.failures:
             print(f"{len(self.failures)} check(s) failed")
             return 1
+        if self.undecided:
+            print(f"skipped: this machine was too noisy to judge {len(self.undecided)} check(s): "
+                  + "; ".join(self.undecided) + ". Rerun on a quieter machine (docs/testing.md).")
+            return SKIP
         print(f"ok: {passed_what}")
         return 0
