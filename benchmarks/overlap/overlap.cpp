@@ -244,93 +244,119 @@ sampling_rules calibration_rules(int min_samples = 5) {
   return r;
 }
 
-// The fastest of at least ten samples of `op` (enqueued on a cached set of `streams_needed` streams), gated
-// unless `mem` forbids it. A bound is a best case: a median of a few samples lets a burst of traffic from
-// other GPUs on a shared host link (on an H100, stage medians up to 50% above their usual) push the bound
-// above what the case then achieves. Ten samples, not five: a burst must last through all of them.
-double time_stage(mem_kind mem, int streams_needed, const std::function<void(stream_set&)>& op,
-                  const std::function<void(stream_set&, int)>& prime) {
-  stream_set& streams = stream_set::cached(streams_needed);
-  stream_set::hooks h;
-  h.prime = [&](int i) { prime(streams, i); };
-  case_plan plan;
-  plan.measure = [&] {
-    return streams.measure(
-        !enqueue_may_block(mem), [&] { op(streams); }, h);
-  };
-  return calibrate(plan, calibration_rules(10)).fastest_s();
-}
+// One stage of the bound: `op` enqueued on a cached set of `streams_needed` streams, each primed by `prime`,
+// gated unless `mem` forbids it.
+struct stage {
+  stream_set& streams;
+  bool gated;
+  std::function<void(stream_set&)> op;
+  stream_set::hooks hooks;
 
-// The copy stages of the whole payload in the case's own chunks over its own stream count: a bound
-// measured another way (another stream count) can sit above what this schedule achieves, or below it.
-// They depend on the memory kind, the chunk count and the bytes alone, so a process measures them once for
-// every case that shares those (the default's 43 cases need 18 sets): as the fastest of ten samples they
-// are a best case that a later moment of a shared link does not undercut.
-stage_times copy_stages(const overlap_case& c, const overlap_buffers& b, const prime_buffers& pb) {
-  static std::map<std::tuple<int, mem_kind, int, std::size_t>, stage_times> measured;
-  const int ways = chunks_of(c);
-  const auto key = std::make_tuple(current_device(), c.mem, ways, b.bytes);
-  if (const auto it = measured.find(key); it != measured.end()) return it->second;
-  const auto parts = chunk_bounds(b.bytes / sizeof(float), ways);
-  char* in = static_cast<char*>(b.in->data());
-  char* out = static_cast<char*>(b.out->data());
-  char* dev = static_cast<char*>(b.dev->data());
-  char* dev2 = static_cast<char*>(b.dev2->data());
-  // The copy-out stages read dev2, which nothing else writes in an Overlap run: give it defined contents.
-  // Found by compute-sanitizer's initcheck (every copy out of it read memory never written).
-  CUDA_CHECK(cudaMemsetAsync(dev2, 0, b.bytes, cudaStreamPerThread));
-  CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
-  auto range = [&](int w) {
+  stage(mem_kind mem, int streams_needed, std::function<void(stream_set&)> op_,
+        std::function<void(stream_set&, int)> prime)
+      : streams(stream_set::cached(streams_needed)), gated(!enqueue_may_block(mem)), op(std::move(op_)) {
+    hooks.prime = [this, prime = std::move(prime)](int i) { prime(streams, i); };
+  }
+  stage(const stage&) = delete;
+  stage& operator=(const stage&) = delete;
+
+  double once() {
+    return streams
+        .measure(
+            gated, [this] { op(streams); }, hooks)
+        .seconds;
+  }
+};
+
+// The bound's stages, in the case's own chunks over its own stream count (a bound measured another way,
+// another stream count, can sit above what this schedule achieves, or below it): every chunk's copy in,
+// every copy out, both at once, every kernel.
+struct bound_stages {
+  const overlap_buffers& b;
+  int ways;
+  std::vector<std::pair<std::size_t, std::size_t>> parts;
+  stage in, out, both, kernel;
+
+  bound_stages(const overlap_case& c, const overlap_buffers& buffers, const prime_buffers& pb)
+      : b(buffers),
+        ways(chunks_of(c)),
+        parts(chunk_bounds(buffers.bytes / sizeof(float), ways)),
+        in(c.mem, ways, copies(true, false), prime(true, false, pb)),
+        out(c.mem, ways, copies(false, true), prime(false, true, pb)),
+        both(c.mem, 2 * ways, copies(true, true), prime(true, true, pb)),
+        kernel(mem_kind::pinned, ways, kernels(c.work), [](stream_set&, int) {}) {
+    // The copy-out stages read dev2, which nothing else writes in an Overlap run: give it defined contents.
+    // Found by compute-sanitizer's initcheck (every copy out of it read memory never written).
+    CUDA_CHECK(cudaMemsetAsync(b.dev2->data(), 0, b.bytes, cudaStreamPerThread));
+    CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+  }
+
+  std::pair<std::size_t, std::size_t> range(int w) const {
     const std::size_t lo = parts[static_cast<std::size_t>(w)].first * sizeof(float);
-    return std::make_pair(lo, parts[static_cast<std::size_t>(w)].second * sizeof(float) - lo);
-  };
-  // Streams 0..ways-1 copy in, ways..2*ways-1 copy out; each primed with a small copy the same way.
-  auto copies = [&](bool do_in, bool do_out) {
-    const int streams_needed = (do_in && do_out) ? 2 * ways : ways;
-    auto op = [&](stream_set& s) {
+    return {lo, parts[static_cast<std::size_t>(w)].second * sizeof(float) - lo};
+  }
+  // Streams 0..ways-1 copy in, ways..2*ways-1 copy out (0..ways-1 where only out).
+  std::function<void(stream_set&)> copies(bool do_in, bool do_out) const {
+    return [this, do_in, do_out](stream_set& s) {
+      char* in_h = static_cast<char*>(b.in->data());
+      char* out_h = static_cast<char*>(b.out->data());
+      char* dev = static_cast<char*>(b.dev->data());
+      char* dev2 = static_cast<char*>(b.dev2->data());
       for (int w = 0; w < ways; ++w) {
         const auto [lo, len] = range(w);
-        if (do_in) CUDA_CHECK(cudaMemcpyAsync(dev + lo, in + lo, len, cudaMemcpyHostToDevice, s[w]));
+        if (do_in) CUDA_CHECK(cudaMemcpyAsync(dev + lo, in_h + lo, len, cudaMemcpyHostToDevice, s[w]));
         if (do_out)
-          CUDA_CHECK(cudaMemcpyAsync(out + lo, dev2 + lo, len, cudaMemcpyDeviceToHost, s[do_in ? ways + w : w]));
+          CUDA_CHECK(cudaMemcpyAsync(out_h + lo, dev2 + lo, len, cudaMemcpyDeviceToHost, s[do_in ? ways + w : w]));
       }
     };
-    // The first stream of each direction primes that direction's engine (as the pipeline does).
-    auto prime = [&](stream_set& s, int i) {
+  }
+  // The first stream of each direction primes that direction's engine (as the pipeline does).
+  std::function<void(stream_set&, int)> prime(bool do_in, bool do_out, const prime_buffers& pb) const {
+    return [this, do_in, do_out, pb](stream_set& s, int i) {
       if (do_in && i == 0)
         CUDA_CHECK(cudaMemcpyAsync(pb.dev, pb.host, pb.bytes, cudaMemcpyHostToDevice, s[i]));
       else if (do_out && i == (do_in ? ways : 0))
         CUDA_CHECK(cudaMemcpyAsync(pb.host, pb.dev, pb.bytes, cudaMemcpyDeviceToHost, s[i]));
     };
-    return time_stage(c.mem, streams_needed, op, prime);
-  };
-  stage_times st{};
-  st.in_s = copies(true, false);
-  st.out_s = copies(false, true);
-  st.both_s = copies(true, true);
-  return measured[key] = st;
-}
+  }
+  std::function<void(stream_set&)> kernels(int work) const {
+    return [this, work](stream_set& s) {
+      for (int w = 0; w < ways; ++w) {
+        const auto [lo, hi] = parts[static_cast<std::size_t>(w)];
+        kernels::sincos_work(b.dev_f(), lo, hi - lo, work, s[w]);
+      }
+    };
+  }
+};
 
-// The kernels' stage, likewise measured once per chunk count, bytes and work.
-double kernel_stage(const overlap_case& c, const overlap_buffers& b) {
-  static std::map<std::tuple<int, int, std::size_t, int>, double> measured;
-  const int ways = chunks_of(c);
-  const auto key = std::make_tuple(current_device(), ways, b.bytes, c.work);
-  if (const auto it = measured.find(key); it != measured.end()) return it->second;
-  const auto parts = chunk_bounds(b.bytes / sizeof(float), ways);
-  auto kernel = [&](stream_set& s) {
-    for (int w = 0; w < ways; ++w) {
-      const auto [lo, hi] = parts[static_cast<std::size_t>(w)];
-      kernels::sincos_work(b.dev_f(), lo, hi - lo, c.work, s[w]);
-    }
-  };
-  return measured[key] = time_stage(mem_kind::pinned, ways, kernel, [](stream_set&, int) {});
-}
+// The bound and the case's own pipeline, sampled in turn (the pipeline, then each stage, and again), for
+// at least five turns and 20 ms: a load on a shared host link that comes and goes falls on both alike, and
+// a burst must last through every turn to move either. Each is the fastest of its samples, so efficiency
+// compares best with best. Measured in the round that reports it (the last) only.
+struct paired_bound {
+  stage_times stages{};
+  double pipeline_s = 0;
+};
 
-stage_times time_stages(const overlap_case& c, const overlap_buffers& b, const prime_buffers& pb) {
-  stage_times st = copy_stages(c, b, pb);
-  st.kernel_s = kernel_stage(c, b);
-  return st;
+template <typename Pipeline>
+paired_bound measure_paired_bound(bound_stages& st, Pipeline& run) {
+  paired_bound best;
+  auto fastest = [](double& into, double s) { into = into == 0 ? s : std::min(into, s); };
+  case_plan plan;
+  plan.measure = [&] {
+    const double p = run.once().seconds;
+    const double in = st.in.once(), out = st.out.once(), both = st.both.once(), kernel = st.kernel.once();
+    fastest(best.pipeline_s, p);
+    fastest(best.stages.in_s, in);
+    fastest(best.stages.out_s, out);
+    fastest(best.stages.both_s, both);
+    fastest(best.stages.kernel_s, kernel);
+    return sample(p + in + out + both + kernel);
+  };
+  sampling_rules rules = calibration_rules(5);
+  rules.min_time_s = 0.02;
+  (void)calibrate(plan, rules);
+  return best;
 }
 
 // The serial schedule's time for the case's memory kind, bytes and work: the baseline of its speedup,
@@ -351,8 +377,8 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
   const overlap_buffers b = acquire(c.mem, c.bytes);
   const prime_buffers pb = priming_buffers(c.mem, c.bytes);
   fill_input(b);
-  // The bound and the serial baseline, measured before it (once per process for the cases that share them).
-  const stage_times stages = time_stages(c, b, pb);
+  bound_stages bound(c, b, pb);
+  // The serial baseline, measured before the case (once per process for the cases that share it).
   double serial_s = c.sched == schedule::serial ? 0 : serial_baseline_s(c, b, pb);
   pipeline_run run(c, b, pb);
   case_plan plan = run.plan();
@@ -365,16 +391,19 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
     return "data check failed: max error " + std::to_string(err) + " of out = in + " + std::to_string(c.work) +
            " exceeds " + std::to_string(tolerance);
   };
-  poison_output(b);  // the calibration wrote outputs too: poison again
+  poison_output(b);  // the serial baseline wrote outputs too: poison again
   const auto t = run_case(state, plan);
   if (!t) return;
+  const paired_bound paired = measure_paired_bound(bound, run);
   if (timeline::instance().enabled()) run.record_timeline(current_case_name());
-  // The bound, the serial baseline and this process's own pipeline share its buffers and its moment of
-  // the link: their ratios use this round's median, the headline (gbps) the rounds' mean.
+  // The serial baseline and this process's own pipeline share its buffers and its moment of the link: the
+  // speedup uses this round's median, the headline (gbps) the rounds' mean. The efficiency is the paired
+  // turns' own: the bound's fastest stages over the pipeline's fastest sample among them.
   const double own_s = t->own_time_s();
   if (c.sched == schedule::serial) serial_s = own_s;
+  const stage_times& stages = paired.stages;
   const double ideal_s = overlap_ideal_s(stages, chunks_of(c));
-  const double efficiency = ideal_s / own_s;
+  const double efficiency = paired.pipeline_s > 0 ? ideal_s / paired.pipeline_s : 0;
   // Above 1 by more than the noise of the stage timings: the bound does not hold, so the model (or the
   // measurement) is wrong, and the case says so rather than report an efficiency nobody should believe.
   if (efficiency > 1.02) {
@@ -418,10 +447,10 @@ const family_registration registration{[](family_descriptor& f) {
       "                   chunk's operations (ungated: the waits sit between them and kill overlap)\n"
       "    counters  gbps (N in + N out / GPU time), wall_ms (from the first enqueue to the host seeing the\n"
       "              sample done), host_blocked_us, speedup (the serial schedule's time, measured before\n"
-      "              this case in the same run / this time), ideal_ms and efficiency (ideal / measured),\n"
-      "              max_error, and the stages in_ms, out_ms, both_ms (in and out at once), kernel_ms: the\n"
-      "              whole payload in the case's own S chunks over S streams, each the fastest of ten samples\n"
-      "              measured before this case in the same run:\n"
+      "              this case in the same run / this time), ideal_ms and efficiency (ideal / the case's\n"
+      "              fastest sample among the stages'), max_error, and the stages in_ms, out_ms, both_ms (in\n"
+      "              and out at once), kernel_ms: the whole payload in the case's own S chunks over S\n"
+      "              streams, sampled in turn with the case (5 turns and 20 ms at least), each the fastest:\n"
       "                ideal = max((in + out) / S + (S - 1) / S * both,   the copy link\n"
       "                            in / S + kernel + out / S,             the kernels\n"
       "                            in + (kernel + out) / S,               the copies in\n"
