@@ -14,6 +14,7 @@ FILTER = "^(SyncPlacement|Streams|Events|Launch|SmallCopy/dir:h2d/mem:pinned|All
 def main(exe, out):
     rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}", "--max_time_per_case=0.2")
     c = Checker()
+    c.set_machine(doc)
     c.check(rc == 0, f"gpu_bench exited {rc}")
     _, ok = c.runs_by_name(doc)
 
@@ -28,15 +29,15 @@ def main(exe, out):
     before = get("SyncPlacement/op:copy/sync:before", "error_pct")
     none = get("SyncPlacement/op:copy/sync:none", "error_pct")
     if None not in (both, after, before, none):
-        c.check(abs(both) < 10, f"copy sync:both is {both:.1f}% off events")
-        c.check(after > 100, f"copy sync:after is only {after:.1f}% off: the queued work should show")
-        c.check(before < -50 and none < -50, f"copy before/none are {before:.1f}% / {none:.1f}%: launch time only")
+        c.check_effect(abs(both) < 10, f"copy sync:both is {both:.1f}% off events")
+        c.check_effect(after > 100, f"copy sync:after is only {after:.1f}% off: the queued work should show")
+        c.check_effect(before < -50 and none < -50, f"copy before/none are {before:.1f}% / {none:.1f}%: launch time only")
     # A kernel of a few microseconds: the host clock adds the launch and the wake-up to it even when it waits
     # in the right places, and the queued adds finish while the host is still launching, so after and both
     # read alike.
     add_both, add_after = get("SyncPlacement/op:add/sync:both", "error_pct"), get("SyncPlacement/op:add/sync:after", "error_pct")
     if None not in (add_both, add_after):
-        c.check(add_both > 20 and add_after > 20, f"add: host clock only {add_both:.0f}% / {add_after:.0f}% above events")
+        c.check_effect(add_both > 20 and add_after > 20, f"add: host clock only {add_both:.0f}% / {add_after:.0f}% above events")
 
     # Streams: independent arrays and small kernels overlap, large kernels do not; the legacy default
     # stream serialises blocking streams and nothing else does.
@@ -44,14 +45,14 @@ def main(exe, out):
     small = get("Streams/op:small_kernels/streams:8/kernels:32", "speedup")
     large = get("Streams/op:large_kernels/streams:8/kernels:32", "speedup")
     if None not in (norm, small, large):
-        c.check(norm > 1.2, f"normalize of 10 arrays over 10 streams: speedup {norm:.2f}")
-        c.check(small > 4, f"small kernels over 8 streams: speedup {small:.2f}")
-        c.check(large < 1.3, f"large kernels over 8 streams: speedup {large:.2f} (they should not overlap)")
+        c.check_effect(norm > 1.2, f"normalize of 10 arrays over 10 streams: speedup {norm:.2f}")
+        c.check_effect(small > 4, f"small kernels over 8 streams: speedup {small:.2f}")
+        c.check_effect(large < 1.3, f"large kernels over 8 streams: speedup {large:.2f} (they should not overlap)")
     for kind, serial in (("legacy_default", True), ("per_thread_default", False), ("blocking", False),
                          ("non_blocking", False)):
         f = get(f"Streams/kind:{kind}", "serial_fraction")
         if f is not None:
-            c.check((f > 0.7) if serial else (f < 0.3), f"Streams/kind:{kind}: serial_fraction {f:.2f}")
+            c.check_effect((f > 0.7) if serial else (f < 0.3), f"Streams/kind:{kind}: serial_fraction {f:.2f}")
 
     # Events and launches.
     res = get("Events/op:elapsed_resolution/timing:on", "resolution_us")
@@ -60,11 +61,11 @@ def main(exe, out):
     for timing in ("on", "off"):
         hand = get(f"Events/op:wait_cross_stream/timing:{timing}", "handoff_us")
         if hand is not None:
-            c.check(0 <= hand < 20, f"cross-stream hand-off (timing:{timing}) {hand} us")
+            c.check_effect(0 <= hand < 20, f"cross-stream hand-off (timing:{timing}) {hand} us")
     graph = get("Launch/op:graph_replay/kernels:100", "host_per_kernel_us")
     stream = get("Launch/op:empty_kernel/kernels:100", "host_per_kernel_us")
     if None not in (graph, stream):
-        c.check(graph < stream, f"graph replay {graph:.3f} us/kernel on the host is not below stream launches {stream:.3f}")
+        c.check_effect(graph < stream, f"graph replay {graph:.3f} us/kernel on the host is not below stream launches {stream:.3f}")
 
     for name, b in ok.items():
         if name.startswith("SmallCopy/"):
@@ -77,7 +78,7 @@ def main(exe, out):
     cold = get("Alloc/op:malloc_async/pool:cold/bytes:1048576", "real_time")
     warm = get("Alloc/op:malloc_async/pool:warm/bytes:1048576", "real_time")
     if None not in (cold, warm):
-        c.check(warm < cold, f"malloc_async from a warm pool ({warm} us) is not faster than from a cold one ({cold} us)")
+        c.check_effect(warm < cold, f"malloc_async from a warm pool ({warm} us) is not faster than from a cold one ({cold} us)")
     # SyncPlacement: one reference for every placement of an op.
     for op in ("add", "copy"):
         refs = {get(f"SyncPlacement/op:{op}/sync:{p}", "event_us") for p in ("both", "before", "after", "none", "events")}

@@ -51,16 +51,32 @@ def iteration_runs(doc):
     return [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
 
 
-def median_and_halfwidth(values):
-    """The median of `values` and the relative half-width of its 95% confidence interval (a fraction), by
-    the tools' own statistics (gpu_bench_tools.stats, as every tool computes noise_pct)."""
+def median_interval(values):
+    """The median of `values` and the 95% confidence interval of it, (lo, hi), by the tools' own statistics
+    (gpu_bench_tools.stats, as every tool computes noise_pct); every value's range where too few values reach
+    95%, and an unbounded interval under two values."""
     try:
-        from gpu_bench_tools.stats.stats import noise_pct
+        from gpu_bench_tools.stats.stats import median_ci
     except ImportError:
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-        from gpu_bench_tools.stats.stats import noise_pct
-    pct = noise_pct(values)
-    return statistics.median(values), (math.inf if pct is None else pct / 100.0)
+        from gpu_bench_tools.stats.stats import median_ci
+    vals = [v for v in values if math.isfinite(v)]
+    if not vals:
+        return math.nan, (-math.inf, math.inf)
+    return statistics.median(vals), median_ci(vals) or (-math.inf, math.inf)
+
+
+def ratio_interval(a, b):
+    """a / b with the interval its two factors' intervals allow: (value, (lo, hi)). a, b: (median, (lo, hi))
+    of positive figures."""
+    (am, (alo, ahi)), (bm, (blo, bhi)) = a, b
+    return am / bm, (alo / bhi if bhi > 0 else 0.0, ahi / blo if blo > 0 else math.inf)
+
+
+def figure_interval(figure, noise_pct):
+    """A reported figure and the interval its noise_pct (percent) states: (value, (lo, hi))."""
+    half = abs(figure) * noise_pct / 100.0 if noise_pct is not None and math.isfinite(noise_pct) else math.inf
+    return figure, (figure - half, figure + half)
 
 
 class Checker:
@@ -81,22 +97,48 @@ class Checker:
             self.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
         return runs, {n: b for n, b in runs.items() if not b.get("error_occurred")}
 
-    def judge(self, what, value, half_width, low=-math.inf, high=math.inf, unit=""):
-        """A figure measured with a 95% interval of +-half_width against its limits [low, high]: passes where
-        the figure is inside them; fails only where its whole interval lies outside; else the machine was too
-        noisy for this check to say, which is recorded (finish() then skips) rather than failed."""
+    def judge(self, what, value, interval, low=-math.inf, high=math.inf, unit=""):
+        """A figure with its 95% interval (lo, hi) against its limits [low, high]: passes where the figure is
+        inside them; fails only where its whole interval lies outside; else the machine was too noisy for
+        this check to say, which is recorded (finish() then skips) rather than failed."""
+        lo, hi = interval
         inside = low <= value <= high
-        surely_outside = value + half_width < low or value - half_width > high
         limits = f"[{low:.4g}, {high:.4g}]".replace("-inf", "").replace("inf", "")
-        line = f"{what}: {value:.4g}{unit} +- {half_width:.2g}{unit}, limits {limits}"
+        line = f"{what}: {value:.4g}{unit} (interval {lo:.4g} to {hi:.4g}), limits {limits}"
         if inside:
             print("ok:", line)
-        elif surely_outside:
+        elif hi < low or lo > high:
             self.check(False, line)
         else:
             self.undecided.append(line)
             print("too noisy to judge:", line)
         return inside
+
+    def set_machine(self, doc):
+        """Notes from a run's context whether other processes shared its GPU (gpu.other_processes)."""
+        try:
+            self.shared_gpu = int(doc["context"].get("gpu.other_processes", "0")) > 0
+        except ValueError:
+            self.shared_gpu = False
+
+    def check_effect(self, ok, what):
+        """An effect a family exists to show, read from figures taken at different moments, for which no
+        interval is at hand: a miss fails, except while other processes shared the GPU (set_machine), where
+        it cannot be told from their load and is recorded as too noisy to judge."""
+        if ok:
+            return True
+        if getattr(self, "shared_gpu", False):
+            line = f"{what} (other processes shared the GPU)"
+            self.undecided.append(line)
+            print("too noisy to judge:", line)
+        else:
+            self.check(False, what)
+        return False
+
+    def refusal_line(self, stderr):
+        """The one line of a refusal, apart from gpu_bench's warnings (another process on the GPU)."""
+        lines = [ln for ln in stderr.strip().splitlines() if not ln.startswith("gpu_bench: warning:")]
+        return lines[0] if len(lines) == 1 else None
 
     def finish(self, passed_what):
         """Exit status: 1 on any failure; else 77 (skipped) where a check could not be judged on this

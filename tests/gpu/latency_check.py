@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-from gpu_common import Checker, median_and_halfwidth, run_bare, run_gpu_bench
+from gpu_common import Checker, median_interval, ratio_interval, run_bare, run_gpu_bench
 
 PASSES = 3  # of each side, alternating
 BARE_SAMPLES = 30
@@ -77,9 +77,9 @@ def main(gpu_bench, bare_exe, out):
     print(f"\n{'case':<56} {'L':>5} {'warm':>7} {'gpu_bench ns':>13} {'bare ns':>10} {'ratio':>7}  "
           f"{'gpu_bench passes':<26} {'bare passes':<26} {'gpu_bench samples':<18} {'bare samples':<18} label")
     for name in sorted(ours, key=lambda n: (axes(n)["mem"], axes(n)["pattern"], int(axes(n)["bytes"]))):
-        g, gh = median_and_halfwidth(ours[name])
-        b, bh = median_and_halfwidth(theirs.get(name) or [float("nan")])
-        ratio = g / b if b > 0 else float("nan")
+        gi, bi = median_interval(ours[name]), median_interval(theirs.get(name) or [float("nan")])
+        g, b = gi[0], bi[0]
+        ratio, interval = ratio_interval(gi, bi) if b > 0 else (float("nan"), (-math.inf, math.inf))
         label = "; ".join(sorted(x for x in labels[name] if x))
         rows.append({"case": name, "gpu_bench_ns": g, "bare_ns": b, "ratio": ratio, "loads": loads[name],
                      "warm_loads": warm[name], "label": label,
@@ -92,7 +92,7 @@ def main(gpu_bench, bare_exe, out):
         passes_b = " ".join(f"{v:.1f}" for v in theirs.get(name, []))
         print(f"{name:<56} {loads[name]:>5} {warm[name]:>7} {g:13.1f} {b:10.1f} {ratio:7.3f}  {passes_g:<26} "
               f"{passes_b:<26} {spread(our_samples[name]):<18} {spread(their_samples.get(name, [])):<18} {label}")
-        c.judge(f"{name}: gpu_bench {g:.1f} ns over the bare chase's {b:.1f} ns", ratio, ratio * math.hypot(gh, bh),
+        c.judge(f"{name}: gpu_bench {g:.1f} ns over the bare chase's {b:.1f} ns", ratio, interval,
                 low=1 - TOLERANCE, high=1 + TOLERANCE)
     c.check(len(rows) >= 20, f"{len(rows)} Latency cases compared, the default matrix has 20")
     report["comparison"] = rows
@@ -112,15 +112,15 @@ def main(gpu_bench, bare_exe, out):
         print(f"  {name:<56} {w * 1e3:8.1f} ms in the last round")
     report["budget"] = {"rounds": rounds, "last_round_cases_s": case_wall, "estimate_s": case_wall * rounds,
                         "elapsed_s": elapsed}
-    c.check(case_wall * rounds <= BUDGET_S, f"Latency takes about {case_wall * rounds:.1f} s, over {BUDGET_S} s")
+    c.set_machine(doc)
+    c.check_effect(case_wall * rounds <= BUDGET_S, f"Latency takes about {case_wall * rounds:.1f} s, over {BUDGET_S} s")
     # A footprint larger than the GPU and the host hold: one line, exit 2, before any case runs.
     big = f"{out}.too_big.json"
     r = subprocess.run([gpu_bench, "--sizes=1T", "--benchmark_filter=^Latency/", f"--benchmark_out={big}"],
                        capture_output=True, text=True, timeout=120)
-    lines = r.stderr.strip().splitlines()
+    line = c.refusal_line(r.stderr)
     print(f"--sizes=1T: exit {r.returncode}: {r.stderr.strip()}")
-    c.check(r.returncode == 2 and len(lines) == 1 and "--sizes" in lines[0],
-            f"--sizes=1T: exit {r.returncode}, {r.stderr!r}")
+    c.check(r.returncode == 2 and line is not None and "--sizes" in line, f"--sizes=1T: exit {r.returncode}, {r.stderr!r}")
     c.check(not os.path.exists(big), "--sizes=1T left an output file")
     with open(out, "w") as f:
         json.dump(report, f, indent=1)

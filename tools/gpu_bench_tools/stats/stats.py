@@ -103,16 +103,25 @@ def _median_ci_ranks(n: int) -> tuple[int, int]:
     return int(ci.low), int(ci.high)
 
 
-def noise_pct(values: Sequence[float]) -> float | None:
-    """Relative half-width (percent) of the 95% confidence interval of the median; None under two values."""
+def median_ci(values: Sequence[float]) -> tuple[float, float] | None:
+    """The 95% confidence interval of the median (its bounding order statistics; every value's range where
+    too few values reach 95%); None under two finite values."""
     vals = sorted(v for v in values if math.isfinite(v))
     if len(vals) < 2:
         return None
-    mid = statistics.median(vals)
+    lo, hi = _median_ci_ranks(len(vals))
+    return vals[lo], vals[hi]
+
+
+def noise_pct(values: Sequence[float]) -> float | None:
+    """Relative half-width (percent) of the 95% confidence interval of the median; None under two values."""
+    ci = median_ci(values)
+    if ci is None:
+        return None
+    mid = statistics.median(v for v in values if math.isfinite(v))
     if not mid:
         return None
-    lo, hi = _median_ci_ranks(len(vals))
-    return (vals[hi] - vals[lo]) / 2.0 / abs(mid) * 100.0
+    return (ci[1] - ci[0]) / 2.0 / abs(mid) * 100.0
 
 
 def gmean(values: Sequence[float]) -> float | None:
