@@ -3,9 +3,8 @@
 import itertools
 import json
 import random
-from pathlib import Path
-
 import statistics
+from pathlib import Path
 
 import pytest
 
