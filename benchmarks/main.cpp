@@ -171,23 +171,27 @@ gpu_bench::context_list bind_to_gpu_node(const gpu_bench::options& opts) {
 }  // namespace
 
 namespace gpu_bench {
-// A --sizes list whose largest size cannot be held: a copy case holds two buffers of it on the GPU (d2d,
-// bidir) and two of pinned host memory (bidir), so both must have room for twice the size. Checked before
-// any case runs, so a run is refused in one line rather than failing case after case.
-std::string sizes_that_do_not_fit(const options& o) {
+// A --sizes list whose largest size cannot be held: a case of a selected family holds its buffers_of_size
+// buffers of it, on the GPU or of host memory (a copy two: d2d and bidir on the GPU, bidir of pinned host
+// memory; a Latency case one), so both must have room for that many. Checked before any case runs, so a
+// run is refused in one line rather than failing case after case.
+std::string sizes_that_do_not_fit(const options& o, const std::string& filter, const std::vector<std::string>& names) {
   if (o.sizes_spec == "pow4" || o.sizes.empty()) return {};
   const std::uint64_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
-  const std::uint64_t need = 2 * largest;
+  const size_need need = memory_for_size(largest, filter, names);
+  if (need.buffers == 0) return {};
   std::size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const std::string what =
-      "--sizes asks for copies of " + format_bytes(largest) + ", and a case holds two buffers of that size";
-  if (need > free_b)
-    return what + " (" + format_bytes(need) + "), but GPU " + std::to_string(o.device) + " has " +
-           format_bytes(free_b) + " free of " + format_bytes(total_b) + "; give smaller sizes";
-  if (const auto avail = host_mem_available(); avail && need > *avail)
-    return what + " (" + format_bytes(need) + "), but the host has " + format_bytes(*avail) +
-           " available; give smaller sizes";
+      need.buffers == 1 ? "--sizes asks for " + format_bytes(largest) + ", and a case holds one buffer of that size"
+                        : "--sizes asks for copies of " + format_bytes(largest) + ", and a case holds " +
+                              (need.buffers == 2 ? std::string("two") : std::to_string(need.buffers)) +
+                              " buffers of that size (" + format_bytes(need.bytes) + ")";
+  if (need.bytes > free_b)
+    return what + ", but GPU " + std::to_string(o.device) + " has " + format_bytes(free_b) + " free of " +
+           format_bytes(total_b) + "; give smaller sizes";
+  if (const auto avail = host_mem_available(); avail && need.bytes > *avail)
+    return what + ", but the host has " + format_bytes(*avail) + " available; give smaller sizes";
   return {};
 }
 
@@ -349,7 +353,8 @@ step_result describe_machine(const run_state& run) {
       std::fprintf(stderr, "gpu_bench: warning: %d other process(es) are using GPU %d; figures may suffer\n", others,
                    d);
   }
-  if (const std::string why = gpu_bench::sizes_that_do_not_fit(opts); !why.empty()) {
+  if (const std::string why = gpu_bench::sizes_that_do_not_fit(opts, run.filter, gpu_bench::registered_names());
+      !why.empty()) {
     std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 2;
   }

@@ -275,6 +275,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.scope = family_scope::single_gpu;
   f.smoke = "^Latency/.*pattern:random/";
   f.min_bytes = kChaseLineBytes;
+  f.buffers_of_size = 1;  // the footprint, of device or of host memory (beside it the cycle's table, N / 32)
   f.register_cases = [] {
     const bool numa = numa_axis_available();
     for (latency_mem m : {latency_mem::device, latency_mem::pinned, latency_mem::registered, latency_mem::managed}) {

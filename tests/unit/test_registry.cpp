@@ -96,6 +96,29 @@ TEST(Registry, RefusesAMalformedDeclaration) {
   EXPECT_EQ(with([](family_descriptor& f) { f.plot = "x=bytes;series=dir,engine;xlabel=copy size"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.headline.clear(); }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.register_cases = nullptr; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.buffers_of_size = 0; }), "");
+}
+
+TEST(Registry, ALargestSizeNeedsTheMostBuffersOfTheSelectedFamilies) {
+  // A copy holds two buffers of its size, a Latency case one: a Latency-only run of 50 GiB needs 50 GiB,
+  // not the 100 GiB that would refuse it on an 80 GB GPU.
+  EXPECT_EQ(declared("Transfer").buffers_of_size, 2u);
+  EXPECT_EQ(declared("Latency").buffers_of_size, 1u);
+  const std::vector<std::string> names{"Transfer/dir:h2d/mem:pinned/bytes:4/manual_time",
+                                       "Transfer/dir:d2d/mem:device/bytes:4/manual_time",
+                                       "Latency/mem:device/pattern:stride/bytes:128/manual_time",
+                                       "Latency/mem:pinned/pattern:random/bytes:128/manual_time"};
+  const std::uint64_t g50 = std::uint64_t{50} << 30;
+  const size_need latency = memory_for_size(g50, "^Latency/", names);
+  EXPECT_EQ(latency.buffers, 1u);
+  EXPECT_EQ(latency.bytes, g50);
+  EXPECT_EQ(memory_for_size(g50, "mem:pinned/pattern:random", names).bytes, g50);
+  for (const std::string filter : {"", "all", "^Transfer/", "mem:pinned", "-mem:device/pattern"}) {
+    const size_need copy = memory_for_size(g50, filter, names);
+    EXPECT_EQ(copy.buffers, 2u) << filter;
+    EXPECT_EQ(copy.bytes, 2 * g50) << filter;
+  }
+  EXPECT_EQ(memory_for_size(g50, "^Overlap/", names).buffers, 0u);  // selects none of `names`
 }
 
 TEST(Registry, TheMultiGpuFamiliesNamesAreTheirDeclaredAxes) {
