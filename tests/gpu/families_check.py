@@ -6,14 +6,13 @@ usage: families_check.py GPU_BENCH OUT.json
 """
 import sys
 
-from gpu_common import Checker, run_gpu_bench
+from gpu_common import checked_twice, run_gpu_bench
 
 FILTER = "^(SyncPlacement|Streams|Events|Launch|SmallCopy/dir:h2d/mem:pinned|Alloc/.*/bytes:1048576/)"
 
 
-def main(exe, out):
+def evaluate(c, exe, out):
     rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}", "--max_time_per_case=0.2")
-    c = Checker()
     c.set_machine(doc)
     c.check(rc == 0, f"gpu_bench exited {rc}")
     _, ok = c.runs_by_name(doc)
@@ -83,7 +82,11 @@ def main(exe, out):
     for op in ("add", "copy"):
         refs = {get(f"SyncPlacement/op:{op}/sync:{p}", "event_us") for p in ("both", "before", "after", "none", "events")}
         c.check(len(refs) == 1, f"SyncPlacement op:{op}: event_us differs across placements: {sorted(map(str, refs))}")
-    return c.finish(f"{len(ok)} cases of the latency, stream and event families verified and showed their effects")
+    return f"{len(ok)} cases of the latency, stream and event families verified and showed their effects"
+
+
+def main(exe, out):
+    return checked_twice(lambda c: evaluate(c, exe, out))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ def main(gpu_bench, bare_exe, out):
         c.check(rc == 0, f"pass {p}: gpu_bench exited {rc}")
         if p == 0:
             report["context"] = {k: v for k, v in doc["context"].items() if k.startswith(("gpu", "driver", "host"))}
+            c.set_machine(doc)
         runs, ok = c.runs_by_name(doc)
         for name, b in ok.items():
             if "/numa:remote/" in name:
@@ -92,8 +93,12 @@ def main(gpu_bench, bare_exe, out):
         passes_b = " ".join(f"{v:.1f}" for v in theirs.get(name, []))
         print(f"{name:<56} {loads[name]:>5} {warm[name]:>7} {g:13.1f} {b:10.1f} {ratio:7.3f}  {passes_g:<26} "
               f"{passes_b:<26} {spread(our_samples[name]):<18} {spread(their_samples.get(name, [])):<18} {label}")
+        # The two alternate pass by pass, seconds apart: a load from another process on the GPU's link that
+        # comes and goes within a pass can land on one side's host-memory chases and not the other's.
+        shared = c.shared_gpu and axes(name)["mem"] != "device"
         c.judge(f"{name}: gpu_bench {g:.1f} ns over the bare chase's {b:.1f} ns", ratio, interval,
-                low=1 - TOLERANCE, high=1 + TOLERANCE)
+                low=1 - TOLERANCE, high=1 + TOLERANCE,
+                cannot_fail_because="host memory, and other processes shared the GPU" if shared else None)
     c.check(len(rows) >= 20, f"{len(rows)} Latency cases compared, the default matrix has 20")
     report["comparison"] = rows
 
@@ -112,7 +117,6 @@ def main(gpu_bench, bare_exe, out):
         print(f"  {name:<56} {w * 1e3:8.1f} ms in the last round")
     report["budget"] = {"rounds": rounds, "last_round_cases_s": case_wall, "estimate_s": case_wall * rounds,
                         "elapsed_s": elapsed}
-    c.set_machine(doc)
     c.check_effect(case_wall * rounds <= BUDGET_S, f"Latency takes about {case_wall * rounds:.1f} s, over {BUDGET_S} s")
     # A footprint larger than the GPU and the host hold: one line, exit 2, before any case runs.
     big = f"{out}.too_big.json"

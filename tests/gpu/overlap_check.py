@@ -7,7 +7,7 @@ usage: overlap_check.py GPU_BENCH OUT.json TIMELINE.json
 import json
 import sys
 
-from gpu_common import Checker, run_gpu_bench
+from gpu_common import checked_twice, run_gpu_bench
 
 FILTER = ("^(Overlap/.*/bytes:16777216/"
           "|Overlap/schedule:(serial|depth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:1/sync:(end|per_chunk)/"
@@ -19,11 +19,10 @@ def axes(name):
     return parts[0], dict(p.split(":", 1) for p in parts[1:])
 
 
-def main(exe, out, trace_path):
+def evaluate(c, exe, out, trace_path):
     # One round: every figure checked against another (wall against GPU time, host held against GPU time)
     # then comes from the same samples, not from rounds that a shared link may have treated differently.
     rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}", f"--timeline={trace_path}", "--rounds=1")
-    c = Checker()
     c.set_machine(doc)
     c.check(rc == 0, f"gpu_bench exited {rc}")
     runs, ok = c.runs_by_name(doc)
@@ -76,7 +75,11 @@ def main(exe, out, trace_path):
         overlapping = any(k["tid"] != x["tid"] and k["ts"] < x["ts"] + x["dur"] and x["ts"] < k["ts"] + k["dur"]
                           for k in kernels for x in copies)
         c.check(overlapping, "no kernel overlaps a copy of another stream in the pipelined timeline")
-    return c.finish("Overlap and HostBlocking cases verified; the timeline shows the overlap")
+    return "Overlap and HostBlocking cases verified; the timeline shows the overlap"
+
+
+def main(exe, out, trace_path):
+    return checked_twice(lambda c: evaluate(c, exe, out, trace_path))
 
 
 if __name__ == "__main__":

@@ -8,14 +8,13 @@ import math
 import statistics
 import sys
 
-from gpu_common import CONTEXT_KEYS, Checker, iteration_runs, list_cases, run_gpu_bench
+from gpu_common import CONTEXT_KEYS, checked_twice, iteration_runs, list_cases, run_gpu_bench
 
 FILTER = "Transfer/.*/bytes:(4|65536|16777216)/"
 
 
-def main(exe, out):
+def evaluate(c, exe, out):
     rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}", "--samples=on", "--max_time_per_case=0.2")
-    c = Checker()
     c.set_machine(doc)
     c.check(rc == 0, f"gpu_bench exited {rc}")
     ctx = doc["context"]
@@ -97,7 +96,11 @@ def main(exe, out):
     if ctx.get("gpu_bench.elapsed_s") and ctx.get("gpu_bench.timed_s"):
         c.check(0 < float(ctx["gpu_bench.timed_s"]) < float(ctx["gpu_bench.elapsed_s"]),
                 f"timed_s {ctx['gpu_bench.timed_s']} vs elapsed_s {ctx['gpu_bench.elapsed_s']}")
-    return c.finish(f"{len(expected)} Transfer cases ran, verified and reported plausible rates")
+    return f"{len(expected)} Transfer cases ran, verified and reported plausible rates"
+
+
+def main(exe, out):
+    return checked_twice(lambda c: evaluate(c, exe, out))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Host-only test of how the GPU tests judge (gpu_common.py): a figure inside its limits passes, one whose
+whole interval misses fails, one whose interval straddles a limit is too noisy to judge (exit 77, naming
+it); a ratio's interval comes from its factors' interval ends; an effect that misses is measured again once
+and fails only when it misses twice; while other processes share the GPU an effect's miss is undecided; a
+refusal is found among gpu_bench's warnings. Needs no GPU.
+
+usage: judging_test.py
+"""
+import io
+import math
+import sys
+from contextlib import redirect_stdout
+
+import gpu_common as g
+
+
+def quiet(f, *args, **kwargs):
+    with redirect_stdout(io.StringIO()):
+        return f(*args, **kwargs)
+
+
+def main():
+    problems = []
+
+    def expect(ok, what):
+        if not ok:
+            problems.append(what)
+            print("FAIL:", what)
+
+    c = g.Checker()
+    quiet(c.judge, "inside", 0.99, (0.95, 1.02), low=0.97)
+    expect(not c.failures and not c.undecided and quiet(c.finish, "x") == 0, "a figure inside its limit passes")
+    c = g.Checker()
+    quiet(c.judge, "missed", 0.90, (0.88, 0.93), low=0.97)
+    expect(len(c.failures) == 1 and quiet(c.finish, "x") == 1, "a whole interval below the limit fails")
+    c = g.Checker()
+    quiet(c.judge, "straddles", 0.95, (0.90, 1.01), low=0.97)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = c.finish("x")
+    expect(rc == g.SKIP and "too noisy to judge 1 check(s): straddles" in out.getvalue(),
+           f"an interval across the limit skips and names the check (exit {rc})")
+    c = g.Checker()
+    quiet(c.judge, "gap", 2.1, (1.9, 2.2), low=-0.6, high=0.6)
+    expect(len(c.failures) == 1, "a difference wholly above its upper limit fails")
+    c = g.Checker()
+    quiet(c.judge, "untrusted", 0.3, (0.29, 0.31), low=0.97, cannot_fail_because="shared")
+    expect(not c.failures and len(c.undecided) == 1 and c.undecided[0].endswith("(shared)"),
+           "a miss whose interval cannot be trusted is undecided, with its reason")
+    c = g.Checker()
+    quiet(c.judge, "failed and undecided", 0.5, (0.4, 0.6), low=0.97)
+    quiet(c.judge, "undecided", 0.95, (0.9, 1.0), low=0.97)
+    expect(quiet(c.finish, "x") == 1, "a failure outweighs an undecided check")
+
+    r, (lo, hi) = g.ratio_interval((1200.0, (1190.0, 1210.0)), (4000.0, (1200.0, 4100.0)))
+    expect(math.isclose(r, 0.3) and math.isclose(lo, 1190 / 4100) and math.isclose(hi, 1210 / 1200),
+           f"a ratio's interval runs from the low end over the high to the high over the low ({lo}, {hi})")
+    m, (lo, hi) = g.median_interval([3.0, 1.0, 2.0])
+    expect(m == 2.0 and (lo, hi) == (1.0, 3.0), "three values: the median and their whole range")
+    m, (lo, hi) = g.median_interval([5.0])
+    expect(lo == -math.inf and hi == math.inf, "one value: no interval")
+    v, (lo, hi) = g.figure_interval(100.0, 5.0)
+    expect((lo, hi) == (95.0, 105.0), "a figure's noise_pct is its interval")
+
+    calls = []
+
+    def flaky(c):
+        calls.append(1)
+        c.check_effect(len(calls) > 1, "speedup")
+        return "passed"
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = g.checked_twice(flaky)
+    expect(rc == 0 and len(calls) == 2 and "measuring again" in out.getvalue(), "an effect missed once is measured again")
+    calls.clear()
+
+    def broken(c):
+        calls.append(1)
+        c.check_effect(False, "speedup")
+        return "passed"
+
+    expect(quiet(g.checked_twice, broken) == 1 and len(calls) == 2, "an effect missed twice fails")
+    calls.clear()
+
+    def failing(c):
+        calls.append(1)
+        c.check(False, "data")
+        c.check_effect(False, "speedup")
+        return "passed"
+
+    expect(quiet(g.checked_twice, failing) == 1 and len(calls) == 1, "a plain failure is not measured again")
+    c = g.Checker()
+    c.set_machine({"context": {"gpu.other_processes": "1"}})
+    quiet(c.check_effect, False, "speedup")
+    expect(not c.effect_misses and len(c.undecided) == 1, "a missed effect on a shared GPU is undecided")
+    c = g.Checker()
+    c.set_machine({"context": {"gpu.other_processes": "unavailable"}})
+    quiet(c.check_effect, False, "speedup")
+    expect(c.effect_misses == ["speedup"], "an unknown process count is not a shared GPU")
+
+    warn = "gpu_bench: warning: 1 other process(es) are using GPU 0; figures may suffer"
+    expect(c.refusal_line(f"{warn}\ngpu_bench: --sizes asks for 1 TiB\n") == "gpu_bench: --sizes asks for 1 TiB",
+           "the refusal is found among warnings")
+    expect(c.refusal_line("gpu_bench: one\ngpu_bench: two\n") is None, "two refusal lines are not one")
+    print(f"{len(problems)} problem(s)" if problems else "ok: the GPU tests judge as docs/testing.md says")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
