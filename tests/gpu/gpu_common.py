@@ -30,18 +30,6 @@ def run_gpu_bench(exe, out, *args, timeout=550):
         return r.returncode, json.load(f)
 
 
-def run_bare(cmd, what):
-    """Runs a bare reference program (its own CUDA loop, no gpu_bench code) that prints one JSON document;
-    exits 77 where it found no GPU, and stops the test with `what` and its stderr where it failed."""
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=300)
-    if r.returncode == SKIP:
-        print("no CUDA GPU is visible: skipping")
-        sys.exit(SKIP)
-    if r.returncode != 0:
-        raise SystemExit(f"{what} failed: {r.stderr}")
-    return json.loads(r.stdout)
-
-
 def list_cases(exe, *args):
     r = subprocess.run([exe, "--benchmark_list_tests", *args], capture_output=True, text=True, timeout=60)
     return r.stdout.split()

@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""GPU test: every default Latency case against a bare pointer chase (bare_chase, no gpu_bench code) on the
-same GPU in the same call, interleaved: gpu_bench over every Latency case, then the bare chase over each,
-then gpu_bench again, and so on (ABAB), each case's medians over the passes compared: within 3%, judged with
-the interval of both medians (a case fails only where the whole interval misses; where it straddles the
-limit the test is skipped as too noisy to judge). Also times
-a default Latency-only run (3 rounds): the family must take at most 10 s of cases; and a footprint larger
-than the GPU holds is refused in one line. Prints a table of case,
-L, warm_loads, gpu_bench ns, bare ns, ratio, each pass's median of both, the fastest and slowest sample of
-both and gpu_bench's label; writes every figure to OUT.json.
+"""GPU test: every default Latency case against a bare pointer chase (the test family BareChase,
+tests/family/bare_chase.cu: no gpu_bench measurement code) in one process, their repetitions interleaved at
+random (gpu_bench_parity), so a load on the host link that comes and goes falls on both alike. A first
+Latency-only pass gives each case's loads and warm-up loads, which the bare chase is told
+(GPU_BENCH_BARE_CHASE); then REPETITIONS of each, interleaved. Each case's medians over the repetitions
+must be within 3%, judged with the interval of both medians (a case fails only where the whole interval
+misses; where it straddles the limit the test is skipped as too noisy to judge). Also times a default
+Latency-only run of gpu_bench (3 rounds): the family must take at most 10 s of cases; and a footprint
+larger than the GPU holds is refused in one line. Prints a table of case, L, warm_loads, gpu_bench ns,
+bare ns, ratio, each repetition of both and gpu_bench's label; writes every figure to OUT.json.
 
 Cases with numa:remote (a host with two NUMA nodes) are left out: the bare chase does not place memory.
 
-usage: latency_check.py GPU_BENCH BARE_CHASE OUT.json
+usage: latency_check.py GPU_BENCH GPU_BENCH_PARITY OUT.json
 """
 import json
 import math
@@ -19,10 +20,9 @@ import os
 import subprocess
 import sys
 
-from gpu_common import Checker, median_interval, ratio_interval, run_bare, run_gpu_bench
+from gpu_common import Checker, iteration_runs, median_interval, ratio_interval, run_gpu_bench
 
-PASSES = 3  # of each side, alternating
-BARE_SAMPLES = 30
+REPETITIONS = 5  # of each side, interleaved: the median of five has a 94% interval from its extremes
 TOLERANCE = 0.03
 BUDGET_S = 10.0
 
@@ -31,74 +31,66 @@ def axes(name):
     return dict(part.split(":", 1) for part in name.split("/")[1:] if ":" in part)
 
 
-def bare(exe, case, loads, warm):
-    a = axes(case)
-    return run_bare([exe, a["mem"], a["pattern"], a["bytes"], loads, warm, BARE_SAMPLES], f"bare_chase for {case}")
+def key_of(name):
+    a = axes(name)
+    return f"{a['mem']}/{a['pattern']}/{a['bytes']}"
 
 
 def spread(values):
-    return f"{min(values):.1f}..{max(values):.1f}" if values else "-"
+    return " ".join(f"{v:.1f}" for v in values) if values else "-"
 
 
-def main(gpu_bench, bare_exe, out):
+def main(gpu_bench, parity, out):
     c = Checker()
     ours, theirs, loads, warm, labels = {}, {}, {}, {}, {}
-    our_samples, their_samples = {}, {}
-    report = {"passes": []}
-    for p in range(PASSES):
-        # One round per pass: the passes themselves are the independent processes compared. Every sample is
-        # written, so a case that differs shows its fastest and slowest beside the bare chase's.
-        rc, doc = run_gpu_bench(gpu_bench, f"{out}.pass{p}.json", "--benchmark_filter=^Latency/", "--rounds=1",
-                                "--samples=on")
-        c.check(rc == 0, f"pass {p}: gpu_bench exited {rc}")
-        if p == 0:
-            report["context"] = {k: v for k, v in doc["context"].items() if k.startswith(("gpu", "driver", "host"))}
-            c.set_machine(doc)
-        runs, ok = c.runs_by_name(doc)
-        for name, b in ok.items():
-            if "/numa:remote/" in name:
-                continue
-            ours.setdefault(name, []).append(b["latency_ns"])
-            loads.setdefault(name, int(b["loads"]))
-            warm.setdefault(name, int(b.get("warm_loads", 0)))
-            labels.setdefault(name, set()).add(b.get("label", ""))
-            our_samples.setdefault(name, []).extend(t / loads[name] * 1e9 for t in b.get("sample_times_s", []))
-            c.check(int(b["loads"]) == loads[name], f"{name}: loads {b['loads']} in pass {p}, {loads[name]} before")
-            c.check(int(b.get("warm_loads", 0)) == warm[name],
-                    f"{name}: warm_loads {b.get('warm_loads')} in pass {p}, {warm[name]} before")
-        for name in sorted(loads):
-            r = bare(bare_exe, name, loads[name], warm[name])
-            theirs.setdefault(name, []).append(r["latency_ns"])
-            their_samples.setdefault(name, []).extend(r["samples_ns"])
-            c.check(r.get("chase_checked", False), f"{name}: the bare chase did not end where its loads lead")
-        report["passes"].append({"gpu_bench": {n: v[-1] for n, v in ours.items()},
-                                 "bare": {n: v[-1] for n, v in theirs.items()}})
+    report = {}
+    # The loads each case chases: gpu_bench chooses them from the footprint alone.
+    rc, doc = run_gpu_bench(parity, f"{out}.loads.json", "--benchmark_filter=^Latency/", "--rounds=1",
+                            "--max_time_per_case=0.01")
+    c.check(rc == 0, f"the Latency pass: gpu_bench_parity exited {rc}")
+    report["context"] = {k: v for k, v in doc["context"].items() if k.startswith(("gpu", "driver", "host"))}
+    c.set_machine(doc)
+    for name, b in c.runs_by_name(doc)[1].items():
+        if "/numa:remote/" not in name:
+            loads[name], warm[name] = int(b["loads"]), int(b.get("warm_loads", 0))
+    os.environ["GPU_BENCH_BARE_CHASE"] = ";".join(f"{key_of(n)}={loads[n]},{warm[n]}" for n in loads)
+    rc, doc = run_gpu_bench(parity, f"{out}.interleaved.json", "--benchmark_filter=^(Latency|BareChase)/",
+                            "--rounds=1", f"--benchmark_repetitions={REPETITIONS}",
+                            "--benchmark_enable_random_interleaving=true")
+    c.check(rc == 0, f"the interleaved run: gpu_bench_parity exited {rc}")
+    bare_of = {key_of(n): n for n in loads}
+    for b in iteration_runs(doc):
+        name = b["name"].replace("/manual_time", "")
+        c.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
+        if b.get("error_occurred") or "/numa:remote/" in name:
+            continue
+        if name.startswith("BareChase/"):
+            ours_name = bare_of.get(key_of(name))
+            c.check(ours_name is not None, f"{name}: no Latency case of its footprint")
+            if ours_name:
+                theirs.setdefault(ours_name, []).append(b["latency_ns"])
+            continue
+        ours.setdefault(name, []).append(b["latency_ns"])
+        labels.setdefault(name, set()).add(b.get("label", ""))
+        c.check(int(b["loads"]) == loads.get(name), f"{name}: loads {b['loads']}, {loads.get(name)} in the first pass")
+        c.check(int(b.get("warm_loads", 0)) == warm.get(name),
+                f"{name}: warm_loads {b.get('warm_loads')}, {warm.get(name)} in the first pass")
 
     rows = []
     print(f"\n{'case':<56} {'L':>5} {'warm':>7} {'gpu_bench ns':>13} {'bare ns':>10} {'ratio':>7}  "
-          f"{'gpu_bench passes':<26} {'bare passes':<26} {'gpu_bench samples':<18} {'bare samples':<18} label")
+          f"{'gpu_bench repetitions':<36} {'bare repetitions':<36} label")
     for name in sorted(ours, key=lambda n: (axes(n)["mem"], axes(n)["pattern"], int(axes(n)["bytes"]))):
         gi, bi = median_interval(ours[name]), median_interval(theirs.get(name) or [float("nan")])
         g, b = gi[0], bi[0]
         ratio, interval = ratio_interval(gi, bi) if b > 0 else (float("nan"), (-math.inf, math.inf))
         label = "; ".join(sorted(x for x in labels[name] if x))
-        rows.append({"case": name, "gpu_bench_ns": g, "bare_ns": b, "ratio": ratio, "loads": loads[name],
-                     "warm_loads": warm[name], "label": label,
-                     "gpu_bench_passes": ours[name], "bare_passes": theirs.get(name, []),
-                     "gpu_bench_min_ns": min(our_samples[name], default=None),
-                     "gpu_bench_max_ns": max(our_samples[name], default=None),
-                     "bare_min_ns": min(their_samples.get(name, []), default=None),
-                     "bare_max_ns": max(their_samples.get(name, []), default=None)})
-        passes_g = " ".join(f"{v:.1f}" for v in ours[name])
-        passes_b = " ".join(f"{v:.1f}" for v in theirs.get(name, []))
-        print(f"{name:<56} {loads[name]:>5} {warm[name]:>7} {g:13.1f} {b:10.1f} {ratio:7.3f}  {passes_g:<26} "
-              f"{passes_b:<26} {spread(our_samples[name]):<18} {spread(their_samples.get(name, [])):<18} {label}")
-        # The two alternate pass by pass, seconds apart: a load from another process on the GPU's link that
-        # comes and goes within a pass can land on one side's host-memory chases and not the other's.
-        shared = c.shared_gpu and axes(name)["mem"] != "device"
+        rows.append({"case": name, "gpu_bench_ns": g, "bare_ns": b, "ratio": ratio, "ratio_interval": interval,
+                     "loads": loads[name], "warm_loads": warm[name], "label": label,
+                     "gpu_bench_repetitions": ours[name], "bare_repetitions": theirs.get(name, [])})
+        print(f"{name:<56} {loads[name]:>5} {warm[name]:>7} {g:13.1f} {b:10.1f} {ratio:7.3f}  "
+              f"{spread(ours[name]):<36} {spread(theirs.get(name, [])):<36} {label}")
         c.judge(f"{name}: gpu_bench {g:.1f} ns over the bare chase's {b:.1f} ns", ratio, interval,
-                low=1 - TOLERANCE, high=1 + TOLERANCE,
-                cannot_fail_because="host memory, and other processes shared the GPU" if shared else None)
+                low=1 - TOLERANCE, high=1 + TOLERANCE)
     c.check(len(rows) >= 20, f"{len(rows)} Latency cases compared, the default matrix has 20")
     report["comparison"] = rows
 
