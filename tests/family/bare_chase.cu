@@ -7,12 +7,11 @@
 // One thread follows a cycle of pointers one 128-byte line apart through BYTES of memory of one kind
 // (stride: address order; random: Sattolo's algorithm from the same seed as gpu_bench, so both follow the
 // same cycle). As gpu_bench does: the cycle is written by a kernel as whole lines (the pointer, then zeros)
-// through the GPU's addresses; host lines are then flushed from the CPU's caches; the chase walks WARM loads
-// (gpu_bench's warm_loads) once. Each repetition then takes untimed samples for a millisecond and
-// kSamples timed ones: a chase of LOADS and one of 2 LOADS, each between two events on one stream, ungated,
-// their difference LOADS loads. Each launch goes on from where the last stopped, and every repetition
-// checks that the chase stands where its loads lead. Host and managed memory are read with ld.global.cv.
-// Its figure is the median sample; counter latency_ns (that median / LOADS).
+// through the GPU's addresses; host lines are then flushed from the CPU's caches. Each repetition walks WARM
+// loads (gpu_bench's warm_loads), takes untimed samples for a millisecond and then kSamples timed ones: a chase of
+// LOADS and one of 2 LOADS, each between two events on one stream, ungated, their difference LOADS loads. Each launch
+// goes on from where the last stopped, and every repetition checks that the chase stands where its loads lead. Host and
+// managed memory are read with ld.global.cv. Its figure is the median sample; counter latency_ns (that median / LOADS).
 //
 // LOADS and WARM are the Latency case's own, given in the environment, as gpu_bench chose them:
 // GPU_BENCH_BARE_CHASE="mem/pattern/bytes=LOADS,WARM;..." (tests/gpu/latency_check.py sets it); a case
@@ -130,8 +129,8 @@ void launch(chase_setup& s, bool uncached, unsigned long long n) {
   s.walked += n;
 }
 
-// Allocated, written and warmed once per case and kept for the process, as the cases' repetitions share it.
-chase_setup& setup_for(const std::string& kind, bool random, std::size_t bytes, unsigned long long warm) {
+// Allocated and written once per case and kept for the process, as the cases' repetitions share it.
+chase_setup& setup_for(const std::string& kind, bool random, std::size_t bytes) {
   static auto& kept = *new std::map<std::string, chase_setup>();  // never freed: see latency.cpp
   const std::string key = kind + (random ? "/random/" : "/stride/") + std::to_string(bytes);
   auto [it, fresh] = kept.try_emplace(key);
@@ -185,10 +184,6 @@ chase_setup& setup_for(const std::string& kind, bool random, std::size_t bytes, 
   CUDA_CHECK(cudaStreamSynchronize(s.stream));
   CUDA_CHECK(cudaFree(next_dev));
   if (s.host != nullptr) flush_lines(s.host, lines);
-  if (warm > 0) {
-    launch(s, kind != "device", warm);
-    CUDA_CHECK(cudaStreamSynchronize(s.stream));
-  }
   return s;
 }
 
@@ -196,7 +191,7 @@ void run_bare_chase(benchmark::State& state, const std::string& kind, bool rando
   const std::string key = kind + (random ? "/random/" : "/stride/") + std::to_string(bytes);
   const auto given = loads_given(key);
   const unsigned long long loads = given.first, warm = given.second;
-  chase_setup& s = setup_for(kind, random, bytes, warm);
+  chase_setup& s = setup_for(kind, random, bytes);
   const bool uncached = kind != "device";
   auto timed = [&](unsigned long long n) {
     CUDA_CHECK(cudaEventRecord(s.a, s.stream));
@@ -210,6 +205,12 @@ void run_bare_chase(benchmark::State& state, const std::string& kind, bool rando
   auto sample_s = [&] { return timed(2 * loads) - timed(loads); };
   std::vector<double> t;
   for (auto _ : state) {
+    // The warm-up walk, every repetition as every Latency case walks it: between two repetitions other
+    // cases' footprints pass through the caches.
+    if (warm > 0) {
+      launch(s, uncached, warm);
+      CUDA_CHECK(cudaStreamSynchronize(s.stream));
+    }
     // Untimed samples for at least a millisecond, as gpu_bench's loop warms up.
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
     for (int i = 0; i < 1000 && (i == 0 || std::chrono::steady_clock::now() < until); ++i) (void)sample_s();
