@@ -22,6 +22,7 @@
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/memory/host_buffer.hpp"
+#include "fixtures/memory/pattern.hpp"
 #include "fixtures/run/failures.hpp"
 #include "fixtures/run/options.hpp"
 #include "fixtures/run/registry.hpp"
@@ -78,18 +79,23 @@ void advise_host_resident(void* p, std::size_t bytes, int device) {
 // Makes the chase's host lines come from host DRAM: the cycle was written through the GPU, whose writes the
 // host may keep in its last-level cache, and the page touching before that left lines in the CPU's caches;
 // a load the host answers from a cache is faster than one from DRAM, by how much of the footprint a cache
-// still holds. Only the CPU cache line holding each line's pointer is read by the chase.
+// still holds. Only the CPU cache line holding each line's pointer is read by the chase. On every core: a
+// flush waits on every other core's caches (and another socket's), and its set-up grows with the
+// footprint with nothing of it measured.
 void flush_from_cpu_caches(const char* host, std::uint64_t lines) {
+  parallel_slices(lines, 4096, [host](std::size_t first, std::size_t last) {
 #if defined(__x86_64__) || defined(__i386__)
-  for (std::uint64_t i = 0; i < lines; ++i) _mm_clflush(host + i * kChaseLineBytes);
-  _mm_mfence();
+    for (std::size_t i = first; i < last; ++i) _mm_clflush(host + i * kChaseLineBytes);
+    _mm_mfence();
 #elif defined(__aarch64__)
-  for (std::uint64_t i = 0; i < lines; ++i) asm volatile("dc civac, %0" ::"r"(host + i * kChaseLineBytes) : "memory");
-  asm volatile("dsb sy" ::: "memory");
+    for (std::size_t i = first; i < last; ++i) asm volatile("dc civac, %0" ::"r"(host + i * kChaseLineBytes) : "memory");
+    asm volatile("dsb sy" ::: "memory");
 #else
-  (void)host;
-  (void)lines;
+    (void)host;
+    (void)first;
+    (void)last;
 #endif
+  });
 }
 
 // The lines a case chases through: memory of exactly the footprint, as tests/gpu/bare_chase allocates
