@@ -349,8 +349,7 @@ double settled(Measure measure) {
   return first < 1e-3 ? measure() : first;
 }
 
-template <typename Pipeline>
-paired_bound measure_paired_bound(bound_stages& st, Pipeline& run, int chunks) {
+paired_bound measure_paired_bound(bound_stages& st, pipeline_run& run, int chunks) {
   paired_bound out;
   std::vector<double> ratios;
   auto keep_fastest = [](double& into, double s) { into = into == 0 ? s : std::min(into, s); };
