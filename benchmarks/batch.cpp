@@ -136,6 +136,7 @@ void run_batch(benchmark::State& state, const batch_case& c) {
   plan.reset_output = poison;
   stream_set::hooks hooks;
   // The copy-engine ways prime the engine with a small copy between buffers of their own.
+  hooks.gate_timeout_s = std::max(0.1, 100e-6 * static_cast<double>(n));
   if (c.api != batch_api::kernel)
     hooks.prime = [&](int) {
       CUDA_CHECK(cudaMemcpyAsync(std::get<4>(bufs)->data(), std::get<3>(bufs)->data(),
@@ -157,9 +158,10 @@ void run_batch(benchmark::State& state, const batch_case& c) {
   };
   // A stream queues only so many commands behind a held gate (on an H100 with driver 580, 64 copies fit
   // and 1024 do not): past that the enqueue itself waits for the GPU and the gate times out. Such a case
-  // runs ungated from then on, so its time includes the host's issuing, and its label says so. Finding
-  // that out costs a whole gate timeout, so the process remembers the fewest copies that did not queue, on
-  // each GPU: a case of as many or more runs ungated from its start.
+  // runs ungated from then on, so its time includes the host's issuing, and its label says so. The gate
+  // then holds for a tenth of a second and 100 us a copy at most (an enqueue takes a few microseconds a
+  // copy), so finding out costs that rather than --gate_timeout_ms, and the process remembers the fewest
+  // copies that did not queue, on each GPU: a case of as many or more runs ungated from its start.
   static std::map<int, std::size_t> fewest_unqueued;
   const int device = current_device();
   const auto known = fewest_unqueued.find(device);

@@ -73,9 +73,10 @@ void print_help() {
       "  --noise=PCT           stop sampling a case in a round once the relative half-width of the 95%%\n"
       "                        confidence interval of its median is at most PCT times the square root of\n"
       "                        --rounds (their mean then carries PCT of it), or one timer tick (default %g)\n"
-      "  --max_time_per_case=S stop sampling a case after S seconds of wall time over all its rounds (default\n"
-      "                        %g); a case takes at least %d samples in all, and %d in each round, unless one\n"
-      "                        sample alone outlasts its round's share of S, which its label says\n"
+      "  --max_time_per_case=S stop sampling a case after S seconds of wall time over all its rounds, or once\n"
+      "                        the untimed part of its samples alone took half of that (default %g); a case\n"
+      "                        takes at least %d samples in all, and %d in each round, unless one sample\n"
+      "                        alone outlasts its round's share of S, which its label says\n"
       "  --samples=on          write every sample of the last round into the --benchmark_out file\n"
       "                        (sample_times_s); each round's median is there whenever there are several\n"
       "                        (round_times_s)\n"
@@ -447,7 +448,9 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
         out.temp_path(),
         {{"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
          {"gpu_bench.timed_s",
-          gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() + run.earlier_rounds_timed_s))}},
+          gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() + run.earlier_rounds_timed_s))},
+         {"gpu_bench.calibration_timed_s",
+          gpu_bench::fact_text(std::optional<double>(gpu_bench::calibration_timed_seconds_total()))}},
         samples);
     if (!why.empty()) std::fprintf(stderr, "gpu_bench: warning: %s\n", why.c_str());
   }

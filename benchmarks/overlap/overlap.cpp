@@ -365,6 +365,9 @@ paired_bound measure_paired_bound(bound_stages& st, pipeline_run& run, int chunk
     ratios.push_back(overlap_ideal_s(turn, chunks) / p);
     return sample(p + turn.in_s + turn.out_s + turn.both_s + turn.kernel_s);
   };
+  // The case's own samples have just run on these buffers and streams: the turns need no warm-up turn, and
+  // a stage slowed by a first use falls in one turn of five, which neither the median nor the fastest sees.
+  plan.already_warm = true;
   sampling_rules rules = calibration_rules(5);
   rules.min_time_s = 0.02;
   rules.budget_s = 0.3;     // five turns, unless one alone outlasts this (then three)

@@ -78,6 +78,46 @@ TEST(Loop, OneSampleOverTheBudgetTakesThree) {
   EXPECT_EQ(s.size(), 3u);
 }
 
+// Samples that never settle (every value different), 2 ms of wall each, timing all of it or almost none.
+sample_set never_settling(double timed_share, double budget_s) {
+  int i = 0;
+  return calibrate(plan_of([&] {
+                     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                     return 2e-3 * timed_share * (1 + (++i * 7919 % 1000) / 1000.0);
+                   }),
+                   rules(0.01, budget_s));
+}
+
+TEST(Loop, MostlyUntimedSamplesStopAtHalfTheBudget) {
+  const sample_set timed = never_settling(1.0, 0.2);
+  const sample_set untimed = never_settling(0.01, 0.2);
+  EXPECT_GE(untimed.size(), 10u);
+  // About 100 samples against about 50: the untimed time alone spends half the budget.
+  EXPECT_LT(static_cast<double>(untimed.size()), 0.75 * static_cast<double>(timed.size()));
+}
+
+TEST(Loop, CalibrationsCountInTheTimedTime) {
+  const double before = timed_seconds_total(), before_calibration = calibration_timed_seconds_total();
+  const sample_set s = calibrate(plan_of([] { return 1e-3; }), rules(0.5, 10.0));
+  EXPECT_NEAR(timed_seconds_total() - before, s.sum_s(), 1e-12);
+  EXPECT_NEAR(calibration_timed_seconds_total() - before_calibration, s.sum_s(), 1e-12);
+  EXPECT_GT(s.sum_s(), 0.0);
+}
+
+TEST(Loop, AWarmPlanTakesNoWarmUp) {
+  int taken = 0;
+  case_plan p = plan_of([&] {
+    ++taken;
+    return 1e-3;
+  });
+  (void)calibrate(p, rules(0.5, 10.0));
+  EXPECT_GT(taken, 10);  // the warm-up's sample or more, then ten
+  taken = 0;
+  p.already_warm = true;
+  (void)calibrate(p, rules(0.5, 10.0));
+  EXPECT_EQ(taken, 10);
+}
+
 TEST(Loop, MinimumTimedTimeIsHonoured) {
   sampling_rules r = rules(0.5, 10.0);
   r.min_time_s = 0.05;  // 50 samples of a millisecond at least
