@@ -155,6 +155,30 @@ def test_the_aa_report_counts_coverage_false_calls_and_detection(tmp_path):
     assert not r.meets_targets()
 
 
+def test_the_aa_report_says_which_gpus_ran_and_how_much_of_each_run_was_timed(tmp_path):
+    base = base_doc()
+    docs = []
+    for uuid, elapsed, timed, calibration in (("GPU-a", "200", "110", "18.5"), ("GPU-b", "250", "120", None)):
+        d = scaled(base, 1.0, rounds=[1.0, 1.01, 0.99], keep_samples=False)
+        d["context"].update({"gpu.uuid": uuid, "gpu_bench.elapsed_s": elapsed, "gpu_bench.timed_s": timed})
+        if calibration:
+            d["context"]["gpu_bench.calibration_timed_s"] = calibration
+        docs.append(d)
+    files = [load_file(write(tmp_path, f"t{i}", d)) for i, d in enumerate(docs)]
+    r = aa.report(files)
+    assert [t.timed_share for t in r.run_times] == pytest.approx([0.55, 0.48])
+    assert r.run_times[0].calibration_timed_s == 18.5 and math.isnan(r.run_times[1].calibration_timed_s)
+    assert not r.one_machine
+    text = aa.render(r)
+    assert "on 2 GPUs" in text and "200.0 s, 110.0 s of it timed samples (55.0%, calibrations' 18.5 s" in text
+    assert "250.0 s, 120.0 s of it timed samples (48.0%; target" in text
+    same = aa.report([files[0], files[0]])
+    assert same.one_machine and "every run on one GPU (GPU-a)" in aa.render(same)
+    del docs[1]["context"]["gpu_bench.elapsed_s"]
+    bare = aa.report([files[0], load_file(write(tmp_path, "bare", docs[1]))])
+    assert "run 2: no gpu_bench.elapsed_s and timed_s" in aa.render(bare)
+
+
 def test_the_aa_report_writes_floors_compare_reads(tmp_path, capsys):
     files = [f.path for f in _aa_files(tmp_path, (1.0, 1.01, 0.99), rounds=(1.0, 1.02, 0.98))]
     floor = tmp_path / "floor.toml"

@@ -8,6 +8,8 @@ Every figure here compares runs, never samples of one run: the question a user a
 - with --slowdown P: the second run of each pair made P percent slower (times up, rates down), the share
   of pinned and registered copies of 1 MiB and more that compare calls slower, and whether
   --fail-on-regression fires;
+- each run's wall time, the share of it in timed samples, and the GPU it ran on (gpu.uuid): whether the
+  runs were one machine's, and whether a run spent at least half its time measuring;
 - floors: per family, the 90th percentile over cases of one round's relative standard deviation between
   processes (from the runs' rounds where they have several, else from the runs' figures), written for
   gpu-bench-compare's files of one round (floors.py).
@@ -28,6 +30,7 @@ COVERAGE_TARGET = 0.90
 FALSE_CALL_LIMIT = 0.05
 DETECTION_TARGET = 0.90
 DETECTION_FILTER = ("Transfer", ("pinned", "registered"), 1 << 20)
+TIMED_SHARE_TARGET = 0.50
 
 
 @dataclass
@@ -56,6 +59,32 @@ class Slowdown:
 
 
 @dataclass
+class RunTime:
+    """One run's wall time and how much of it went into timed samples (gpu_bench.elapsed_s, timed_s and
+    calibration_timed_s; NaN where the file has none), and the GPU it ran on."""
+    gpu_uuid: str
+    elapsed_s: float
+    timed_s: float
+    calibration_timed_s: float
+
+    @property
+    def timed_share(self) -> float:
+        return self.timed_s / self.elapsed_s if self.elapsed_s > 0 else math.nan
+
+
+def _fact_number(f: BenchmarkFile, key: str) -> float:
+    try:
+        return float(f.fact(key))
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def run_time(f: BenchmarkFile) -> RunTime:
+    return RunTime(str(f.fact("gpu.uuid") or "unknown"), _fact_number(f, "gpu_bench.elapsed_s"),
+                   _fact_number(f, "gpu_bench.timed_s"), _fact_number(f, "gpu_bench.calibration_timed_s"))
+
+
+@dataclass
 class Report:
     runs: list[str]
     gpu: str
@@ -67,6 +96,11 @@ class Report:
     gate_pct: float = 5.0
     floors: dict[str, float] = field(default_factory=dict)
     revision: str = ""
+    run_times: list[RunTime] = field(default_factory=list)
+
+    @property
+    def one_machine(self) -> bool:
+        return len({t.gpu_uuid for t in self.run_times}) == 1
 
     @property
     def false_call_rate(self) -> float:
@@ -211,7 +245,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
     revisions = sorted({str(f.fact("gpu_bench.git") or "unknown") for f in files})
     return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases,
                   coverage_next, hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct, floors,
-                  ", ".join(revisions))
+                  ", ".join(revisions), [run_time(f) for f in files])
 
 
 def _pct(x: float) -> str:
@@ -220,6 +254,19 @@ def _pct(x: float) -> str:
 
 def render(r: Report) -> str:
     lines = [f"A/A over {len(r.runs)} runs on {r.gpu}, {len(r.cases)} cases in every run"]
+    gpus = {t.gpu_uuid for t in r.run_times}
+    if r.one_machine:
+        lines.append(f"  every run on one GPU ({next(iter(gpus))})")
+    elif r.run_times:
+        lines.append(f"  the runs were on {len(gpus)} GPUs (gpu.uuid): the spread between them includes the machines'")
+    for i, t in enumerate(r.run_times, 1):
+        if math.isnan(t.timed_share):
+            lines.append(f"  run {i}: no gpu_bench.elapsed_s and timed_s in its file")
+            continue
+        calibrations = "" if math.isnan(t.calibration_timed_s) else \
+            f", calibrations' {t.calibration_timed_s:.1f} s of them"
+        lines.append(f"  run {i}: {t.elapsed_s:.1f} s, {t.timed_s:.1f} s of it timed samples ({_pct(t.timed_share)}"
+                     f"{calibrations}; target at least {TIMED_SHARE_TARGET:.0%})")
     lines.append(f"  between runs: median case spread {r.median_spread_pct:.2f}% (max-min over median); "
                  f"median noise_pct {r.median_noise_pct:.2f}%")
     lines.append(f"  coverage: run k's interval holds run k+1's figure {_pct(r.coverage_next)} of the time "
@@ -250,6 +297,9 @@ def write_json(r: Report, path: str) -> None:
     doc["false_call_rate"] = r.false_call_rate
     doc["median_spread_pct"] = r.median_spread_pct
     doc["median_noise_pct"] = r.median_noise_pct
+    doc["one_machine"] = r.one_machine
+    for t, d in zip(r.run_times, doc["run_times"]):
+        d["timed_share"] = t.timed_share
     for s, d in zip(r.slowdowns, doc["slowdowns"]):
         d["rate"] = s.rate
     with open(path, "w") as out:
