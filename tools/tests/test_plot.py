@@ -462,7 +462,7 @@ def test_latency_is_drawn_against_the_footprint_on_a_log_axis_a_line_per_kind_an
     p, canvas = made[0]
     ax = canvas.axes[0][0]
     assert ax.get_xscale() == "log"
-    assert ax.get_xlabel().startswith("footprint")
+    assert ax.get_xlabel().startswith("footprint") and "vs. footprint" in p.title
     lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
     labels = sorted(ln.get_label().split(", ", 1)[1] for ln in lines)
     assert labels == sorted(f"mem: {m}, pattern: {pt}" for m in ("device", "pinned", "registered", "managed")
@@ -506,5 +506,5 @@ def test_the_report_shows_the_latency_staircase_and_its_headline():
     from gpu_bench_tools.report.report import build_report
 
     page = build_report([benchmark_file_from_doc("latency.json", _latency_doc())], dpi=40)
-    assert 'id="plots-latency"' in page and "Latency latency_ns vs. size" in page and "<img" in page
+    assert 'id="plots-latency"' in page and "Latency latency_ns vs. footprint" in page and "<img" in page
     assert "Latency: best latency_ns (lower is better" in page

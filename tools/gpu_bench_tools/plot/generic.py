@@ -222,7 +222,8 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
         for n in range(len(pkeys), nrows * ncols):
             canvas.axes[n // ncols][n % ncols].set_visible(False)
         what = "bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline
-        head = title or f"{desc.name} {what} vs. {'size' if x == 'bytes' else x}"
+        # The x axis as its label names it: a Latency footprint is not a transfer's size.
+        head = title or f"{desc.name} {what} vs. {desc.plot.get('xlabel', 'size') if x == 'bytes' else x}"
         sub = rest_text(fixed)
         set_title(canvas, head + (f": {sub}" if sub else ""), desc.summary)
         # The panels share the quantity: its label once per row, left of the first panel, over two lines
