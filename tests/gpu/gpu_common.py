@@ -87,21 +87,16 @@ class Checker:
             self.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
         return runs, {n: b for n, b in runs.items() if not b.get("error_occurred")}
 
-    def judge(self, what, value, interval, low=-math.inf, high=math.inf, unit="", cannot_fail_because=None):
+    def judge(self, what, value, interval, low=-math.inf, high=math.inf, unit=""):
         """A figure with its 95% interval (lo, hi) against its limits [low, high]: passes where the figure is
         inside them; fails only where its whole interval lies outside; else the machine was too noisy for
-        this check to say, which is recorded (finish() then skips) rather than failed. With
-        `cannot_fail_because` (why this interval cannot be trusted on this machine), a miss is too noisy to
-        judge, for that reason."""
+        this check to say, which is recorded (finish() then skips) rather than failed."""
         lo, hi = interval
         inside = low <= value <= high
         limits = f"[{low:.4g}, {high:.4g}]".replace("-inf", "").replace("inf", "")
         line = f"{what}: {value:.4g}{unit} (interval {lo:.4g} to {hi:.4g}), limits {limits}"
         if inside:
             print("ok:", line)
-        elif cannot_fail_because:
-            self.undecided.append(f"{line} ({cannot_fail_because})")
-            print("too noisy to judge:", self.undecided[-1])
         elif hi < low or lo > high:
             self.check(False, line)
         else:
