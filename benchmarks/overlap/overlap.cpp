@@ -401,6 +401,8 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
   const overlap_buffers b = acquire(c.mem, c.bytes);
   const prime_buffers pb = priming_buffers(c.mem, c.bytes);
   fill_input(b);
+  // Built in every round, though only the last measures it: its stream sets are made here, in the same
+  // order in every round, and the order streams are made in decides which share a hardware queue.
   bound_stages bound(c, b, pb);
   // The serial baseline, measured before the case (once per process for the cases that share it).
   double serial_s = c.sched == schedule::serial ? 0 : serial_baseline_s(c, b, pb);
