@@ -129,6 +129,11 @@ void run_alloc(benchmark::State& state, alloc_op op, std::size_t bytes, pool_sta
   plan.timer = timer_kind::host_clock;
   if (threshold && pool == pool_state::cold) plan.prepare = [&] { threshold->trim(); };
   plan.measure = [&] { return sample{once()}; };
+  // Pinning and unpinning host memory leave nothing behind that the next pair would find: every sample
+  // starts from the same state, so a warm-up would settle nothing, while one of 1 GiB costs as much as a
+  // sample (half a second). The device allocators keep state (a pool, address ranges) and are warmed.
+  plan.already_warm = op == alloc_op::malloc_host || op == alloc_op::free_host || op == alloc_op::host_register ||
+                      op == alloc_op::host_unregister;
   plan.verify = [&] { return check_allocation(op, bytes, plain, s); };
   const auto t = run_case(state, plan);
   if (!t) return;

@@ -98,6 +98,69 @@ TEST(Rounds, ARoundsFileGivesEachRunsMedianInSeconds) {
   EXPECT_NE(read_round_results(path, medians, timed), "");
 }
 
+TEST(Rounds, AFamilysSpreadWidensRoundsThatAgreeByChance) {
+  // Three rounds that happen to agree: their own interval is narrow.
+  const std::vector<double> agree = {1.000, 1.001, 1.002};
+  const double own = combine_rounds(agree, 0.0).half_width;
+  // Their family varies by 2% between rounds: weighed as much as the case's own two degrees of freedom,
+  // the pooled relative sd is sqrt((2 * 0.001^2 + 2 * 0.02^2) / 4), with t(0.975, 4).
+  const round_figure pooled = combine_rounds(agree, 0.0, spread_prior{0.02, 2});
+  const double want = 2.776 * std::sqrt((2 * 0.001 * 0.001 + 2 * 0.02 * 0.02) / 4) * 1.001 * std::sqrt(2.0 / 3);
+  EXPECT_NEAR(pooled.half_width, want, 1e-6);
+  EXPECT_GT(pooled.half_width, 5 * own);
+  EXPECT_DOUBLE_EQ(pooled.center, combine_rounds(agree, 0.0).center);
+  // A case that spreads more than its family keeps its own, wider interval.
+  const std::vector<double> wide = {1.0, 1.2, 1.4};
+  EXPECT_DOUBLE_EQ(combine_rounds(wide, 0.0, spread_prior{0.02, 2}).half_width, combine_rounds(wide, 0.0).half_width);
+  // No prior, no change.
+  EXPECT_DOUBLE_EQ(combine_rounds(agree, 0.0, spread_prior{}).half_width, own);
+}
+
+TEST(Rounds, AFamilysTypicalSpreadIsTheScaledMedianVariance) {
+  // Two rounds each (one degree of freedom): relative variances 0.5 * (d / mean)^2 for d = 0.01, 0.02, 0.04.
+  const std::vector<std::vector<double>> cases = {{0.995, 1.005}, {0.99, 1.01}, {0.98, 1.02}, {5.0}};
+  const double median_var = 0.5 * 0.02 * 0.02;
+  EXPECT_NEAR(typical_relative_sd(cases), std::sqrt(median_var / 0.4549), 1e-9);
+  // Too few cases to speak for a family.
+  EXPECT_EQ(typical_relative_sd({{0.99, 1.01}, {0.98, 1.02}}), 0.0);
+  EXPECT_EQ(typical_relative_sd({{1.0}, {2.0}, {3.0}}), 0.0);
+  EXPECT_NEAR(chi_square_median(2), 1.3863, 1e-4);
+  EXPECT_NEAR(chi_square_median(30), 29.3360, 0.01);
+  EXPECT_THROW(chi_square_median(0), std::invalid_argument);
+}
+
+// Cases that vary normally between processes, each by its family's own sd: a case's three rounds agree by
+// chance often enough that their own interval alone misses the next run more than it promises on the
+// least-spread draws; pooled with the family's spread, the intervals hold the next run at least as often
+// as their 95% says. Deterministic (a fixed sequence).
+TEST(Rounds, PoolingWithTheFamilyKeepsCoverageWhereOwnRoundsAgreeByChance) {
+  unsigned long long state = 777;
+  auto uniform = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (static_cast<double>(state >> 11) + 0.5) / 9007199254740992.0;
+  };
+  auto normal = [&] { return std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform()); };
+  const double sd = 0.02;
+  int own_covered = 0, pooled_covered = 0, narrow = 0;
+  const int trials = 20000;
+  for (int i = 0; i < trials; ++i) {
+    std::vector<double> rounds = {1 + sd * normal(), 1 + sd * normal(), 1 + sd * normal()};
+    const double next = 1 + sd * (normal() + normal() + normal()) / 3;
+    const round_figure own = combine_rounds(rounds, 0.0);
+    if (own.half_width > 0.5 * 4.303 * sd * std::sqrt(2.0 / 3)) continue;  // the draws whose rounds agreed
+    ++narrow;
+    // The family's earlier rounds: 40 cases of two rounds each, all of the same sd.
+    std::vector<std::vector<double>> family;
+    for (int c = 0; c < 40; ++c) family.push_back({1 + sd * normal(), 1 + sd * normal()});
+    const round_figure pooled = combine_rounds(rounds, 0.0, spread_prior{typical_relative_sd(family), 2});
+    own_covered += std::abs(next - own.center) <= own.half_width;
+    pooled_covered += std::abs(next - pooled.center) <= pooled.half_width;
+  }
+  ASSERT_GT(narrow, 1000);
+  EXPECT_LT(static_cast<double>(own_covered) / narrow, 0.90);
+  EXPECT_GT(static_cast<double>(pooled_covered) / narrow, 0.95);
+}
+
 TEST(Rounds, PriorRoundsAreLookedUpByNameAndRepetition) {
   add_prior_round({{{"X", 0}, 1.0}, {{"Y", 0}, 2.0}});
   add_prior_round({{{"X", 0}, 1.5}});
@@ -105,6 +168,16 @@ TEST(Rounds, PriorRoundsAreLookedUpByNameAndRepetition) {
   EXPECT_EQ(prior_round_times("X", 0), (std::vector<double>{1.0, 1.5}));
   EXPECT_EQ(prior_round_times("Y", 0), (std::vector<double>{2.0}));
   EXPECT_TRUE(prior_round_times("X", 1).empty());
+  // Too few cases in the family for a typical spread.
+  EXPECT_EQ(prior_family_spread("X"), 0.0);
+  add_prior_round({{{"F/a", 0}, 1.0}, {{"F/b", 0}, 1.0}, {{"F/c", 0}, 1.0}, {{"G/a", 0}, 1.0}});
+  add_prior_round({{{"F/a", 0}, 1.0}, {{"F/b", 0}, 1.0}, {{"F/c", 0}, 1.0}, {{"G/a", 0}, 1.0}});
+  add_prior_round({{{"F/a", 0}, 1.1}, {{"F/b", 0}, 1.1}, {{"F/c", 0}, 1.1}, {{"G/a", 0}, 1.0}});
+  // Only rounds 2 to 4 hold F's cases (round 1 did not run them), and each case's three match.
+  EXPECT_NEAR(prior_family_spread("F"), typical_relative_sd({{1.0, 1.0, 1.1}, {1.0, 1.0, 1.1}, {1.0, 1.0, 1.1}}),
+              1e-12);
+  EXPECT_GT(prior_family_spread("F"), 0.0);
+  EXPECT_EQ(prior_family_spread("G"), 0.0);
 }
 
 TEST(Progress, RoundsAreNamedInTheLines) {
