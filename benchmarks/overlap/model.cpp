@@ -113,7 +113,7 @@ std::vector<std::pair<std::size_t, std::size_t>> chunk_bounds(std::size_t elemen
 
 double overlap_ideal_s(const stage_times& t, int chunks) {
   const double s = static_cast<double>(chunks);
-  const double link = (t.in_s + t.out_s) / s + (s - 1.0) / s * t.both_s;
+  const double link = t.both_s;
   const double kernels = t.in_s / s + t.kernel_s + t.out_s / s;
   const double in = t.in_s + (t.kernel_s + t.out_s) / s;
   const double out = (t.in_s + t.kernel_s) / s + t.out_s;

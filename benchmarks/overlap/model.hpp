@@ -53,14 +53,16 @@ std::vector<std::pair<std::size_t, std::size_t>> chunk_bounds(std::size_t elemen
 struct stage_times {
   double in_s;      // every chunk's copy in, alone
   double out_s;     // every chunk's copy out, alone
-  double both_s;    // every copy in and every copy out at once (the bidirectional rate)
+  double both_s;    // each chunk's copy in, then its copy out, on the chunk's stream in the case's issue
+                    // order: the pipeline without its kernels
   double kernel_s;  // every chunk's kernel
 };
 
-// The time no schedule of S equal chunks can beat: the largest of the bottleneck resources' busy time plus
+// The time the case's S equal chunks cannot beat: the largest of the bottleneck resources' busy time plus
 // the part of the pipeline's fill and drain that resource cannot overlap:
-//   link     (in + out) / S + (S - 1) / S * both   the first copy in and the last copy out run alone,
-//                                                   the rest at best at the bidirectional rate
+//   link     both                                  every copy, as the pipeline's streams and order let
+//                                                   them overlap: the first copy in and the last copy out
+//                                                   alone, each copy's own cost however small its chunk
 //   kernels  in / S + kernel + out / S             every kernel, after the first copy in and before the
 //                                                   last copy out
 //   in       in + (kernel + out) / S               every copy in, then the last chunk's kernel and copy out

@@ -268,9 +268,15 @@ struct stage {
   }
 };
 
-// The bound's stages, in the case's own chunks over its own stream count (a bound measured another way,
-// another stream count, can sit above what this schedule achieves, or below it): every chunk's copy in,
-// every copy out, both at once, every kernel.
+// The bound's stages, in the case's own chunks over its own streams (a bound measured another way, another
+// stream count, can sit above what this schedule achieves, or below it): every chunk's copy in, every copy
+// out, every kernel, and the copies of both directions together as the pipeline orders them: each chunk's
+// copy in, then its copy out on the same stream, in the case's issue order (the pipeline without its
+// kernels). Measured so, the link's stage pays what the pipeline's copies pay and nothing more: per-copy
+// costs that dominate small chunks, the first copy in and the last copy out that nothing can overlap, and
+// streams that share a hardware queue (more than CUDA_DEVICE_MAX_CONNECTIONS of them). Copies of both
+// directions on streams of their own would pay what the pipeline does not (twice the streams, twice the
+// sharing of queues, a switch between more of them per copy), and a small pipeline would beat that bound.
 struct bound_stages {
   const overlap_buffers& b;
   int ways;
@@ -281,9 +287,9 @@ struct bound_stages {
       : b(buffers),
         ways(chunks_of(c)),
         parts(chunk_bounds(buffers.bytes / sizeof(float), ways)),
-        in(c.mem, ways, copies(true, false), prime(true, false, pb)),
-        out(c.mem, ways, copies(false, true), prime(false, true, pb)),
-        both(c.mem, 2 * ways, copies(true, true), prime(true, true, pb)),
+        in(c.mem, ways, copies(true), prime(true, false, pb)),
+        out(c.mem, ways, copies(false), prime(false, true, pb)),
+        both(c.mem, ways, chained_copies(c.sched), prime(true, true, pb)),
         kernel(mem_kind::pinned, ways, kernels(c.work), [](stream_set&, int) {}) {
     // The copy-out stages read dev2, which nothing else writes in an Overlap run: give it defined contents.
     // Found by compute-sanitizer's initcheck (every copy out of it read memory never written).
@@ -295,28 +301,40 @@ struct bound_stages {
     const std::size_t lo = parts[static_cast<std::size_t>(w)].first * sizeof(float);
     return {lo, parts[static_cast<std::size_t>(w)].second * sizeof(float) - lo};
   }
-  // Streams 0..ways-1 copy in, ways..2*ways-1 copy out (0..ways-1 where only out).
-  std::function<void(stream_set&)> copies(bool do_in, bool do_out) const {
-    return [this, do_in, do_out](stream_set& s) {
-      char* in_h = static_cast<char*>(b.in->data());
-      char* out_h = static_cast<char*>(b.out->data());
-      char* dev = static_cast<char*>(b.dev->data());
-      char* dev2 = static_cast<char*>(b.dev2->data());
-      for (int w = 0; w < ways; ++w) {
-        const auto [lo, len] = range(w);
-        if (do_in) CUDA_CHECK(cudaMemcpyAsync(dev + lo, in_h + lo, len, cudaMemcpyHostToDevice, s[w]));
-        if (do_out)
-          CUDA_CHECK(cudaMemcpyAsync(out_h + lo, dev2 + lo, len, cudaMemcpyDeviceToHost, s[do_in ? ways + w : w]));
+  // Chunk w's copy in, host to device, on stream w.
+  void copy_in(stream_set& s, int w) const {
+    const auto [lo, len] = range(w);
+    CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(b.dev->data()) + lo, static_cast<const char*>(b.in->data()) + lo, len,
+                               cudaMemcpyHostToDevice, s[w]));
+  }
+  // Chunk w's copy out, device to host, on stream w; from dev2, so that it never waits for a copy in's data.
+  void copy_out(stream_set& s, int w) const {
+    const auto [lo, len] = range(w);
+    CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(b.out->data()) + lo, static_cast<const char*>(b.dev2->data()) + lo,
+                               len, cudaMemcpyDeviceToHost, s[w]));
+  }
+  std::function<void(stream_set&)> copies(bool inward) const {
+    return [this, inward](stream_set& s) {
+      for (int w = 0; w < ways; ++w) inward ? copy_in(s, w) : copy_out(s, w);
+    };
+  }
+  std::function<void(stream_set&)> chained_copies(schedule sched) const {
+    return [this, sched](stream_set& s) {
+      if (sched == schedule::breadth_first) {
+        for (int w = 0; w < ways; ++w) copy_in(s, w);
+        for (int w = 0; w < ways; ++w) copy_out(s, w);
+      } else {
+        for (int w = 0; w < ways; ++w) copy_in(s, w), copy_out(s, w);
       }
     };
   }
-  // The first stream of each direction primes that direction's engine (as the pipeline does).
-  std::function<void(stream_set&, int)> prime(bool do_in, bool do_out, const prime_buffers& pb) const {
-    return [this, do_in, do_out, pb](stream_set& s, int i) {
-      if (do_in && i == 0)
-        CUDA_CHECK(cudaMemcpyAsync(pb.dev, pb.host, pb.bytes, cudaMemcpyHostToDevice, s[i]));
-      else if (do_out && i == (do_in ? ways : 0))
-        CUDA_CHECK(cudaMemcpyAsync(pb.host, pb.dev, pb.bytes, cudaMemcpyDeviceToHost, s[i]));
+  // The first stream primes the engine of each direction the stage copies in (the pipeline primes its
+  // copy in only: a bound may start from a better state than the case, never a worse one).
+  static std::function<void(stream_set&, int)> prime(bool do_in, bool do_out, const prime_buffers& pb) {
+    return [do_in, do_out, pb](stream_set& s, int i) {
+      if (i != 0) return;
+      if (do_in) CUDA_CHECK(cudaMemcpyAsync(pb.dev, pb.host, pb.bytes, cudaMemcpyHostToDevice, s[i]));
+      if (do_out) CUDA_CHECK(cudaMemcpyAsync(pb.host, pb.dev, pb.bytes, cudaMemcpyDeviceToHost, s[i]));
     };
   }
   std::function<void(stream_set&)> kernels(int work) const {
@@ -477,14 +495,16 @@ const family_registration registration{[](family_descriptor& f) {
       "              sample done), host_blocked_us, speedup (the serial schedule's time, measured before\n"
       "              this case in the same run / this time), ideal_ms, efficiency (the median over turns of\n"
       "              ideal / the case's time, below; efficiency_lo and _hi the lowest and highest turn),\n"
-      "              max_error, and the stages in_ms, out_ms, both_ms (in and out at once), kernel_ms: the\n"
+      "              max_error, and the stages in_ms, out_ms, both_ms (each chunk's copy in then its copy out\n"
+      "              on its stream, in the case's order: the pipeline without kernels), kernel_ms: the\n"
       "              whole payload in the case's own S chunks over S streams, sampled in turns with the case\n"
       "              (5 turns, 20 ms at least), each the fastest:\n"
-      "                ideal = max((in + out) / S + (S - 1) / S * both,   the copy link\n"
+      "                ideal = max(both,                                  the copy link\n"
       "                            in / S + kernel + out / S,             the kernels\n"
       "                            in + (kernel + out) / S,               the copies in\n"
       "                            (in + kernel) / S + out)               the copies out\n"
-      "              (each resource's busy time plus the fill and drain it cannot overlap, for S chunks).\n"
+      "              (each resource's busy time plus the fill and drain it cannot overlap, for S chunks;\n"
+      "              both has its fill and drain in it).\n"
       "              A case above efficiency 1.02 is marked in its label and warned about on stderr.\n"
       "    The default runs 43 cases around pinned 512 MiB with work 1; --full runs every\n"
       "    combination (2352). --sizes replaces 512 MiB with each size given (and 16 MiB to 1 GiB under --full).\n";
