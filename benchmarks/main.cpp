@@ -350,7 +350,11 @@ step_result describe_machine(const run_state& run) {
   for (int d = 0; d < run.visible; ++d) {
     const gpu_bench::device_facts& facts = gpus.emplace_back(gpu_bench::read_device_facts(d));
     gpu_bench::set_device_profile(d, gpu_bench::profile_from(facts));
-    const int others = facts.nvml.other_processes.value_or(0);
+    int others = facts.nvml.other_processes.value_or(0);
+    // An earlier round runs in a child process of the run the user started, which holds the GPU too and is
+    // no other user of it.
+    const auto& pids = facts.nvml.other_pids;
+    if (opts.round > 0 && std::find(pids.begin(), pids.end(), static_cast<unsigned>(getppid())) != pids.end()) --others;
     if ((opts.all_devices || d == opts.device) && others > 0)
       std::fprintf(stderr, "gpu_bench: warning: %d other process(es) are using GPU %d; figures may suffer\n", others,
                    d);
