@@ -56,15 +56,25 @@ TEST(Rounds, StudentQuantilesMatchTheTables) {
   EXPECT_THROW(student_t_975(0), std::invalid_argument);
 }
 
+// Standard normal draws from a fixed seed (a linear congruential generator and Box-Muller), so that the
+// tests that draw rounds are deterministic.
+class standard_normal {
+ public:
+  explicit standard_normal(unsigned long long seed) : state_(seed) {}
+  double operator()() { return std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform()); }
+
+ private:
+  double uniform() {
+    state_ = state_ * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (static_cast<double>(state_ >> 11) + 0.5) / 9007199254740992.0;
+  }
+  unsigned long long state_;
+};
+
 // A prediction interval from n rounds must hold the mean of the next n rounds about 95% of the time when
 // rounds vary normally: drawn here from a fixed sequence, so the test is deterministic.
 TEST(Rounds, IntervalsCoverTheNextRunAtTheirStatedRate) {
-  unsigned long long state = 12345;
-  auto uniform = [&] {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (static_cast<double>(state >> 11) + 0.5) / 9007199254740992.0;
-  };
-  auto normal = [&] { return std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform()); };
+  standard_normal normal(12345);
   int covered = 0;
   const int trials = 20000;
   for (int i = 0; i < trials; ++i) {
@@ -134,12 +144,7 @@ TEST(Rounds, AFamilysTypicalSpreadIsTheScaledMedianVariance) {
 // least-spread draws; pooled with the family's spread, the intervals hold the next run at least as often
 // as their 95% says. Deterministic (a fixed sequence).
 TEST(Rounds, PoolingWithTheFamilyKeepsCoverageWhereOwnRoundsAgreeByChance) {
-  unsigned long long state = 777;
-  auto uniform = [&] {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (static_cast<double>(state >> 11) + 0.5) / 9007199254740992.0;
-  };
-  auto normal = [&] { return std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform()); };
+  standard_normal normal(777);
   const double sd = 0.02;
   int own_covered = 0, pooled_covered = 0, narrow = 0;
   const int trials = 20000;
