@@ -20,6 +20,7 @@
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/measure/planted.hpp"
 #include "fixtures/measure/rates.hpp"
+#include "fixtures/measure/stats.hpp"
 #include "fixtures/measure/streams.hpp"
 #include "fixtures/memory/host_buffer.hpp"
 #include "fixtures/memory/pattern.hpp"
@@ -393,8 +394,7 @@ paired_bound measure_paired_bound(bound_stages& st, pipeline_run& run, int chunk
   (void)calibrate(plan, rules);
   if (!ratios.empty()) {
     std::sort(ratios.begin(), ratios.end());
-    const std::size_t n = ratios.size();
-    out.efficiency = n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+    out.efficiency = median_of_sorted(ratios);
     out.efficiency_lo = ratios.front();
     out.efficiency_hi = ratios.back();
   }
