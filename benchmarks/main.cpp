@@ -71,6 +71,11 @@ void print_help() {
       "                        interval from its rounds' spread pooled with its family's typical spread). With\n"
       "                        --rounds=1, noise_pct is the 95%% confidence interval of this process's median\n"
       "                        alone, which says nothing of the next run (docs/methodology.md)\n"
+      "  --link_rounds=N       rounds for copies at the host link's throughput (pinned and registered copies\n"
+      "                        of 1 MiB and more, and AllHost's), where that is more than --rounds (default\n"
+      "                        %d): others' traffic on a shared link moves their time over seconds, so their\n"
+      "                        figure needs more moments of it. The extra rounds run those cases alone,\n"
+      "                        between the others\n"
       "  --noise=PCT           stop sampling a case in a round once the relative half-width of the 95%%\n"
       "                        confidence interval of its median is at most PCT times the square root of\n"
       "                        --rounds (their mean then carries PCT of it), or one timer tick (default %g)\n"
@@ -98,8 +103,8 @@ void print_help() {
       "each Google Benchmark run holds the case's whole sampling.\n"
       "Memory kinds: pageable pinned write_combined registered mapped managed_prefetch managed_fault device\n\n"
       "families:\n",
-      GPU_BENCH_VERSION, gpu_bench::kDefaultRounds, gpu_bench::kDefaultNoisePct, gpu_bench::kDefaultMaxTimePerCaseS,
-      gpu_bench::kMinSamples, gpu_bench::kMinRoundSamples);
+      GPU_BENCH_VERSION, gpu_bench::kDefaultRounds, gpu_bench::kDefaultLinkRounds, gpu_bench::kDefaultNoisePct,
+      gpu_bench::kDefaultMaxTimePerCaseS, gpu_bench::kMinSamples, gpu_bench::kMinRoundSamples);
   for (const auto& f : gpu_bench::families())
     std::printf("%s: %s\n%s\n", f.name.c_str(), f.summary.c_str(), f.help.c_str());
   std::printf(
@@ -379,6 +384,7 @@ step_result describe_machine(const run_state& run) {
                        gpu_bench::fact_text(std::optional<double>(opts.max_time_per_case_s)));
   context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
   context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
+  context.emplace_back("gpu_bench.link_rounds", std::to_string(gpu_bench::rounds_of_case(true)));
   {
     const double tick = gpu_bench::event_tick_s();
     context.emplace_back("gpu.event_tick_ns", tick > 0 ? gpu_bench::fact_text(std::optional<double>(tick * 1e9))
@@ -399,7 +405,10 @@ step_result run_rounds(run_state& run) {
                                opts.rounds, opts.round == 0);
   if (opts.round > 0) progress.start_round(opts.round);
   if (!opts.list_only && opts.rounds > 1 && opts.round == 0) {
-    if (gpu_bench::run_earlier_rounds(run.user_args, opts.rounds, &progress, run.earlier_rounds_timed_s) != 0) {
+    const std::string link_filter = gpu_bench::link_round_filter(run.filter, gpu_bench::registered_names());
+    const int link_extra = gpu_bench::rounds_of_case(true) - opts.rounds;
+    if (gpu_bench::run_earlier_rounds(run.user_args, opts.rounds, link_filter, link_extra, &progress,
+                                      run.earlier_rounds_timed_s) != 0) {
       std::fprintf(stderr, "gpu_bench: interrupted; no output file written\n");
       return 130;
     }

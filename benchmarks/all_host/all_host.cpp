@@ -159,6 +159,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::higher;
   f.kind = headline_kind::rate;
   f.host_link = "yes";
+  f.link_bound = "yes";
   f.plot = "x=bytes;series=dir,pattern";
   f.scope = family_scope::multi_gpu;
   f.smoke = "^AllHost/";

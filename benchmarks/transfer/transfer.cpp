@@ -51,6 +51,9 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::higher;
   f.kind = headline_kind::rate;
   f.host_link = "dir:h2d|dir:d2h|dir:bidir";
+  // Page-locked host memory the engines (or SMs) reach straight over the link; write-combined and mapped
+  // memory are too, but their checks read uncached host memory, which would cost each extra round seconds.
+  f.link_bound = "mem:pinned|mem:registered";
   f.plot = "x=bytes;series=mem,engine;panel=dir";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Transfer/";

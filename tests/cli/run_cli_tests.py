@@ -88,7 +88,7 @@ class Help(unittest.TestCase):
                        "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4",
                        "AllHost/dir:{h2d,d2h}[/pattern:{one_to_all,all_to_one}]/bytes:{N}", "Batch/api:{loop,batch,kernel}",
                        "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}", "/engine:{ce,sm}",
-                       "gbps_gpu{i}", "latency_us", "--gate=off"):
+                       "gbps_gpu{i}", "latency_us", "--gate=off", "--link_rounds=N"):
             self.assertIn(needle, r.stdout)
 
 
@@ -238,6 +238,11 @@ class BadInput(unittest.TestCase):
         r = run("--benchmark_list_tests", "--sizes=pow2", "--benchmark_filter=Latency")
         sizes = {int(n.split("bytes:")[1].split("/")[0]) for n in r.stdout.split()}
         self.assertEqual(min(sizes), 128)
+
+    def test_bad_link_rounds(self):
+        self.check_one_line("--link_rounds=0", mention="--link_rounds")
+        self.check_one_line("--link_rounds=21", mention="--link_rounds")
+        self.check_one_line("--link_rounds", mention="--link_rounds takes a value")
 
     def test_bad_gate(self):
         self.check_one_line("--gate=maybe", mention="--gate takes on or off, not 'maybe'")

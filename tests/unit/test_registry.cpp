@@ -91,6 +91,8 @@ TEST(Registry, RefusesAMalformedDeclaration) {
   EXPECT_NE(with([](family_descriptor& f) { f.axes.push_back({"device", "{N}"}); }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.axes.push_back({"Bytes", "{N}"}); }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.host_link = "mem:pinned"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.link_bound = "mem:pinned"; }), "");
+  EXPECT_EQ(with([](family_descriptor& f) { f.link_bound = "dir:h2d|engine:sm"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;series=mem"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;colour=dir"; }), "");
   EXPECT_EQ(with([](family_descriptor& f) { f.plot = "x=bytes;series=dir,engine;xlabel=copy size"; }), "");
@@ -137,4 +139,30 @@ TEST(Registry, TheMultiGpuFamiliesNamesAreTheirDeclaredAxes) {
 TEST(Registry, EveryFamilyIsWellDeclared) {
   ASSERT_GT(families().size(), 10u);
   for (const auto& f : families()) EXPECT_EQ(declaration_problem(f), "") << f.name;
+}
+
+TEST(Registry, ALinkBoundCaseMatchesTheRuleAndIsAMebibyteOrMore) {
+  family_descriptor f = copy_family();
+  f.link_bound = "dir:h2d|engine:sm";
+  EXPECT_TRUE(is_link_bound(f, "Copy/dir:h2d/bytes:1048576/manual_time"));
+  EXPECT_TRUE(is_link_bound(f, "Copy/dir:d2h/engine:sm/bytes:1073741824"));
+  EXPECT_FALSE(is_link_bound(f, "Copy/dir:h2d/bytes:1048572/manual_time"));  // below a mebibyte
+  EXPECT_FALSE(is_link_bound(f, "Copy/dir:d2h/bytes:1048576/manual_time"));  // no token of the rule
+  EXPECT_FALSE(is_link_bound(f, "Copy/dir:h2dx/bytes:1048576"));             // a token only as a whole value
+  f.link_bound = "yes";
+  EXPECT_TRUE(is_link_bound(f, "Copy/dir:d2h/bytes:4194304"));
+  EXPECT_FALSE(is_link_bound(f, "Copy/dir:d2h/bytes:4096"));
+  EXPECT_FALSE(is_link_bound(f, "Copy/dir:d2h"));  // no size to judge by
+  f.link_bound = "no";
+  EXPECT_FALSE(is_link_bound(f, "Copy/dir:h2d/bytes:1073741824"));
+}
+
+TEST(Registry, TheDeclaredFamiliesLinkBoundCasesArePinnedAndRegisteredCopiesAndAllHost) {
+  EXPECT_TRUE(is_link_bound("Transfer/dir:bidir/mem:pinned/bytes:67108864/manual_time"));
+  EXPECT_TRUE(is_link_bound("Transfer/dir:h2d/mem:registered/engine:sm/bytes:1048576/manual_time"));
+  EXPECT_TRUE(is_link_bound("AllHost/dir:h2d/bytes:268435456/manual_time"));
+  EXPECT_FALSE(is_link_bound("Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time"));
+  EXPECT_FALSE(is_link_bound("Transfer/dir:h2d/mem:pinned/bytes:65536/manual_time"));
+  EXPECT_FALSE(is_link_bound("Transfer/dir:d2d/mem:device/cache:cold/bytes:268435456/manual_time"));
+  EXPECT_FALSE(is_link_bound("NoSuchFamily/dir:h2d/mem:pinned/bytes:1048576"));
 }

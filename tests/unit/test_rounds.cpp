@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fixtures/measure/stats.hpp"
+#include "fixtures/run/options.hpp"
 #include "fixtures/run/output_file.hpp"
 #include "fixtures/run/progress.hpp"
 #include "fixtures/run/rounds.hpp"
@@ -31,6 +32,63 @@ TEST(Rounds, ChildRoundsDropWhatOnlyTheLastRoundDoesAndWriteTheirOwnFile) {
                                          "--benchmark_out_format=json",
                                          "--benchmark_enable_random_interleaving=true"};
   EXPECT_EQ(args, want);
+}
+
+TEST(Rounds, ARoundOfTheLinkBoundCasesSelectsThemByNameAndShowsNoProgress) {
+  const std::vector<std::string> user = {"--benchmark_filter=Transfer", "--preset=nightly", "--progress=on",
+                                         "--sizes=1M", "--benchmark_out=x.json"};
+  const auto args = round_arguments(user, 1, 3, "/tmp/r/link_1.json", "^(A/b:1)$");
+  const std::vector<std::string> want = {"--sizes=1M",
+                                         "--benchmark_filter=^(A/b:1)$",
+                                         "--progress=off",
+                                         "--round=1/3",
+                                         "--benchmark_out=/tmp/r/link_1.json",
+                                         "--benchmark_out_format=json",
+                                         "--benchmark_enable_random_interleaving=true"};
+  EXPECT_EQ(args, want);
+}
+
+TEST(Rounds, TheLinkBoundCasesExtraRoundsFallBetweenTheOthers) {
+  using order = std::vector<bool>;
+  EXPECT_EQ(child_round_order(3, 2), (order{false, true, false, true}));
+  EXPECT_EQ(child_round_order(3, 0), (order{false, false}));
+  EXPECT_EQ(child_round_order(3, -1), (order{false, false}));
+  EXPECT_EQ(child_round_order(3, 3), (order{false, true, false, true, true}));
+  EXPECT_EQ(child_round_order(5, 2), (order{false, false, true, false, false, true}));
+  EXPECT_EQ(child_round_order(1, 4), order{});  // one round is the last, in the process the user started
+}
+
+TEST(Rounds, ALinkBoundCaseTakesLinkRoundsWhereThatIsMore) {
+  const options saved = current_options();
+  options o = saved;
+  o.rounds = 3;
+  o.link_rounds = 5;
+  set_current_options(o);
+  EXPECT_EQ(rounds_of_case(true), 5);
+  EXPECT_EQ(rounds_of_case(false), 3);
+  o.link_rounds = 2;
+  set_current_options(o);
+  EXPECT_EQ(rounds_of_case(true), 3);
+  o.rounds = 1;
+  o.link_rounds = 5;
+  set_current_options(o);
+  EXPECT_EQ(rounds_of_case(true), 1);  // one round is one process, whatever the case
+  set_current_options(saved);
+}
+
+TEST(Rounds, TheLinkRoundsFilterSelectsExactlyTheSelectedLinkBoundCases) {
+  const std::vector<std::string> names = {"Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time",
+                                          "Transfer/dir:h2d/mem:pinned/bytes:65536/manual_time",
+                                          "Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time",
+                                          "Transfer/dir:bidir/mem:registered/bytes:67108864/manual_time",
+                                          "Transfer/dir:bidir/mem:registered/bytes:67108864/device:1/manual_time",
+                                          "Overlap/schedule:serial/mem:pinned/streams:1/bytes:536870912/manual_time"};
+  const std::string all = link_round_filter("", names);
+  EXPECT_EQ(filter_matches(all, names), (std::vector<std::string>{names[0], names[3], names[4]})) << all;
+  const std::string bidir = link_round_filter("dir:bidir/.*device:1", names);
+  EXPECT_EQ(filter_matches(bidir, names), (std::vector<std::string>{names[4]})) << bidir;
+  EXPECT_EQ(link_round_filter("-Transfer", names), "");
+  EXPECT_EQ(link_round_filter("pageable", names), "");
 }
 
 TEST(Rounds, OneRoundIsItsOwnFloor) {
@@ -183,6 +241,18 @@ TEST(Rounds, PriorRoundsAreLookedUpByNameAndRepetition) {
               1e-12);
   EXPECT_GT(prior_family_spread("F"), 0.0);
   EXPECT_EQ(prior_family_spread("G"), 0.0);
+}
+
+TEST(Rounds, AFamilysSpreadComesFromTheRoundsThatRanEveryCase) {
+  add_prior_round({{{"L/a", 0}, 1.0}, {{"L/b", 0}, 2.0}, {{"L/c", 0}, 4.0}});
+  add_prior_round({{{"L/a", 0}, 1.1}, {{"L/b", 0}, 2.2}, {{"L/c", 0}, 4.4}});
+  const double full = prior_family_spread("L");
+  EXPECT_NEAR(full, typical_relative_sd({{1.0, 1.1}, {2.0, 2.2}, {4.0, 4.4}}), 1e-12);
+  // A round of the link-bound cases alone, here a and b far off: their own times, not the family's spread.
+  add_prior_round({{{"L/a", 0}, 3.0}, {{"L/b", 0}, 6.0}}, false);
+  EXPECT_NEAR(prior_family_spread("L"), full, 1e-12);
+  EXPECT_EQ(prior_round_times("L/a", 0), (std::vector<double>{1.0, 1.1, 3.0}));
+  EXPECT_EQ(prior_round_times("L/c", 0), (std::vector<double>{4.0, 4.4}));
 }
 
 TEST(Progress, RoundsAreNamedInTheLines) {
