@@ -155,6 +155,17 @@ def test_the_aa_report_counts_coverage_false_calls_and_detection(tmp_path):
     assert not r.meets_targets()
 
 
+def test_the_aa_report_slows_each_run_of_a_pair_in_turn(tmp_path):
+    # Run 1 is 10% slower than run 2 throughout (a link others loaded through it): run 2 made 10% slower
+    # matches run 1, which no comparison can tell apart; run 1 made 10% slower is 21% off run 2.
+    files = _aa_files(tmp_path, (1.1, 1.0), rounds=(1.0, 1.002, 0.998))
+    s = aa.report(files, slowdowns=[10]).slowdowns[0]
+    assert s.detection_cases > 0 and s.pairs == 1
+    assert s.rate == 0.0 and s.gate_fired == 0
+    assert s.rate_earlier == 1.0 and s.gate_fired_earlier == 1
+    assert "the earlier run of each pair 10% slower instead: 100.0%" in aa.render(aa.report(files, slowdowns=[10]))
+
+
 def test_the_aa_report_says_which_gpus_ran_and_how_much_of_each_run_was_timed(tmp_path):
     base = base_doc()
     docs = []

@@ -5,9 +5,11 @@ Every figure here compares runs, never samples of one run: the question a user a
 - coverage: how often run k's interval (its headline +- noise_pct) holds run k+1's headline, over every
   case and consecutive pair; and over every ordered pair of runs;
 - false calls: the share of cases gpu-bench-compare calls faster or slower between consecutive runs;
-- with --slowdown P: the second run of each pair made P percent slower (times up, rates down), the share
+- with --slowdown P: the later run of each pair made P percent slower (times up, rates down), the share
   of pinned and registered copies of 1 MiB and more that compare calls slower, and whether
-  --fail-on-regression fires;
+  --fail-on-regression fires; then the same with the earlier run made slower. The two differ where the
+  runs themselves differ (a host link loaded by others through one whole run): a slowdown that brings
+  the faster run to the slower one's figures is one no comparison of the two can see;
 - each run's wall time, the share of it in timed samples, and the GPU it ran on (gpu.uuid): whether the
   runs were one machine's, and whether a run spent at least half its time measuring;
 - floors: per family, the 90th percentile over cases of one round's relative standard deviation between
@@ -48,14 +50,20 @@ class CaseAgreement:
 @dataclass
 class Slowdown:
     pct: float
-    detected: int  # detection cases called slower, summed over pairs
+    detected: int  # detection cases called slower, summed over pairs, the later run made slower
     detection_cases: int  # summed over pairs
     gate_fired: int  # pairs for which --fail-on-regression fires
     pairs: int
+    detected_earlier: int = 0  # the same with the earlier run of each pair made slower
+    gate_fired_earlier: int = 0
 
     @property
     def rate(self) -> float:
         return self.detected / self.detection_cases if self.detection_cases else math.nan
+
+    @property
+    def rate_earlier(self) -> float:
+        return self.detected_earlier / self.detection_cases if self.detection_cases else math.nan
 
 
 @dataclass
@@ -223,13 +231,22 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
     for pct in slowdowns:
         s = Slowdown(pct, 0, 0, 0, 0)
         for a, b in zip(files, files[1:]):
-            cmp = compare([a, slowed(b, pct)])
             s.pairs += 1
-            s.gate_fired += bool(cmp.regressions(gate_pct))
-            for row in cmp.rows:
-                if _detection_case(row.key, a.cases[row.key]):
-                    s.detection_cases += 1
-                    s.detected += row.versus[1] is not None and row.versus[1].verdict == "slower"
+            for earlier, (base, slow) in enumerate(((a, b), (b, a))):
+                cmp = compare([base, slowed(slow, pct)])
+                fired = bool(cmp.regressions(gate_pct))
+                caught = counted = 0
+                for row in cmp.rows:
+                    if _detection_case(row.key, a.cases[row.key]):
+                        counted += 1
+                        caught += row.versus[1] is not None and row.versus[1].verdict == "slower"
+                if earlier:
+                    s.detected_earlier += caught
+                    s.gate_fired_earlier += fired
+                else:
+                    s.detection_cases += counted
+                    s.detected += caught
+                    s.gate_fired += fired
         slows.append(s)
 
     floors: dict[str, float] = {}
@@ -278,6 +295,8 @@ def render(r: Report) -> str:
         lines.append(f"  every figure {s.pct:g}% slower: {_pct(s.rate)} of pinned and registered copies of 1 MiB "
                      f"and more called slower ({s.detected}/{s.detection_cases}); --fail-on-regression "
                      f"{r.gate_pct:g} fires for {s.gate_fired} of {s.pairs} pairs")
+        lines.append(f"    the earlier run of each pair {s.pct:g}% slower instead: {_pct(s.rate_earlier)} "
+                     f"({s.detected_earlier}/{s.detection_cases}); fires for {s.gate_fired_earlier} of {s.pairs}")
     lines.append("  by family: cases, median spread, coverage of the next run, floor (p90 relative sd)")
     for fam, floor in r.floors.items():
         cs = [c for c in r.cases if c.family == fam]
@@ -302,6 +321,7 @@ def write_json(r: Report, path: str) -> None:
         d["timed_share"] = t.timed_share
     for s, d in zip(r.slowdowns, doc["slowdowns"]):
         d["rate"] = s.rate
+        d["rate_earlier"] = s.rate_earlier
     with open(path, "w") as out:
         json.dump(doc, out, indent=1)
         out.write("\n")
