@@ -1,7 +1,7 @@
 """How long gpu-bench-fleet takes over 1,000 nodes' default runs, and whether it finds every planted fault and
 flags no other GPU (run on demand).
 
-Builds the nodes from the committed default runs (results/sampled/default_h100.json and default_h200.json,
+Builds the nodes from the committed default runs (results/sampled/default_h100.json.gz and default_h200.json.gz,
 half of the nodes each), every case's figure redrawn as that node's own run would give it and a few GPUs
 made 20-30% slower one way over their host link or out of their own memory (tools/tests/synth_fleet.py
 says how), then times `gpu-bench-fleet` over all the files as a whole process (median of 5 runs,

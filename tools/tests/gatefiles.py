@@ -8,17 +8,19 @@ import json
 import re
 from pathlib import Path
 
+from gpu_bench_tools.reading.reading import read_text
+
 REPO = Path(__file__).resolve().parents[2]
 GATE_H100 = REPO / "results" / "gate" / "gate_h100.json"
 GATE_H200 = REPO / "results" / "gate" / "gate_h200.json"
-DEFAULT_H100 = REPO / "results" / "sampled" / "default_h100.json"
-DEFAULT_H200 = REPO / "results" / "sampled" / "default_h200.json"
+DEFAULT_H100 = REPO / "results" / "sampled" / "default_h100.json.gz"
+DEFAULT_H200 = REPO / "results" / "sampled" / "default_h200.json.gz"
 PEER_H200X4 = REPO / "results" / "multi" / "peer_h200x4.json"
 PEER_CASE = "Peer/src:{s}/dst:{d}/peer_access:on/dir:bidir/bytes:268435456/manual_time"
 
 
 def read(path) -> dict:
-    return json.loads(Path(path).read_text())
+    return json.loads(read_text(path))
 
 
 def write(path, doc) -> str:

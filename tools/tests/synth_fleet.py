@@ -1,6 +1,6 @@
 """Synthetic fleets built from the committed default runs, with faults planted in a few GPUs.
 
-Each node is one of the committed default runs (results/sampled/default_h100.json, default_h200.json: every
+Each node is one of the committed default runs (results/sampled/default_h100.json.gz, default_h200.json.gz: every
 case with its timed samples, `sample_times_s`) measured again as a node of its own would measure it:
 - each case's figure is the median of a bootstrap resample of that case's own samples (the spread of a
   median of that many samples of that case, the within-run noise gpu_bench's noise_pct describes),
@@ -20,8 +20,10 @@ import json
 import math
 from pathlib import Path
 
+from gpu_bench_tools.reading.reading import read_text
+
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = {"H100": REPO / "results/sampled/default_h100.json", "H200": REPO / "results/sampled/default_h200.json"}
+SOURCES = {"H100": REPO / "results/sampled/default_h100.json.gz", "H200": REPO / "results/sampled/default_h200.json.gz"}
 REPETITIONS = {m: (REPO / f"results/transfer_{m.lower()}_reps5.json",
                    REPO / f"results/families/families_reps5_{m.lower()}.json") for m in SOURCES}
 FAULTS = ("h2d", "d2h", "d2d")
@@ -40,7 +42,7 @@ def faulty(name: str, kind: str) -> bool:
 
 
 def _template(path: Path):
-    doc = json.loads(path.read_text())
+    doc = json.loads(read_text(path))
     ctx = doc["context"]
     out = []
     for e in doc["benchmarks"]:

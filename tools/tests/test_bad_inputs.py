@@ -1,5 +1,6 @@
 """Each bad input the tools met in use: one line on stderr, exit status 2, nothing drawn, no traceback."""
 
+import gzip
 import json
 import os
 import subprocess
@@ -66,6 +67,19 @@ def test_a_fifo_is_not_opened(tmp_path, capsys):
     err = capsys.readouterr().err
     one_line_exit_2(result["code"], err, "a FIFO, not a JSON file")
     assert_refused_everywhere(tmp_path, str(fifo), "a FIFO, not a JSON file", capsys)
+
+
+def test_a_gzip_file_reads_as_its_json_and_a_damaged_one_is_refused(tmp_path, capsys):
+    plain = good(tmp_path)
+    packed = tmp_path / "run.json.gz"
+    packed.write_bytes(gzip.compress(open(plain, "rb").read()))
+    code, out, err = run_cli(cli_compare.main, [plain, str(packed), "--format", "json"], capsys)
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert rows and all(r["versus"][1]["verdict"] == "same" for r in rows)
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(packed.read_bytes()[: len(packed.read_bytes()) // 2])
+    assert_refused_everywhere(tmp_path, str(cut), "a damaged gzip file", capsys)
 
 
 def test_trailing_junk_is_not_called_truncated(tmp_path, capsys):

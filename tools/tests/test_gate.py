@@ -238,16 +238,16 @@ def test_the_shipped_expectations_name_their_sources():
     assert not e.given
     models = {(x.name, x.link) for x in e.entries}
     assert {("NVIDIA H100 80GB HBM3", "PCIe gen5 x16"), ("NVIDIA H200", "PCIe gen5 x16")} <= models
-    committed = {p.name for p in (gf.REPO / "results").rglob("*.json")}
+    committed = {p.name for pattern in ("*.json", "*.json.gz") for p in (gf.REPO / "results").rglob(pattern)}
     for x in e.entries:
         for f in x.figures:
             # Every shipped limit derives from a committed run it names (or a physical peak).
             assert f.source and "%" in f.source, (x.name, f.name)
-            named = set(re.findall(r"[\w{},]+\.json", f.source))
+            named = set(re.findall(r"[\w{},]+\.json(?:\.gz)?", f.source))
             assert named, (x.name, f.name, f.source)
             for n in named:
-                m = re.fullmatch(r"(\w+)\{(\w+),(\w+)\}(\w*)\.json", n)
-                for each in ([m[1] + m[2] + m[4] + ".json", m[1] + m[3] + m[4] + ".json"] if m else [n]):
+                m = re.fullmatch(r"(\w+)\{(\w+),(\w+)\}(\w*)(\.json(?:\.gz)?)", n)
+                for each in ([m[1] + m[2] + m[4] + m[5], m[1] + m[3] + m[4] + m[5]] if m else [n]):
                     assert each in committed, (x.name, f.name, each)
 
 

@@ -13,6 +13,7 @@ from gpu_bench_tools.cli import compare as cli_compare, plot as cli_plot, report
 from gpu_bench_tools import plot
 from gpu_bench_tools.compare.compare import compare
 from gpu_bench_tools.reading.load import InputError, benchmark_file_from_doc, load_file
+from gpu_bench_tools.reading.reading import read_text
 from gpu_bench_tools.report.report import headlines
 
 
@@ -119,7 +120,7 @@ def test_a_schema_1_file_compares_with_a_schema_2_file(tmp_path):
 
 def test_a_series_of_several_axes_puts_twins_side_by_side(tmp_path, capsys):
     """series=mem,engine: a kind's copy-engine and SM lines share the panel of their direction."""
-    doc = json.load(open(REPO / "results/sampled/default_h100.json"))
+    doc = json.loads(read_text(REPO / "results/sampled/default_h100.json.gz"))
     doc["context"]["family.transfer.plot"] = "x=bytes;series=mem,engine;panel=dir"
     keep = [b for b in doc["benchmarks"] if re.match(r"Transfer/dir:h2d/mem:pinned/bytes:\d+/", b["name"])]
     twins = copy.deepcopy(keep)

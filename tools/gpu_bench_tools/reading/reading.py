@@ -5,8 +5,11 @@ A benchmark file is Google Benchmark JSON, optionally with gpu_bench's context f
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import math
+import zlib
 import os
 import re
 import stat
@@ -50,8 +53,21 @@ def _unreadable(p: Path, e: OSError) -> InputError:
     return InputError(f"{p}: cannot read ({e.strerror or e})")
 
 
+def _gunzipped(p: Path, data: bytes) -> bytes:
+    """A gzip file's content (archived results are kept compressed), at most MAX_FILE_BYTES of it."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as z:
+            out = z.read(MAX_FILE_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(f"{p}: a damaged gzip file ({e})") from None
+    if len(out) > MAX_FILE_BYTES:
+        raise InputError(f"{p}: more than {MAX_FILE_BYTES} bytes once uncompressed, too large for a gpu_bench file")
+    return out
+
+
 def read_text(path: str | os.PathLike, kind: str = "JSON") -> str:
     """The file's text; refuses what is not a readable regular file of UTF-8 text (a FIFO is never opened).
+    A gzip-compressed file (by its first bytes, whatever its name) is read uncompressed.
 
     kind: what the file should be, for the messages ('JSON', 'TOML').
     """
@@ -74,6 +90,8 @@ def read_text(path: str | os.PathLike, kind: str = "JSON") -> str:
         raise InputError(f"{p}: too large to read into memory") from None
     except OSError as e:
         raise _unreadable(p, e) from None
+    if data[:2] == b"\x1f\x8b":
+        data = _gunzipped(p, data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
