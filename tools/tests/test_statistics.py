@@ -129,7 +129,7 @@ def test_the_smallest_p_of_many_samples_is_zero_not_an_overflow():
 
 def test_two_sampled_default_runs_compare(capsys):
     # The committed default matrices with every sample (--samples=on): cases with hundreds of samples a side.
-    h100, h200 = (REPO / "results" / "sampled" / f"default_{g}.json" for g in ("h100", "h200"))
+    h100, h200 = (REPO / "results" / "sampled" / f"default_{g}.json.gz" for g in ("h100", "h200"))
     code, out, err = run_cli(cli_compare.main, [str(h100), str(h200)], capsys)
     assert code == 0 and "Traceback" not in err, err
     assert "Transfer (" in out and "Batch" not in out
