@@ -6,6 +6,8 @@ import json
 import math
 import statistics
 
+from pathlib import Path
+
 import pytest
 
 import synth
@@ -16,6 +18,7 @@ from gpu_bench_tools.compare.compare import compare
 from gpu_bench_tools.stats.floors import SPREAD_TO_HALF_WIDTH, load_floors
 from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file
 
+REPO = Path(__file__).resolve().parents[2]
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
 UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
@@ -203,6 +206,90 @@ def test_the_aa_report_writes_floors_compare_reads(tmp_path, capsys):
     assert "A/A over 3 runs" in out
     doc = json.loads((tmp_path / "aa.json").read_text())
     assert doc["coverage_next"] == 1.0
+
+
+def _floors_file(tmp_path, **sd_pct):
+    path = tmp_path / "floors.toml"
+    path.write_text('measured_on = "test"\n[floor_pct]\n' + "".join(f'"{k}" = {v}\n' for k, v in sd_pct.items()))
+    return load_floors(path)
+
+
+def test_the_aa_report_judges_the_floors_on_the_runs_rounds(tmp_path):
+    # Each round of run 1 against each of run 2, as files of one round: 6% apart at most, and a floor whose
+    # half-width is 2.77 x 1 = 2.8% calls most of the nine pairs different; a floor of 3% (8.3%) calls none.
+    files = _aa_files(tmp_path, (1.0, 1.03), rounds=(1.0, 1.02, 0.98))
+    narrow = aa.report(files, floors=_floors_file(tmp_path, Transfer=1.0)).one_round
+    cases = len(files[0].cases)
+    assert narrow.compared == 9 * cases and narrow.unfloored == []
+    changes = [abs((1.0 * x) / (1.03 * y) - 1) * 100 for x in (1.0, 1.02, 0.98) for y in (1.0, 1.02, 0.98)]
+    expected = sum(c >= 2.0 and c > SPREAD_TO_HALF_WIDTH * 1.0 for c in changes)
+    assert narrow.called == expected * cases and 0 < expected < 9
+    wide = aa.report(files, floors=_floors_file(tmp_path, Transfer=3.0))
+    assert wide.one_round.called == 0 and wide.meets_targets()
+    assert "one round a side" in aa.render(wide) and "0/" in aa.render(wide)
+    # A family the floors do not hold is named: compare would not widen its files of one round.
+    bare = aa.report(files, floors=_floors_file(tmp_path, Overlap=3.0))
+    assert bare.one_round.unfloored == ["Transfer"] and bare.one_round.compared == 0
+    assert "no floor for Transfer" in aa.render(bare)
+    partly = aa.report(files + files[:1], floors=_floors_file(tmp_path, **{"Transfer/mem:pinned": 3.0}))
+    assert partly.one_round.unfloored == ["Transfer"] and partly.one_round.compared > 0
+    assert not partly.meets_targets()
+
+
+def test_a_floor_is_the_spread_of_the_figure_compare_judges(tmp_path):
+    # HostBlocking's headline is the host's time, which its rounds and noise_pct do not describe: its floor
+    # must come from that headline between runs, not from the GPU time that stayed put.
+    base = base_doc(families=("HostBlocking",))
+    docs = []
+    for k in (1.0, 1.5):
+        d = scaled(base, 1.0, rounds=[1.0, 1.001, 0.999], keep_samples=False)
+        for e in runs_of(d):
+            e["host_blocked_us"] *= k
+        docs.append(d)
+    files = [load_file(write(tmp_path, f"hb{i}", d)) for i, d in enumerate(docs)]
+    r = aa.report(files)
+    assert r.floors["HostBlocking"] == pytest.approx(math.log(1.5) / math.sqrt(2) * 100, rel=1e-3)
+    # compare then widens those verdicts enough that the two runs are not called different.
+    floor = tmp_path / "hb.toml"
+    aa.write_floor(r, str(floor))
+    res = compare(files, floors=load_floors(floor))
+    assert all(row.versus[1].verdict in ("same", "noisy") for row in res.rows)
+
+
+def test_floors_of_several_machines_merge_to_the_larger(tmp_path, capsys):
+    reports = []
+    for name, sd in (("h100", {"Transfer": 2.0, "Transfer/mem:pinned": 1.0}),
+                     ("h200", {"Transfer": 3.0, "Latency": 0.5})):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"gpu": name, "runs": [f"{name}_1.json", f"{name}_2.json"], "revision": "abc",
+                                    "floors": sd, "one_machine": True}))
+        reports.append(str(path))
+    out_file = tmp_path / "merged.toml"
+    code, out, err = run_cli(cli_aa.main, ["floors", *reports, "--out", str(out_file)], capsys)
+    assert code == 0, err
+    f = load_floors(out_file)
+    assert f.sd_pct == {"Transfer": 3.0, "Transfer/mem:pinned": 1.0, "Latency": 0.5}
+    assert "h100, 2 runs" in f.source and "h200, 2 runs" in f.source
+    code, _, err = run_cli(cli_aa.main, ["floors", *reports, "--out", str(out_file), "--measured-on", "two GPUs"],
+                           capsys)
+    assert code == 0 and load_floors(out_file).source == "two GPUs"
+    # A report of runs on several machines, or a file that is no report, is refused in one line.
+    doc = json.loads(Path(reports[0]).read_text())
+    doc["one_machine"] = False
+    Path(reports[0]).write_text(json.dumps(doc))
+    code, _, err = run_cli(cli_aa.main, ["floors", *reports, "--out", str(tmp_path / "x.toml")], capsys)
+    assert code == 2 and "several GPUs" in err and len(err.strip().splitlines()) == 1
+    Path(reports[0]).write_text(json.dumps({"benchmarks": []}))
+    code, _, err = run_cli(cli_aa.main, ["floors", *reports, "--out", str(tmp_path / "x.toml")], capsys)
+    assert code == 2 and "not an A/A report" in err and not (tmp_path / "x.toml").exists()
+
+
+@pytest.mark.floors
+def test_the_shipped_floors_hold_every_family_of_a_default_run():
+    f = load_floors()
+    run = load_file(REPO / "results" / "aa" / "h100_default_110d606" / "default_h100_run1.json")
+    families = {c.family for c in run.cases.values()}
+    assert {fam for fam in families if f.half_width_pct(fam) is None} == set()
 
 
 @pytest.mark.floors

@@ -14,7 +14,12 @@ Every figure here compares runs, never samples of one run: the question a user a
   runs were one machine's, and whether a run spent at least half its time measuring;
 - floors: per family, the 90th percentile over cases of one round's relative standard deviation between
   processes (from the runs' rounds where they have several, else from the runs' figures), written for
-  gpu-bench-compare's files of one round (floors.py).
+  gpu-bench-compare's files of one round (floors.py); `merge_floors` takes the larger of each over several
+  machines' reports;
+- one round a side: every round of run k against every round of run k+1, each round a process of its
+  own and so a run of one round, judged as compare judges files of one round (the change beyond the
+  floor of the case's family and memory kind, and at least --min-effect): how often the floors call runs
+  of one build different, and which families they have no floor for.
 """
 
 from __future__ import annotations
@@ -25,8 +30,12 @@ import json
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
+from ..reading.errors import InputError
 from ..reading.results import BenchmarkFile
+from ..stats import floors as floors_module
+from ..stats.floors import Floors
 
 COVERAGE_TARGET = 0.90
 FALSE_CALL_LIMIT = 0.05
@@ -64,6 +73,19 @@ class Slowdown:
     @property
     def rate_earlier(self) -> float:
         return self.detected_earlier / self.detection_cases if self.detection_cases else math.nan
+
+
+@dataclass
+class OneRound:
+    """Rounds of consecutive runs compared as files of one round are: beyond the between-run floor."""
+    floors: str  # the floors file judged, and where its floors were measured
+    called: int = 0  # round pairs whose change is at least --min-effect and beyond the floor
+    compared: int = 0  # round pairs of cases the floors file has a floor for
+    unfloored: list[str] = field(default_factory=list)  # families with rounds but no floor
+
+    @property
+    def rate(self) -> float:
+        return self.called / self.compared if self.compared else math.nan
 
 
 @dataclass
@@ -105,6 +127,7 @@ class Report:
     floors: dict[str, float] = field(default_factory=dict)
     revision: str = ""
     run_times: list[RunTime] = field(default_factory=list)
+    one_round: OneRound | None = None
 
     @property
     def one_machine(self) -> bool:
@@ -126,7 +149,9 @@ class Report:
         return statistics.median(vals) if vals else math.nan
 
     def meets_targets(self) -> bool:
-        return self.coverage_next >= COVERAGE_TARGET and self.false_call_rate <= FALSE_CALL_LIMIT
+        one_round_ok = self.one_round is None or not self.one_round.compared or (
+            self.one_round.rate <= FALSE_CALL_LIMIT and not self.one_round.unfloored)
+        return self.coverage_next >= COVERAGE_TARGET and self.false_call_rate <= FALSE_CALL_LIMIT and one_round_ok
 
 
 def floor_key(family: str, mem: str | None = None) -> str:
@@ -147,6 +172,15 @@ def _headline(f: BenchmarkFile, case) -> tuple[float | None, float | None]:
     if v is None or not math.isfinite(v):
         return None, None
     return v, noise
+
+
+def _judged(f: BenchmarkFile, case) -> float | None:
+    """The figure gpu-bench-compare judges for a case: its headline, whatever kind it is (HostBlocking's is the
+    host's time, which no round and no noise_pct speaks of)."""
+    from ..reading.load import metric_for
+
+    v = case.center(metric_for(f, case, None)) if case.ok else None
+    return v if v is not None and math.isfinite(v) and v > 0 else None
 
 
 def slowed(f: BenchmarkFile, pct: float) -> BenchmarkFile:
@@ -170,19 +204,64 @@ def slowed(f: BenchmarkFile, pct: float) -> BenchmarkFile:
     return out
 
 
+def _round_times(f: BenchmarkFile, key: str) -> list[float]:
+    """A case's round figures in one file (each round a process of its own), where its headline follows from
+    its time (a rate or a time); none for a failed case or a headline of another kind."""
+    case = f.cases[key]
+    d = f.descriptor(case.family)
+    if not case.ok or (d is not None and d.headline_kind not in ("rate", "time")):
+        return []
+    return [t for smp in case.samples for t in (smp.round_times_s or [])]
+
+
+def one_round_comparisons(files: list[BenchmarkFile], floors: Floors,
+                          min_effect_pct: float | None = None) -> OneRound:
+    """Every round of run k against every round of run k+1, as gpu-bench-compare judges two files of one
+    round: called when the change is at least `min_effect_pct` (compare's default) and beyond the floor."""
+    from ..compare.compare import MIN_EFFECT_PCT
+
+    effect = MIN_EFFECT_PCT if min_effect_pct is None else min_effect_pct
+    shipped = Path(floors.path).resolve() == floors_module.default_path().resolve()
+    name = "the shipped floors" if shipped else floors.path
+    out = OneRound(f"{name}, {floors.source}" if floors.source else name)
+    unfloored: set[str] = set()
+    for a, b in zip(files, files[1:]):
+        for key, case in a.cases.items():
+            if key not in b.cases:
+                continue
+            ra, rb = _round_times(a, key), _round_times(b, key)
+            if not ra or not rb:
+                continue
+            half = floors.half_width_pct(case.family, case.axis("mem"))
+            if half is None:
+                unfloored.add(case.family)
+                continue
+            for x, y in itertools.product(ra, rb):
+                if x > 0 and y > 0:
+                    change = abs(x / y - 1.0) * 100.0
+                    out.compared += 1
+                    out.called += change >= effect and change > half
+    out.unfloored = sorted(unfloored)
+    return out
+
+
 def _detection_case(key: str, case) -> bool:
     family, kinds, least = DETECTION_FILTER
     b = case.axis_int("bytes")
     return case.family == family and case.axis("mem") in kinds and b is not None and b >= least
 
 
-def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: float = 5.0) -> Report:
+def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: float = 5.0,
+           floors: Floors | None = None) -> Report:
+    """`floors`: the between-run floors whose one-round verdicts are tested (default: the shipped ones)."""
     from ..compare.compare import compare
-    from ..reading.errors import InputError
     from ..reading.load import short_gpu_name
+    from ..stats.floors import load_floors
 
     if len(files) < 2:
         raise InputError("an A/A report needs two or more runs of the same command")
+    if floors is None:
+        floors = load_floors()
     keys = [k for k in files[0].cases if all(k in f.cases for f in files)]
     if not keys:
         raise InputError("the runs have no case in common: were they made with the same filter?")
@@ -200,13 +279,11 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         for a, b in itertools.permutations(range(len(values)), 2):
             total_all += 1
             hit_all += abs(values[b] - values[a]) <= noises[a] / 100.0 * abs(values[a])
-        # One round's spread between processes: from every run's rounds where the runs had several (each
-        # round is a process of its own), else from the runs' figures.
-        d = files[0].descriptor(files[0].cases[key].family)
-        headline_is_time = d is None or d.headline_kind in ("rate", "time")
-        rounds = [t for f in files for smp in f.cases[key].samples for t in (smp.round_times_s or [])] \
-            if headline_is_time else []
-        logs = [math.log(v) for v in (rounds if len(rounds) >= 2 else values) if v > 0]
+        # One round's spread between processes, of the figure compare judges: from every run's rounds where
+        # the runs had several (each round is a process of its own), else from the runs' figures.
+        rounds = [t for f in files for t in _round_times(f, key)]
+        judged = [v for v in (_judged(f, f.cases[key]) for f in files) if v is not None]
+        logs = [math.log(v) for v in (rounds if len(rounds) >= 2 else judged) if v > 0]
         rel_sd = statistics.stdev(logs) * 100.0 if len(logs) >= 2 else 0.0
         cases.append(CaseAgreement(key, files[0].cases[key].family, values, noises,
                                    (max(values) - min(values)) / abs(mid) * 100.0 if mid else 0.0, rel_sd,
@@ -216,7 +293,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
 
     false_calls = []
     for a, b in zip(files, files[1:]):
-        cmp = compare([a, b])
+        cmp = compare([a, b], floors=floors)
         counts = {"faster": 0, "slower": 0, "cases": 0}
         for row in cmp.rows:
             v = row.versus[1]
@@ -233,7 +310,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         for a, b in zip(files, files[1:]):
             s.pairs += 1
             for earlier, (base, slow) in enumerate(((a, b), (b, a))):
-                cmp = compare([base, slowed(slow, pct)])
+                cmp = compare([base, slowed(slow, pct)], floors=floors)
                 fired = bool(cmp.regressions(gate_pct))
                 caught = counted = 0
                 for row in cmp.rows:
@@ -249,7 +326,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
                     s.gate_fired += fired
         slows.append(s)
 
-    floors: dict[str, float] = {}
+    measured: dict[str, float] = {}
     groups: dict[str, list[float]] = {}
     for c in cases:
         groups.setdefault(c.family, []).append(c.rel_sd_pct)
@@ -258,11 +335,11 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
             groups.setdefault(floor_key(c.family, mem), []).append(c.rel_sd_pct)
     for key in sorted(groups):
         sds = sorted(groups[key])
-        floors[key] = round(sds[min(len(sds) - 1, int(math.ceil(0.9 * len(sds))) - 1)], 3)
+        measured[key] = round(sds[min(len(sds) - 1, int(math.ceil(0.9 * len(sds))) - 1)], 3)
     revisions = sorted({str(f.fact("gpu_bench.git") or "unknown") for f in files})
     return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases,
-                  coverage_next, hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct, floors,
-                  ", ".join(revisions), [run_time(f) for f in files])
+                  coverage_next, hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct,
+                  measured, ", ".join(revisions), [run_time(f) for f in files], one_round_comparisons(files, floors))
 
 
 def _pct(x: float) -> str:
@@ -291,6 +368,14 @@ def render(r: Report) -> str:
     per_pair = ", ".join(f"{p['faster'] + p['slower']}/{p['cases']}" for p in r.false_calls)
     lines.append(f"  gpu-bench-compare between consecutive runs: {_pct(r.false_call_rate)} of cases called "
                  f"faster or slower (target at most {FALSE_CALL_LIMIT:.0%}; per pair: {per_pair})")
+    o = r.one_round
+    if o is not None and o.compared:
+        lines.append(f"  one round a side (each round of run k against each of run k+1, as compare judges files of "
+                     f"one round): {_pct(o.rate)} called faster or slower beyond the between-run floors (target at "
+                     f"most {FALSE_CALL_LIMIT:.0%}; {o.called}/{o.compared}; floors: {o.floors})")
+    if o is not None and o.unfloored:
+        lines.append(f"    no floor for {', '.join(o.unfloored)}: compare cannot widen their files of one round "
+                     "(write floors from runs that hold them: --floor)")
     for s in r.slowdowns:
         lines.append(f"  every figure {s.pct:g}% slower: {_pct(s.rate)} of pinned and registered copies of 1 MiB "
                      f"and more called slower ({s.detected}/{s.detection_cases}); --fail-on-regression "
@@ -322,22 +407,65 @@ def write_json(r: Report, path: str) -> None:
     for s, d in zip(r.slowdowns, doc["slowdowns"]):
         d["rate"] = s.rate
         d["rate_earlier"] = s.rate_earlier
+    if r.one_round is not None:
+        doc["one_round"]["rate"] = r.one_round.rate
     with open(path, "w") as out:
         json.dump(doc, out, indent=1)
         out.write("\n")
 
 
-def write_floor(r: Report, path: str) -> None:
-    """The per-family floors as TOML, with where they were measured."""
+def _write_floor_toml(path: str, floors: dict[str, float], measured_on: str, how: str, runs: list[str],
+                      reports: list[str] = ()) -> None:
     lines = [
         "# Between-run floors (floors.py): per family, and per family and memory kind, the 90th percentile over",
         "# its cases of the relative standard deviation, in percent, of one round's headline between processes",
-        "# on one machine; written by gpu-bench-aa report --floor from the runs named below.",
-        f"measured_on = {json.dumps(f'{r.gpu}, {len(r.runs)} runs of gpu_bench {r.revision}')}",
-        f"runs = {json.dumps(r.runs)}",
-        "",
-        "[floor_pct]",
+        f"# on one machine; {how}",
+        f"measured_on = {json.dumps(measured_on)}",
+        f"runs = {json.dumps(runs)}",
     ]
-    lines += [f"{json.dumps(key) if '/' in key else key} = {v}" for key, v in r.floors.items()]
+    if reports:
+        lines.append(f"reports = {json.dumps(list(reports))}")
+    lines += ["", "[floor_pct]"]
+    lines += [f"{json.dumps(key) if '/' in key else key} = {v}" for key, v in sorted(floors.items())]
     with open(path, "w") as out:
         out.write("\n".join(lines) + "\n")
+
+
+def write_floor(r: Report, path: str) -> None:
+    """The per-family floors as TOML, with where they were measured."""
+    _write_floor_toml(path, r.floors, f"{r.gpu}, {len(r.runs)} runs of gpu_bench {r.revision}",
+                      "written by gpu-bench-aa report --floor from the runs named below.", r.runs)
+
+
+def _report_floors(path: str) -> dict:
+    """A report gpu-bench-aa report --json wrote, checked for what merge_floors needs."""
+    from ..reading.reading import read_json
+
+    doc = read_json(path)
+    floors = doc.get("floors") if isinstance(doc, dict) else None
+    if not isinstance(floors, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in floors.values()) or \
+            not isinstance(doc.get("runs"), list):
+        raise InputError(f"{path}: not an A/A report with floors (gpu-bench-aa report --json writes one)")
+    if doc.get("one_machine") is False:
+        raise InputError(f"{path}: its runs were on several GPUs; a floor is one machine's spread between its "
+                         "own runs")
+    return doc
+
+
+def merge_floors(report_paths: list[str], path: str, measured_on: str | None = None) -> dict[str, float]:
+    """Writes, as TOML, each family's (and family and memory kind's) larger floor over several machines' A/A
+    reports, so that a file of one round is widened enough on each machine measured; returns the floors.
+    `measured_on`: where they were measured, in place of each report's GPU, runs and revision (a revision
+    that gpu_bench read from a stale checkout, say)."""
+    docs = [_report_floors(p) for p in report_paths]
+    merged: dict[str, float] = {}
+    for doc in docs:
+        for key, v in doc["floors"].items():
+            merged[key] = max(merged.get(key, 0.0), float(v))
+    about = "; ".join(f"{d.get('gpu', 'a GPU')}, {len(d['runs'])} runs of gpu_bench {d.get('revision', 'unknown')}"
+                      for d in docs)
+    _write_floor_toml(path, merged, measured_on or f"the larger of each floor over: {about}",
+                      "written by gpu-bench-aa floors from the A/A reports named below, each floor the larger of "
+                      "theirs.", [r for d in docs for r in d["runs"]], report_paths)
+    return merged

@@ -29,10 +29,11 @@ def build_parser() -> ArgumentParser:
         description="A/A runs: the same gpu_bench command in several processes on one machine, one after the "
         "other, and a report of how far they agree (docs/methodology.md). 'run' makes the runs; 'report' reads "
         "them: each case's spread between runs, how often a run's interval holds the next run's figure, how "
-        "many cases gpu-bench-compare calls different between runs that should be the same, and with "
-        "--slowdown how many it catches when one side is made slower.",
+        "many cases gpu-bench-compare calls different between runs that should be the same (with rounds, and "
+        "with one round a side against the between-run floors), and with --slowdown how many it catches when "
+        "one side is made slower. 'floors' merges several machines' floors into the file compare reads.",
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{run,report}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{run,report,floors}")
     r = sub.add_parser("run", help="run gpu_bench RUNS times, each writing OUT/run_NN.json")
     r.add_argument("--runs", type=positive_int, default=6, help="how many processes (default 6)")
     r.add_argument("--out", required=True, metavar="DIR", help="folder for the runs' JSON and stderr")
@@ -51,8 +52,17 @@ def build_parser() -> ArgumentParser:
     rep.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     rep.add_argument("--floor", metavar="FILE", help="also write the between-run floors the runs show (TOML), "
                      "for gpu-bench-compare's one-round files")
+    rep.add_argument("--floors", metavar="FILE", help="the between-run floors to test on the runs' rounds (TOML; "
+                     "default: the ones shipped with gpu-bench-compare)")
     rep.add_argument("--check", action="store_true",
-                     help="exit 1 unless coverage is at least 90%% and compare calls at most 5%% of cases different")
+                     help="exit 1 unless coverage is at least 90%%, compare calls at most 5%% of cases different, "
+                     "and the floors call at most 5%% of one-round comparisons different and miss no family")
+    fl = sub.add_parser("floors", help="each floor the larger over several machines' A/A reports, as TOML")
+    fl.add_argument("reports", nargs="+", metavar="REPORT.json",
+                    help="reports gpu-bench-aa report --json wrote, each of one machine's runs")
+    fl.add_argument("--out", required=True, metavar="FILE", help="the floors file to write (TOML)")
+    fl.add_argument("--measured-on", metavar="TEXT", help="where the floors were measured, as compare will quote "
+                    "it (default: each report's GPU, number of runs and gpu_bench revision)")
     return p
 
 
@@ -67,9 +77,17 @@ def _main(argv: Sequence[str] | None) -> int:
         results = run_all(args.exe, extra, args.runs, args.out)
         return EXIT_OK if all(r.returncode == 0 for r in results) else EXIT_REGRESSION
     from ..aa import aa
-    from ..reading.load import load_files
 
-    report = aa.report(load_files(args.files), slowdowns=args.slowdown, gate_pct=args.fail_on_regression)
+    if args.command == "floors":
+        merged = aa.merge_floors(args.reports, args.out, args.measured_on)
+        sys.stdout.write(f"{args.out}: {len(merged)} floors, each the larger over {len(args.reports)} report(s)\n")
+        return EXIT_OK
+    from ..reading.load import load_files
+    from ..stats.floors import load_floors
+
+    floors = load_floors(args.floors)
+    report = aa.report(load_files(args.files), slowdowns=args.slowdown, gate_pct=args.fail_on_regression,
+                       floors=floors)
     sys.stdout.write(aa.render(report))
     if args.json:
         aa.write_json(report, args.json)

@@ -32,7 +32,8 @@ def build_parser() -> ArgumentParser:
                    help="each side is N runs of the same command, given one after the other (e.g. three runs of "
                    "each machine: --per-side 3 a1 a2 a3 b1 b2 b3); a case is then judged on every run's rounds")
     p.add_argument("--floors", metavar="FILE", help="between-run floors for files of one round (TOML, as "
-                   "gpu-bench-aa report --floor writes it; default: the one shipped with the tools)")
+                   "gpu-bench-aa report --floor or gpu-bench-aa floors writes it; default: the one shipped with the "
+                   "tools)")
     p.add_argument("--metric", help="compare this counter (gbps, time, host_blocked_us, ...) for every case")
     p.add_argument("--filter", metavar="REGEX", help="only cases whose name matches REGEX (re.search)")
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
@@ -41,7 +42,7 @@ def build_parser() -> ArgumentParser:
                    "the noise of both sides, and the test (or, for one round a side, the floor) says it is real")
     p.add_argument("--alpha", type=probability, default=0.05,
                    help="significance level, between 0 and 1 (default 0.05)")
-    p.add_argument("--min-effect", type=positive_float, default=2.0, metavar="PCT",
+    p.add_argument("--min-effect", type=positive_float, default=cmp_mod.MIN_EFFECT_PCT, metavar="PCT",
                    help="smallest change in percent called faster or slower (default 2)")
     p.add_argument("--color", "--colour", dest="colour", choices=("auto", "always", "never"), default="auto")
     return p

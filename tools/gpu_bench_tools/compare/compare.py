@@ -39,6 +39,7 @@ from ..stats.floors import Floors
 from ..stats.stats import gmean, noise_pct, rounds_pvalues, smallest_p, u_test_pvalues
 
 VERDICTS = ("faster", "slower", "same", "noisy")
+MIN_EFFECT_PCT = 2.0  # --min-effect's default: no smaller change is called faster or slower
 
 
 @dataclass
@@ -179,7 +180,7 @@ def compare(
     metric: str | None = None,
     case_filter: str | None = None,
     alpha: float = 0.05,
-    min_effect_pct: float = 2.0,
+    min_effect_pct: float = MIN_EFFECT_PCT,
     floors: Floors | None = None,
 ) -> Comparison:
     """Compare every case of the files against the first file.  Raises re.error on a bad filter.
