@@ -5,7 +5,6 @@ import copy
 import json
 import math
 import statistics
-
 from pathlib import Path
 
 import pytest

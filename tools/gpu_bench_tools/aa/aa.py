@@ -218,7 +218,7 @@ def one_round_comparisons(files: list[BenchmarkFile], floors: Floors,
                           min_effect_pct: float | None = None) -> OneRound:
     """Every round of run k against every round of run k+1, as gpu-bench-compare judges two files of one
     round: called when the change is at least `min_effect_pct` (compare's default) and beyond the floor."""
-    from ..compare.compare import MIN_EFFECT_PCT
+    from ..compare.compare import MIN_EFFECT_PCT, verdict
 
     effect = MIN_EFFECT_PCT if min_effect_pct is None else min_effect_pct
     shipped = Path(floors.path).resolve() == floors_module.default_path().resolve()
@@ -238,9 +238,9 @@ def one_round_comparisons(files: list[BenchmarkFile], floors: Floors,
                 continue
             for x, y in itertools.product(ra, rb):
                 if x > 0 and y > 0:
-                    change = abs(x / y - 1.0) * 100.0
+                    # compare's own rule for an untested pair: the speed of run k+1's round over run k's.
                     out.compared += 1
-                    out.called += change >= effect and change > half
+                    out.called += verdict(x / y, None, 0.05, effect, half) in ("faster", "slower")
     out.unfloored = sorted(unfloored)
     return out
 

@@ -260,14 +260,14 @@ def compare(
             if smallest_p(len(a), len(b)) < alpha:
                 pending.append((row, i, list(a), list(b)))
             else:
-                v.verdict = _verdict(speed, None, alpha, min_effect_pct, v.noise_pct)
+                v.verdict = verdict(speed, None, alpha, min_effect_pct, v.noise_pct)
                 v.tested, v.method = v.floored, "floor" if v.floored else ""
         rows.append(row)
 
     for (row, i, _, _), (p, method) in zip(pending, u_test_pvalues([(a, b) for _, _, a, b in pending])):
         v = row.versus[i]
         v.tested, v.p_value, v.method = True, p, method
-        v.verdict = _verdict(v.speed, p, alpha, min_effect_pct, v.noise_pct)
+        v.verdict = verdict(v.speed, p, alpha, min_effect_pct, v.noise_pct)
     # Where both sides have rounds the test on them is the judge: its interval for the difference of two
     # means of R rounds is already the prediction interval's, with both sides' spread and the degrees of
     # freedom of both; asking the change to exceed each file's noise_pct as well (an interval on R - 1
@@ -275,7 +275,7 @@ def compare(
     for (row, i, _, _), p in zip(pending_rounds, rounds_pvalues([(a, b) for _, _, a, b in pending_rounds])):
         v = row.versus[i]
         v.tested, v.p_value, v.method = True, p, "welch-rounds"
-        v.verdict = _verdict(v.speed, p, alpha, min_effect_pct, None)
+        v.verdict = verdict(v.speed, p, alpha, min_effect_pct, None)
     if floored:
         notes.append(f"{floored} comparison(s) have one round on a side, whose noise_pct speaks of one process "
                      f"only: each is widened to its family's between-run floor ({floors.path}; {floors.source})")
@@ -343,8 +343,8 @@ def merge_runs(files: list[BenchmarkFile]) -> BenchmarkFile:
                          runs=len(files))
 
 
-def _verdict(speed: float | None, p: float | None, alpha: float, min_effect_pct: float,
-             noise: float | None) -> str:
+def verdict(speed: float | None, p: float | None, alpha: float, min_effect_pct: float,
+           noise: float | None) -> str:
     """faster/slower when the change is at least min_effect, beyond the noise and (where tested) significant."""
     if speed is None:
         return "error"
