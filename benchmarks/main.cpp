@@ -37,10 +37,11 @@ void print_help() {
   std::printf(
       "gpu_bench %s: how data moves between host and GPU memory, and how streams, events and\n"
       "synchronisation shape it. Each case is measured in --rounds rounds, each a process of its own, sampled\n"
-      "in each until its median's 95%% confidence interval is within --noise times the square root of --rounds\n"
-      "or the round's share of the time budget is spent; the mean of the rounds' medians is its manual time,\n"
-      "and noise_pct the half-width of\n"
-      "the interval the next independent run's figure falls in at least 90%% of the time.\n\n"
+      "in each until its median's 95%% confidence interval is narrow enough (--noise) or the round's share of\n"
+      "the time budget is spent; the mean of the rounds' medians less the fastest and the slowest (the\n"
+      "middle one of three) is its manual time, noise_pct the half-width of the interval the next\n"
+      "independent run's figure falls in at least 90%% of the time, and detectable_pct the smallest change\n"
+      "gpu-bench-compare calls between two runs like it.\n\n"
       "usage: gpu_bench [--preset=NAME] [--device=N|all] [--sizes=SPEC] [--full] [--rounds=N] [--noise=PCT]\n"
       "                 [--max_time_per_case=S] [Google Benchmark flags]\n\n"
       "gpu_bench flags:\n"
@@ -65,20 +66,24 @@ void print_help() {
       "                        pairs where there are several GPUs (a short node check; no --benchmark_filter)\n"
       "  --rounds=N            measure every case in N rounds, rounds 1 to N-1 in processes of their own run\n"
       "                        one after the other (cases in a shuffled order), the last in this one (default\n"
-      "                        %d, 1 to 20). A case's time is the mean of its rounds' medians; noise_pct is the\n"
-      "                        half-width of a 95%% prediction interval, from the rounds, for the next run's\n"
-      "                        figure (never narrower than one round's own interval, the timer's tick, or the\n"
-      "                        interval from its rounds' spread pooled with its family's typical spread). With\n"
-      "                        --rounds=1, noise_pct is the 95%% confidence interval of this process's median\n"
-      "                        alone, which says nothing of the next run (docs/methodology.md)\n"
+      "                        %d, 1 to 20). A case's time is the mean of its rounds' medians less the fastest\n"
+      "                        and the slowest (the middle one of three); noise_pct is the half-width of a\n"
+      "                        95%% prediction interval for the next run's figure, from the rounds' spread\n"
+      "                        moderated by that of the cases of its family, memory kind, direction and size\n"
+      "                        band (never narrower than one round's own interval or the timer's tick);\n"
+      "                        detectable_pct is the smallest change gpu-bench-compare calls against a run\n"
+      "                        like it (at least 1%%). With --rounds=1, noise_pct is the 95%% confidence\n"
+      "                        interval of this process's median alone, which says nothing of the next run,\n"
+      "                        and there is no detectable_pct (docs/methodology.md)\n"
       "  --link_rounds=N       rounds for copies at the host link's throughput (pinned and registered copies\n"
       "                        of 1 MiB and more, and AllHost's), where that is more than --rounds (default\n"
       "                        %d): others' traffic on a shared link moves their time over seconds, so their\n"
       "                        figure needs more moments of it. The extra rounds run those cases alone,\n"
       "                        between the others\n"
       "  --noise=PCT           stop sampling a case in a round once the relative half-width of the 95%%\n"
-      "                        confidence interval of its median is at most PCT times the square root of\n"
-      "                        --rounds (their mean then carries PCT of it), or one timer tick (default %g)\n"
+      "                        confidence interval of its median is at most PCT over the square root of the\n"
+      "                        variance factor of the rounds' center (0.449 for 3 rounds: their center then\n"
+      "                        carries PCT of it), or one timer tick (default %g)\n"
       "  --max_time_per_case=S stop sampling a case after S seconds of wall time over all its rounds, or once\n"
       "                        the untimed part of its samples alone took a quarter of that (default %g); a case\n"
       "                        takes at least %d samples in all, and %d in each round, unless one sample\n"
@@ -385,6 +390,8 @@ step_result describe_machine(const run_state& run) {
   context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
   context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
   context.emplace_back("gpu_bench.link_rounds", std::to_string(gpu_bench::rounds_of_case(true)));
+  // How a case's figure combines its rounds (docs/json.md): files before this key held their mean.
+  context.emplace_back("gpu_bench.round_center", "trimmed");
   {
     const double tick = gpu_bench::event_tick_s();
     context.emplace_back("gpu.event_tick_ns", tick > 0 ? gpu_bench::fact_text(std::optional<double>(tick * 1e9))
@@ -456,8 +463,8 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
     std::vector<gpu_bench::run_samples> samples;
     for (const auto& r : gpu_bench::recorded_runs())
-      samples.push_back(
-          {r.name, r.repetition, &r.times_s, &r.round_times_s, r.wall_s, r.sampling_wall_s, r.calibration_wall_s});
+      samples.push_back({r.name, r.repetition, &r.times_s, &r.round_times_s, r.wall_s, r.sampling_wall_s,
+                         r.calibration_wall_s, r.round_prior.rel_sd, r.round_prior.dof});
     const std::string why = gpu_bench::annotate_results(
         out.temp_path(),
         {{"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},

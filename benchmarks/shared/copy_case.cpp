@@ -273,7 +273,7 @@ std::optional<sample_set> copy_case::run(benchmark::State& state, bool report_gb
   report_rates(state, *set, rates);
   if (c.dir == direction::bidir) {
     // Each direction by its own events (by its half's globaltimer span for the one-kernel copy) in the last
-    // round, carried to the rounds' mean as that round's time is: the two directions and gbps then describe
+    // round, carried to the rounds' center as that round's time is: the two directions and gbps then describe
     // the same figure.
     const auto n = static_cast<double>(c.bytes);
     const double to_rounds = set->own_time_s() > 0 ? set->time_s() / set->own_time_s() : 1.0;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "fixtures/run/options.hpp"
 #include "fixtures/run/output_file.hpp"
 #include "fixtures/run/progress.hpp"
+#include "fixtures/run/registry.hpp"
 #include "fixtures/run/rounds.hpp"
 
 using namespace gpu_bench;
@@ -95,23 +97,58 @@ TEST(Rounds, OneRoundIsItsOwnFloor) {
   const round_figure f = combine_rounds({2.0}, 0.01);
   EXPECT_DOUBLE_EQ(f.center, 2.0);
   EXPECT_DOUBLE_EQ(f.half_width, 0.01);
+  EXPECT_DOUBLE_EQ(f.dof, 0.0);
 }
 
 TEST(Rounds, ThePredictionIntervalWidensWithTheRoundsSpread) {
-  // Three rounds 1, 2, 3: mean 2, s = 1, half-width t(0.975, 2) * 1 * sqrt(2/3).
-  const round_figure f = combine_rounds({1.0, 2.0, 3.0}, 0.0);
-  EXPECT_DOUBLE_EQ(f.center, 2.0);
-  EXPECT_NEAR(f.half_width, 4.303 * std::sqrt(2.0 / 3.0), 1e-9);
-  // Rounds that agree exactly still keep what one round can resolve.
-  EXPECT_DOUBLE_EQ(combine_rounds({5.0, 5.0, 5.0}, 0.25).half_width, 0.25);
+  // Three rounds: their middle one, and on their logarithms s with two degrees of freedom and the variance
+  // factor of the middle of three, half-width exp(t(0.975, 2) * s * sqrt(2 * 0.448671)) - 1.
+  const std::vector<double> r = {1.0, 1.1, 1.3};
+  const round_figure f = combine_rounds(r, 0.0);
+  EXPECT_DOUBLE_EQ(f.center, 1.1);
+  const double l1 = 0, l2 = std::log(1.1), l3 = std::log(1.3), m = (l1 + l2 + l3) / 3;
+  const double s = std::sqrt(((l1 - m) * (l1 - m) + (l2 - m) * (l2 - m) + (l3 - m) * (l3 - m)) / 2);
+  EXPECT_NEAR(f.half_width, std::expm1(4.302653 * s * std::sqrt(2 * 0.448671)), 1e-4);
+  // The comparison's test on two like runs has Welch's four degrees of freedom.
+  EXPECT_NEAR(f.detectable_half_width, std::expm1(2.776445 * s * std::sqrt(2 * 0.448671)), 3e-4);
+  // Rounds that agree exactly still keep what one round can resolve, and compare's minimum effect.
+  EXPECT_DOUBLE_EQ(combine_rounds({5.0, 5.0, 5.0}, 0.0025).half_width, 0.0025);
+  EXPECT_DOUBLE_EQ(combine_rounds({5.0, 5.0, 5.0}, 0.0025).detectable_half_width, kMinEffectPct / 100);
+}
+
+TEST(Rounds, OneRoundFarOffDoesNotMoveTheFigure) {
+  // A round a millisecond slow among four that agree: the figure stays theirs (the mean of the middle three),
+  // and the interval says the spread.
+  const std::vector<double> r = {333e-6, 336e-6, 1333e-6, 333e-6, 333e-6};
+  const round_figure f = combine_rounds(r, 0.0);
+  EXPECT_NEAR(f.center, 334e-6, 1e-12);
+  EXPECT_GT(f.half_width, 0.5);
+  EXPECT_DOUBLE_EQ(center_of_rounds({2.0, 1.0}), 1.5);
+  EXPECT_DOUBLE_EQ(center_of_rounds({3.0, 1.0, 2.0, 10.0}), 2.5);
 }
 
 TEST(Rounds, StudentQuantilesMatchTheTables) {
-  EXPECT_DOUBLE_EQ(student_t_975(1), 12.706);
-  EXPECT_DOUBLE_EQ(student_t_975(4), 2.776);
-  EXPECT_NEAR(student_t_975(60), 2.000, 0.003);
-  EXPECT_NEAR(student_t_975(120), 1.980, 0.003);
-  EXPECT_THROW(student_t_975(0), std::invalid_argument);
+  // scipy.stats.t.ppf(0.975, df).
+  const std::vector<std::pair<double, double>> known = {{1, 12.706205},   {2, 4.302653},    {2.5, 3.574655},
+                                                        {3.3, 3.024874},  {4, 2.776445},    {7.5, 2.333040},
+                                                        {12.2, 2.174858}, {25.5, 2.057493}, {120, 1.979930}};
+  for (const auto& [df, t] : known) EXPECT_NEAR(student_t_975(df), t, 2e-4 * t) << "df " << df;
+  EXPECT_THROW(student_t_975(0.5), std::invalid_argument);
+}
+
+TEST(Rounds, SpecialFunctionsMatchTheirValues) {
+  // scipy.special.digamma and polygamma(1, .).
+  EXPECT_NEAR(digamma(1.0), -0.5772156649, 1e-9);
+  EXPECT_NEAR(digamma(0.5), -1.9635100260, 1e-9);
+  EXPECT_NEAR(digamma(7.3), 1.9178203356, 1e-9);
+  EXPECT_NEAR(trigamma(1.0), 1.6449340668, 1e-9);
+  EXPECT_NEAR(trigamma(0.5), 4.9348022005, 1e-9);
+  EXPECT_NEAR(trigamma(7.3), 0.1467957681, 1e-9);
+  for (double x : {0.05, 0.7, 3.7, 40.0, 5000.0}) EXPECT_NEAR(trigamma_inverse(trigamma(x)), x, 1e-6 * x);
+  EXPECT_NEAR(center_variance_factor(3), 0.448671, 1e-6);
+  EXPECT_NEAR(center_variance_factor(5), 0.2271, 1e-6);
+  EXPECT_NEAR(center_variance_factor(40), 1 / 39.55, 1e-8);
+  EXPECT_THROW(digamma(0.0), std::invalid_argument);
 }
 
 // Standard normal draws from a fixed seed (a linear congruential generator and Box-Muller), so that the
@@ -129,18 +166,23 @@ class standard_normal {
   unsigned long long state_;
 };
 
-// A prediction interval from n rounds must hold the mean of the next n rounds about 95% of the time when
+// A prediction interval from n rounds must hold the center of the next n rounds about 95% of the time when
 // rounds vary normally: drawn here from a fixed sequence, so the test is deterministic.
 TEST(Rounds, IntervalsCoverTheNextRunAtTheirStatedRate) {
   standard_normal normal(12345);
-  int covered = 0;
-  const int trials = 20000;
-  for (int i = 0; i < trials; ++i) {
-    const round_figure run = combine_rounds({10 + normal(), 10 + normal(), 10 + normal()}, 0.0);
-    const double next = 10 + (normal() + normal() + normal()) / 3;
-    covered += std::abs(next - run.center) <= run.half_width;
+  const double sd = 0.02;
+  for (int n : {3, 5}) {
+    int covered = 0;
+    const int trials = 20000;
+    for (int i = 0; i < trials; ++i) {
+      std::vector<double> run, next;
+      for (int k = 0; k < n; ++k) run.push_back(std::exp(sd * normal()));
+      for (int k = 0; k < n; ++k) next.push_back(std::exp(sd * normal()));
+      const round_figure fig = combine_rounds(run, 0.0);
+      covered += std::abs(std::log(center_of_rounds(next) / fig.center)) <= std::log1p(fig.half_width);
+    }
+    EXPECT_NEAR(static_cast<double>(covered) / trials, 0.95, 0.01) << n << " rounds";
   }
-  EXPECT_NEAR(static_cast<double>(covered) / trials, 0.95, 0.01);
 }
 
 TEST(Rounds, ARoundsFileGivesEachRunsMedianInSeconds) {
@@ -166,62 +208,85 @@ TEST(Rounds, ARoundsFileGivesEachRunsMedianInSeconds) {
   EXPECT_NE(read_round_results(path, medians, timed), "");
 }
 
-TEST(Rounds, AFamilysSpreadWidensRoundsThatAgreeByChance) {
-  // Three rounds that happen to agree: their own interval is narrow.
-  const std::vector<double> agree = {1.000, 1.001, 1.002};
-  const double own = combine_rounds(agree, 0.0).half_width;
-  // Their family varies by 2% between rounds: weighed as much as the case's own two degrees of freedom,
-  // the pooled relative sd is sqrt((2 * 0.001^2 + 2 * 0.02^2) / 4), with t(0.975, 4).
-  const round_figure pooled = combine_rounds(agree, 0.0, spread_prior{0.02, 2});
-  const double want = 2.776 * std::sqrt((2 * 0.001 * 0.001 + 2 * 0.02 * 0.02) / 4) * 1.001 * std::sqrt(2.0 / 3);
-  EXPECT_NEAR(pooled.half_width, want, 1e-6);
-  EXPECT_GT(pooled.half_width, 5 * own);
-  EXPECT_DOUBLE_EQ(pooled.center, combine_rounds(agree, 0.0).center);
-  // A case that spreads more than its family keeps its own, wider interval.
-  const std::vector<double> wide = {1.0, 1.2, 1.4};
-  EXPECT_DOUBLE_EQ(combine_rounds(wide, 0.0, spread_prior{0.02, 2}).half_width, combine_rounds(wide, 0.0).half_width);
-  // No prior, no change.
-  EXPECT_DOUBLE_EQ(combine_rounds(agree, 0.0, spread_prior{}).half_width, own);
-}
-
-TEST(Rounds, AFamilysTypicalSpreadIsTheScaledMedianVariance) {
-  // Two rounds each (one degree of freedom): relative variances 0.5 * (d / mean)^2 for d = 0.01, 0.02, 0.04.
-  const std::vector<std::vector<double>> cases = {{0.995, 1.005}, {0.99, 1.01}, {0.98, 1.02}, {5.0}};
-  const double median_var = 0.5 * 0.02 * 0.02;
-  EXPECT_NEAR(typical_relative_sd(cases), std::sqrt(median_var / 0.4549), 1e-9);
-  // Too few cases to speak for a family.
-  EXPECT_EQ(typical_relative_sd({{0.99, 1.01}, {0.98, 1.02}}), 0.0);
-  EXPECT_EQ(typical_relative_sd({{1.0}, {2.0}, {3.0}}), 0.0);
-  EXPECT_NEAR(chi_square_median(2), 1.3863, 1e-4);
-  EXPECT_NEAR(chi_square_median(30), 29.3360, 0.01);
-  EXPECT_THROW(chi_square_median(0), std::invalid_argument);
-}
-
-// Cases that vary normally between processes, each by its family's own sd: a case's three rounds agree by
-// chance often enough that their own interval alone misses the next run more than it promises on the
-// least-spread draws; pooled with the family's spread, the intervals hold the next run at least as often
-// as their 95% says. Deterministic (a fixed sequence).
-TEST(Rounds, PoolingWithTheFamilyKeepsCoverageWhereOwnRoundsAgreeByChance) {
-  standard_normal normal(777);
-  const double sd = 0.02;
-  int own_covered = 0, pooled_covered = 0, narrow = 0;
-  const int trials = 20000;
-  for (int i = 0; i < trials; ++i) {
-    std::vector<double> rounds = {1 + sd * normal(), 1 + sd * normal(), 1 + sd * normal()};
-    const double next = 1 + sd * (normal() + normal() + normal()) / 3;
-    const round_figure own = combine_rounds(rounds, 0.0);
-    if (own.half_width > 0.5 * 4.303 * sd * std::sqrt(2.0 / 3)) continue;  // the draws whose rounds agreed
-    ++narrow;
-    // The family's earlier rounds: 40 cases of two rounds each, all of the same sd.
-    std::vector<std::vector<double>> family;
-    for (int c = 0; c < 40; ++c) family.push_back({1 + sd * normal(), 1 + sd * normal()});
-    const round_figure pooled = combine_rounds(rounds, 0.0, spread_prior{typical_relative_sd(family), 2});
-    own_covered += std::abs(next - own.center) <= own.half_width;
-    pooled_covered += std::abs(next - pooled.center) <= pooled.half_width;
+// A family whose cases vary by very different amounts between processes: copies one way that agree to
+// 0.05%, copies the other way that spread 3%. A steady case's interval comes from the cases that vary as it
+// does, not from its family's typical spread, and a case whose own rounds agree by chance in the noisy group
+// still gets that group's spread.
+TEST(Rounds, ASteadyCaseInAFamilyWithNoisyMembersGetsANarrowInterval) {
+  standard_normal normal(4242);
+  std::vector<case_spread> earlier;  // the earlier rounds, as case_spread_prior fits them
+  for (int c = 0; c < 6; ++c) {
+    std::vector<double> steady, noisy;
+    for (int k = 0; k < 4; ++k) steady.push_back(std::exp(0.0005 * normal()));
+    for (int k = 0; k < 4; ++k) noisy.push_back(std::exp(0.03 * normal()));
+    earlier.push_back(spread_of("F/dir:d2h/mem:pinned/size:large", steady, 0.0));
+    earlier.push_back(spread_of("F/dir:h2d/mem:registered/size:large", noisy, 0.0));
   }
-  ASSERT_GT(narrow, 1000);
-  EXPECT_LT(static_cast<double>(own_covered) / narrow, 0.90);
-  EXPECT_GT(static_cast<double>(pooled_covered) / narrow, 0.95);
+  const auto priors = fit_spread_priors(earlier);
+  const spread_prior steady = priors.at("F/dir:d2h/mem:pinned/size:large");
+  const spread_prior noisy = priors.at("F/dir:h2d/mem:registered/size:large");
+  EXPECT_NEAR(steady.rel_sd, 0.0005, 0.0003);
+  EXPECT_NEAR(noisy.rel_sd, 0.03, 0.015);
+  EXPECT_GT(steady.dof, 2.0);  // the groups hold their cases' variances: the prior carries weight
+  const std::vector<double> rounds = {1.0, 1.0004, 0.9996, 1.0001, 0.9999};
+  const round_figure fig = combine_rounds(rounds, 0.0, steady);
+  EXPECT_LT(fig.half_width, 0.003);
+  EXPECT_LE(fig.detectable_half_width, kMinEffectPct / 100 + 1e-12);
+  // The same rounds in the noisy group: they agreed by chance, and the interval is the group's.
+  EXPECT_GT(combine_rounds(rounds, 0.0, noisy).half_width, 0.02);
+}
+
+TEST(Rounds, APriorIsOnlyForGroupsThatHoldEnoughCases) {
+  std::vector<case_spread> cases = {spread_of("G/size:large", {1.0, 1.01}, 0.0),
+                                    spread_of("G/size:large", {1.0, 1.02}, 0.0),
+                                    spread_of("G/size:small", {1.0, 1.03}, 0.0)};
+  EXPECT_TRUE(fit_spread_priors(cases).empty());  // too few cases in groups of two or more
+  for (int k = 0; k < 4; ++k) cases.push_back(spread_of("G/size:large", {1.0, 1.0 + 0.01 * (k + 1)}, 0.0));
+  const auto priors = fit_spread_priors(cases);
+  EXPECT_EQ(priors.count("G/size:large"), 1u);
+  EXPECT_EQ(priors.count("G/size:small"), 0u);
+  EXPECT_LE(priors.at("G/size:large").dof, 6.0);  // never surer than its six cases' six degrees of freedom
+  // Rounds the timer cannot tell apart spread by at least the floor.
+  EXPECT_NEAR(spread_of("H", {1.0, 1.0, 1.0}, 0.001).variance, 1e-6, 1e-18);
+}
+
+// tests/data/round_model.json: what the tools (gpu_bench_tools/stats/rounds.py) make of one made-up family's
+// rounds. gpu_bench must make the same, or its noise_pct and detectable_pct would say other than compare.
+TEST(Rounds, TheModelMatchesTheTools) {
+  std::ifstream in(std::string(GPU_BENCH_SOURCE_DIR) + "/tests/data/round_model.json");
+  ASSERT_TRUE(in) << "tests/data/round_model.json";
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  const double tick = doc.at("tick_s").get<double>();
+  std::vector<case_spread> earlier;
+  for (const auto& c : doc.at("cases")) {
+    std::vector<double> rounds = c.at("rounds").get<std::vector<double>>();
+    rounds.pop_back();
+    if (rounds.size() < 2) continue;
+    std::vector<double> sorted = rounds;
+    std::sort(sorted.begin(), sorted.end());
+    earlier.push_back(
+        spread_of(spread_group(c.at("name").get<std::string>()), rounds, tick / median_of_sorted(sorted) / 2));
+  }
+  const auto priors = fit_spread_priors(earlier);
+  const auto& want = doc.at("expected");
+  ASSERT_EQ(want.size(), doc.at("cases").size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const auto& c = doc.at("cases")[i];
+    const auto& w = want[i];
+    const std::string name = c.at("name").get<std::string>();
+    EXPECT_EQ(spread_group(name), w.at("group").get<std::string>());
+    const auto it = priors.find(spread_group(name));
+    const spread_prior p = it == priors.end() ? spread_prior{} : it->second;
+    EXPECT_NEAR(p.rel_sd, w.at("prior_sd").get<double>(), 1e-6 + 1e-4 * w.at("prior_sd").get<double>()) << name;
+    EXPECT_NEAR(p.dof, w.at("prior_dof").get<double>(), 1e-4 * std::max(1.0, w.at("prior_dof").get<double>())) << name;
+    const round_figure f = combine_rounds(c.at("rounds").get<std::vector<double>>(), c.at("floor").get<double>(), p);
+    EXPECT_DOUBLE_EQ(f.center, w.at("center").get<double>()) << name;
+    // Within what the Student quantiles' approximation (Hill's) leaves: 2e-4 of the quantile.
+    EXPECT_NEAR(f.half_width, w.at("half_width").get<double>(), 1e-3 * w.at("half_width").get<double>() + 1e-9) << name;
+    EXPECT_NEAR(f.detectable_half_width, w.at("detectable").get<double>(),
+                1e-3 * w.at("detectable").get<double>() + 1e-9)
+        << name;
+  }
 }
 
 TEST(Rounds, PriorRoundsAreLookedUpByNameAndRepetition) {
@@ -231,28 +296,36 @@ TEST(Rounds, PriorRoundsAreLookedUpByNameAndRepetition) {
   EXPECT_EQ(prior_round_times("X", 0), (std::vector<double>{1.0, 1.5}));
   EXPECT_EQ(prior_round_times("Y", 0), (std::vector<double>{2.0}));
   EXPECT_TRUE(prior_round_times("X", 1).empty());
-  // Too few cases in the family for a typical spread.
-  EXPECT_EQ(prior_family_spread("X"), 0.0);
-  add_prior_round({{{"F/a", 0}, 1.0}, {{"F/b", 0}, 1.0}, {{"F/c", 0}, 1.0}, {{"G/a", 0}, 1.0}});
-  add_prior_round({{{"F/a", 0}, 1.0}, {{"F/b", 0}, 1.0}, {{"F/c", 0}, 1.0}, {{"G/a", 0}, 1.0}});
-  add_prior_round({{{"F/a", 0}, 1.1}, {{"F/b", 0}, 1.1}, {{"F/c", 0}, 1.1}, {{"G/a", 0}, 1.0}});
-  // Only rounds 2 to 4 hold F's cases (round 1 did not run them), and each case's three match.
-  EXPECT_NEAR(prior_family_spread("F"), typical_relative_sd({{1.0, 1.0, 1.1}, {1.0, 1.0, 1.1}, {1.0, 1.0, 1.1}}),
-              1e-12);
-  EXPECT_GT(prior_family_spread("F"), 0.0);
-  EXPECT_EQ(prior_family_spread("G"), 0.0);
+  // Too few cases in the family for a prior.
+  EXPECT_EQ(case_spread_prior("X", 0.0).dof, 0.0);
 }
 
-TEST(Rounds, AFamilysSpreadComesFromTheRoundsThatRanEveryCase) {
-  add_prior_round({{{"L/a", 0}, 1.0}, {{"L/b", 0}, 2.0}, {{"L/c", 0}, 4.0}});
-  add_prior_round({{{"L/a", 0}, 1.1}, {{"L/b", 0}, 2.2}, {{"L/c", 0}, 4.4}});
-  const double full = prior_family_spread("L");
-  EXPECT_NEAR(full, typical_relative_sd({{1.0, 1.1}, {2.0, 2.2}, {4.0, 4.4}}), 1e-12);
-  // A round of the link-bound cases alone, here a and b far off: their own times, not the family's spread.
-  add_prior_round({{{"L/a", 0}, 3.0}, {{"L/b", 0}, 6.0}}, false);
-  EXPECT_NEAR(prior_family_spread("L"), full, 1e-12);
-  EXPECT_EQ(prior_round_times("L/a", 0), (std::vector<double>{1.0, 1.1, 3.0}));
-  EXPECT_EQ(prior_round_times("L/c", 0), (std::vector<double>{4.0, 4.4}));
+TEST(Rounds, ACasesPriorComesFromItsGroupsEarlierRounds) {
+  // Family S: six steady large copies one way, six noisy ones the other, and one small copy; two rounds each,
+  // plus a round of the large copies alone (link-bound cases' extra round).
+  round_medians r1, r2, link;
+  standard_normal normal(99);
+  for (int c = 0; c < 6; ++c) {
+    const std::string size = "/bytes:" + std::to_string((1 << 20) << c);
+    for (auto* r : {&r1, &r2, &link}) {
+      (*r)[{"S/dir:d2h/mem:pinned" + size, 0}] = 1e-3 * std::exp(0.001 * normal());
+      (*r)[{"S/dir:h2d/mem:pinned" + size, 0}] = 1e-3 * std::exp(0.05 * normal());
+    }
+  }
+  r1[{"S/dir:d2h/mem:pinned/bytes:4", 0}] = 5e-6;
+  r2[{"S/dir:d2h/mem:pinned/bytes:4", 0}] = 5.1e-6;
+  add_prior_round(r1);
+  add_prior_round(link);
+  add_prior_round(r2);
+  const spread_prior steady = case_spread_prior("S/dir:d2h/mem:pinned/bytes:1048576", 1e-9);
+  const spread_prior noisy = case_spread_prior("S/dir:h2d/mem:pinned/bytes:1048576", 1e-9);
+  EXPECT_GT(steady.dof, 0.0);
+  EXPECT_LT(steady.rel_sd, 0.005);
+  EXPECT_GT(noisy.rel_sd, 0.01);
+  EXPECT_EQ(case_spread_prior("S/dir:d2h/mem:pinned/bytes:4", 1e-9).dof, 0.0);  // a group of one case
+  EXPECT_EQ(spread_group("S/dir:d2h/mem:pinned/bytes:65536"), "S/dir:d2h/mem:pinned/size:medium");
+  EXPECT_EQ(spread_group("S/dir:d2h/mem:pinned/bytes:65535"), "S/dir:d2h/mem:pinned/size:small");
+  EXPECT_EQ(spread_group("S/op:x/dir:d2h"), "S/dir:d2h");
 }
 
 TEST(Progress, RoundsAreNamedInTheLines) {
