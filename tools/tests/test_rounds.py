@@ -73,7 +73,7 @@ def test_runs_whose_rounds_agree_are_the_same_even_where_their_samples_differ(tm
     res = compare([benchmark_file_from_doc("a", a), benchmark_file_from_doc("b", b)])
     verdicts = {r.key: r.versus[1] for r in res.rows}
     assert verdicts and all(v.verdict in ("same", "noisy") for v in verdicts.values()), verdicts
-    assert all(v.method == "welch-rounds" for v in verdicts.values())
+    assert all(v.method == "moderated-rounds" for v in verdicts.values())
 
 
 def test_files_as_run_sh_writes_them_fail_on_a_regression(tmp_path, capsys):
@@ -97,7 +97,7 @@ def test_one_round_a_side_is_widened_to_the_between_run_floor(tmp_path, capsys):
     b = write(tmp_path, "b", scaled(base, 1.03))  # 3% slower in every sample of one process
     code, out, err = run_cli(cli_compare.main, [a, b, "--floors", str(floors), "--fail-on-regression", "1"], capsys)
     assert code == 0, err
-    assert "widened to its family's between-run floor" in out
+    assert "widened to its group's between-run floor" in out
     res = compare([load_file(a), load_file(b)], floors=load_floors(floors))
     assert all(r.versus[1].verdict in ("same", "noisy") and r.versus[1].floored for r in res.rows)
     assert all(r.versus[1].noise_pct >= SPREAD_TO_HALF_WIDTH * 2.0 for r in res.rows)
@@ -329,4 +329,4 @@ def test_a_change_the_rounds_test_finds_is_called_even_within_noise_pct(tmp_path
     for r in res.rows:
         v = r.versus[1]
         assert v.noise_pct > 6.0, v
-        assert v.method == "welch-rounds" and v.verdict == "slower", v
+        assert v.method == "moderated-rounds" and v.verdict == "slower", v

@@ -31,6 +31,7 @@ import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from ..reading.errors import InputError
 from ..reading.results import BenchmarkFile
@@ -54,6 +55,8 @@ class CaseAgreement:
     rel_sd_pct: float
     covered: int  # consecutive pairs whose later figure lies in the earlier run's interval
     pairs: int
+    detectable_pct: list[float] = field(default_factory=list)  # each run's, where it wrote one
+    detection: bool = False  # a pinned or registered copy of 1 MiB and more
 
 
 @dataclass
@@ -82,6 +85,8 @@ class OneRound:
     called: int = 0  # round pairs whose change is at least --min-effect and beyond the floor
     compared: int = 0  # round pairs of cases the floors file has a floor for
     unfloored: list[str] = field(default_factory=list)  # families with rounds but no floor
+    # slowdown percent -> [round pairs of the detection copies called slower, such round pairs]
+    slowed: dict[float, list[int]] = field(default_factory=dict)
 
     @property
     def rate(self) -> float:
@@ -148,6 +153,12 @@ class Report:
         vals = [n for c in self.cases for n in c.noise_pct]
         return statistics.median(vals) if vals else math.nan
 
+    def detection_median(self, what: str) -> float:
+        """The median noise_pct ('noise') or detectable_pct ('detectable') over every run of the pinned and
+        registered copies of 1 MiB and more."""
+        vals = [n for c in self.cases if c.detection for n in (c.noise_pct if what == "noise" else c.detectable_pct)]
+        return statistics.median(vals) if vals else math.nan
+
     def meets_targets(self) -> bool:
         one_round_ok = self.one_round is None or not self.one_round.compared or (
             self.one_round.rate <= FALSE_CALL_LIMIT and not self.one_round.unfloored)
@@ -172,6 +183,12 @@ def _headline(f: BenchmarkFile, case) -> tuple[float | None, float | None]:
     if v is None or not math.isfinite(v):
         return None, None
     return v, noise
+
+
+def _written(case, counter: str) -> float | None:
+    """A counter gpu_bench wrote for a case (its median over repetitions), or None."""
+    vals = [s.counters[counter] for s in case.samples if math.isfinite(s.counters.get(counter, math.nan))]
+    return statistics.median(vals) if vals else None
 
 
 def _judged(f: BenchmarkFile, case) -> float | None:
@@ -214,16 +231,23 @@ def _round_times(f: BenchmarkFile, key: str) -> list[float]:
     return [t for smp in case.samples for t in (smp.round_times_s or [])]
 
 
-def one_round_comparisons(files: list[BenchmarkFile], floors: Floors,
-                          min_effect_pct: float | None = None) -> OneRound:
+def one_round_comparisons(files: list[BenchmarkFile], floors: Floors, min_effect_pct: float | None = None,
+                          slowdowns: Sequence[float] = ()) -> OneRound:
     """Every round of run k against every round of run k+1, as gpu-bench-compare judges two files of one
-    round: called when the change is at least `min_effect_pct` (compare's default) and beyond the floor."""
-    from ..compare.compare import MIN_EFFECT_PCT, verdict
+    round: called when the change is at least `min_effect_pct` (compare's default for one round a side) and
+    beyond the floor of the case's spread group on the runs' GPU model. With `slowdowns`, the same for the
+    pinned and registered copies of 1 MiB and more with the later round made that much slower: how many are
+    called slower."""
+    from ..compare.compare import verdict
+    from ..reading.multigpu import short_gpu_name
+    from ..stats.rounds import DEFAULT_SPREAD_AXES, MIN_EFFECT_ONE_ROUND_PCT, spread_group
 
-    effect = MIN_EFFECT_PCT if min_effect_pct is None else min_effect_pct
+    effect = MIN_EFFECT_ONE_ROUND_PCT if min_effect_pct is None else min_effect_pct
     shipped = Path(floors.path).resolve() == floors_module.default_path().resolve()
-    name = "the shipped floors" if shipped else floors.path
-    out = OneRound(f"{name}, {floors.source}" if floors.source else name)
+    name = "the shipped floors" if shipped else Path(floors.path).name
+    gpu = short_gpu_name(files[0].fact("gpu.name") or "") if files else ""
+    out = OneRound(f"{name}, {floors.table_for(gpu)}")
+    out.slowed = {float(pct): [0, 0] for pct in slowdowns}
     unfloored: set[str] = set()
     for a, b in zip(files, files[1:]):
         for key, case in a.cases.items():
@@ -232,15 +256,22 @@ def one_round_comparisons(files: list[BenchmarkFile], floors: Floors,
             ra, rb = _round_times(a, key), _round_times(b, key)
             if not ra or not rb:
                 continue
-            half = floors.half_width_pct(case.family, case.axis("mem"))
+            d = a.descriptor(case.family)
+            group = spread_group(key, d.spread_axes if d is not None else DEFAULT_SPREAD_AXES)
+            half = floors.half_width_pct(case.family, case.axis("mem"), group, gpu)
             if half is None:
                 unfloored.add(case.family)
                 continue
+            detection = _detection_case(key, case)
             for x, y in itertools.product(ra, rb):
                 if x > 0 and y > 0:
                     # compare's own rule for an untested pair: the speed of run k+1's round over run k's.
                     out.compared += 1
                     out.called += verdict(x / y, None, 0.05, effect, half) in ("faster", "slower")
+                    if detection:
+                        for pct, counts in out.slowed.items():
+                            counts[0] += verdict(x / (y * (1 + pct / 100.0)), None, 0.05, effect, half) == "slower"
+                            counts[1] += 1
     out.unfloored = sorted(unfloored)
     return out
 
@@ -285,9 +316,10 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         judged = [v for v in (_judged(f, f.cases[key]) for f in files) if v is not None]
         logs = [math.log(v) for v in (rounds if len(rounds) >= 2 else judged) if v > 0]
         rel_sd = statistics.stdev(logs) * 100.0 if len(logs) >= 2 else 0.0
+        detectable = [d for d in (_written(f.cases[key], "detectable_pct") for f in files) if d is not None]
         cases.append(CaseAgreement(key, files[0].cases[key].family, values, noises,
                                    (max(values) - min(values)) / abs(mid) * 100.0 if mid else 0.0, rel_sd,
-                                   covered, len(values) - 1))
+                                   covered, len(values) - 1, detectable, _detection_case(key, files[0].cases[key])))
     pairs = sum(c.pairs for c in cases)
     coverage_next = sum(c.covered for c in cases) / pairs if pairs else math.nan
 
@@ -326,6 +358,8 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
                     s.gate_fired += fired
         slows.append(s)
 
+    from ..stats.rounds import DEFAULT_SPREAD_AXES, spread_group
+
     measured: dict[str, float] = {}
     groups: dict[str, list[float]] = {}
     for c in cases:
@@ -333,13 +367,18 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         mem = files[0].cases[c.key].axis("mem")
         if mem:
             groups.setdefault(floor_key(c.family, mem), []).append(c.rel_sd_pct)
+        d = files[0].descriptor(c.family)
+        group = spread_group(c.key, d.spread_axes if d is not None else DEFAULT_SPREAD_AXES)
+        if group != c.family:
+            groups.setdefault(group, []).append(c.rel_sd_pct)
     for key in sorted(groups):
         sds = sorted(groups[key])
         measured[key] = round(sds[min(len(sds) - 1, int(math.ceil(0.9 * len(sds))) - 1)], 3)
     revisions = sorted({str(f.fact("gpu_bench.git") or "unknown") for f in files})
     return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases,
                   coverage_next, hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct,
-                  measured, ", ".join(revisions), [run_time(f) for f in files], one_round_comparisons(files, floors))
+                  measured, ", ".join(revisions), [run_time(f) for f in files],
+                  one_round_comparisons(files, floors, slowdowns=slowdowns))
 
 
 def _pct(x: float) -> str:
@@ -363,6 +402,11 @@ def render(r: Report) -> str:
                      f"{calibrations}; target at least {TIMED_SHARE_TARGET:.0%})")
     lines.append(f"  between runs: median case spread {r.median_spread_pct:.2f}% (max-min over median); "
                  f"median noise_pct {r.median_noise_pct:.2f}%")
+    if not math.isnan(r.detection_median("noise")):
+        detectable = r.detection_median("detectable")
+        lines.append(f"  pinned and registered copies of 1 MiB and more: median noise_pct "
+                     f"{r.detection_median('noise'):.2f}%"
+                     + ("" if math.isnan(detectable) else f", median detectable_pct {detectable:.2f}%"))
     lines.append(f"  coverage: run k's interval holds run k+1's figure {_pct(r.coverage_next)} of the time "
                  f"(target {COVERAGE_TARGET:.0%}); over every ordered pair {_pct(r.coverage_all)}")
     per_pair = ", ".join(f"{p['faster'] + p['slower']}/{p['cases']}" for p in r.false_calls)
@@ -373,6 +417,11 @@ def render(r: Report) -> str:
         lines.append(f"  one round a side (each round of run k against each of run k+1, as compare judges files of "
                      f"one round): {_pct(o.rate)} called faster or slower beyond the between-run floors (target at "
                      f"most {FALSE_CALL_LIMIT:.0%}; {o.called}/{o.compared}; floors: {o.floors})")
+    if o is not None:
+        for pct, (caught, pairs) in sorted(o.slowed.items()):
+            if pairs:
+                lines.append(f"    one round a side, the later round {pct:g}% slower: {_pct(caught / pairs)} of the "
+                             f"pinned and registered copies of 1 MiB and more called slower ({caught}/{pairs})")
     if o is not None and o.unfloored:
         lines.append(f"    no floor for {', '.join(o.unfloored)}: compare cannot widen their files of one round "
                      "(write floors from runs that hold them: --floor)")
@@ -409,32 +458,41 @@ def write_json(r: Report, path: str) -> None:
         d["rate_earlier"] = s.rate_earlier
     if r.one_round is not None:
         doc["one_round"]["rate"] = r.one_round.rate
+    doc["detection_median_noise_pct"] = r.detection_median("noise")
+    doc["detection_median_detectable_pct"] = r.detection_median("detectable")
     with open(path, "w") as out:
         json.dump(doc, out, indent=1)
         out.write("\n")
 
 
+def _toml_table(floors: dict[str, float]) -> list[str]:
+    return [f"{json.dumps(key) if '/' in key else key} = {v}" for key, v in sorted(floors.items())]
+
+
 def _write_floor_toml(path: str, floors: dict[str, float], measured_on: str, how: str, runs: list[str],
-                      reports: list[str] = ()) -> None:
+                      reports: list[str] = (), machines: dict[str, dict[str, float]] | None = None) -> None:
     lines = [
-        "# Between-run floors (floors.py): per family, and per family and memory kind, the 90th percentile over",
-        "# its cases of the relative standard deviation, in percent, of one round's headline between processes",
-        f"# on one machine; {how}",
+        "# Between-run floors (floors.py): per spread group, family and memory kind, and family, the 90th",
+        "# percentile over its cases of the relative standard deviation, in percent, of one round's headline",
+        f"# between processes on one machine; {how}",
         f"measured_on = {json.dumps(measured_on)}",
         f"runs = {json.dumps(runs)}",
     ]
     if reports:
         lines.append(f"reports = {json.dumps(list(reports))}")
-    lines += ["", "[floor_pct]"]
-    lines += [f"{json.dumps(key) if '/' in key else key} = {v}" for key, v in sorted(floors.items())]
+    lines += ["", "[floor_pct]", *_toml_table(floors)]
+    for gpu, table in sorted((machines or {}).items()):
+        lines += ["", f"[machine.{json.dumps(gpu)}.floor_pct]", *_toml_table(table)]
     with open(path, "w") as out:
         out.write("\n".join(lines) + "\n")
 
 
 def write_floor(r: Report, path: str) -> None:
-    """The per-family floors as TOML, with where they were measured."""
+    """The floors as TOML, with where they were measured: one machine's, so both its GPU model's and every
+    model's table."""
     _write_floor_toml(path, r.floors, f"{r.gpu}, {len(r.runs)} runs of gpu_bench {r.revision}",
-                      "written by gpu-bench-aa report --floor from the runs named below.", r.runs)
+                      "written by gpu-bench-aa report --floor from the runs named below.", r.runs,
+                      machines={r.gpu: r.floors})
 
 
 def _report_floors(path: str) -> dict:
@@ -454,18 +512,22 @@ def _report_floors(path: str) -> dict:
 
 
 def merge_floors(report_paths: list[str], path: str, measured_on: str | None = None) -> dict[str, float]:
-    """Writes, as TOML, each family's (and family and memory kind's) larger floor over several machines' A/A
-    reports, so that a file of one round is widened enough on each machine measured; returns the floors.
+    """Writes, as TOML, each floor the larger over several machines' A/A reports: a table per GPU model (the
+    larger over its reports) and one over every model, for a GPU model none measured; returns the latter.
     `measured_on`: where they were measured, in place of each report's GPU, runs and revision (a revision
     that gpu_bench read from a stale checkout, say)."""
     docs = [_report_floors(p) for p in report_paths]
     merged: dict[str, float] = {}
+    machines: dict[str, dict[str, float]] = {}
     for doc in docs:
+        own = machines.setdefault(str(doc.get("gpu") or "a GPU"), {})
         for key, v in doc["floors"].items():
             merged[key] = max(merged.get(key, 0.0), float(v))
+            own[key] = max(own.get(key, 0.0), float(v))
     about = "; ".join(f"{d.get('gpu', 'a GPU')}, {len(d['runs'])} runs of gpu_bench {d.get('revision', 'unknown')}"
                       for d in docs)
     _write_floor_toml(path, merged, measured_on or f"the larger of each floor over: {about}",
-                      "written by gpu-bench-aa floors from the A/A reports named below, each floor the larger of "
-                      "theirs.", [r for d in docs for r in d["runs"]], report_paths)
+                      "written by gpu-bench-aa floors from the A/A reports named below: each GPU model's table the "
+                      "larger of each floor over its reports, [floor_pct] the larger over all.",
+                      [r for d in docs for r in d["runs"]], report_paths, machines)
     return merged

@@ -6,6 +6,7 @@ import os
 import sys
 from typing import Sequence
 
+from ..reading.errors import InputError
 from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, run
 
 PROG = "gpu-bench-aa"
@@ -31,9 +32,10 @@ def build_parser() -> ArgumentParser:
         "them: each case's spread between runs, how often a run's interval holds the next run's figure, how "
         "many cases gpu-bench-compare calls different between runs that should be the same (with rounds, and "
         "with one round a side against the between-run floors), and with --slowdown how many it catches when "
-        "one side is made slower. 'floors' merges several machines' floors into the file compare reads.",
+        "one side is made slower. 'floors' merges several machines' floors into the file compare reads. 'models' "
+        "judges the candidate models of a case's interval on A/A sets.",
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{run,report,floors}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{run,report,floors,models}")
     r = sub.add_parser("run", help="run gpu_bench RUNS times, each writing OUT/run_NN.json")
     r.add_argument("--runs", type=positive_int, default=6, help="how many processes (default 6)")
     r.add_argument("--out", required=True, metavar="DIR", help="folder for the runs' JSON and stderr")
@@ -63,7 +65,31 @@ def build_parser() -> ArgumentParser:
     fl.add_argument("--out", required=True, metavar="FILE", help="the floors file to write (TOML)")
     fl.add_argument("--measured-on", metavar="TEXT", help="where the floors were measured, as compare will quote "
                     "it (default: each report's GPU, number of runs and gpu_bench revision)")
+    mo = sub.add_parser("models", help="candidate models of a case's interval, judged on A/A sets")
+    mo.add_argument("sets", nargs="+", metavar="DIR",
+                    help="folders, each of one A/A set: its *.json and *.json.gz files in name order are consecutive "
+                    "runs (a run on another GPU than the first, by gpu.uuid, is left out)")
     return p
+
+
+def _models(dirs: Sequence[str]) -> int:
+    import glob
+
+    from ..aa import models
+    from ..reading.load import load_files
+
+    sets = []
+    for d in dirs:
+        paths = sorted(glob.glob(os.path.join(d, "*.json")) + glob.glob(os.path.join(d, "*.json.gz")))
+        files = load_files(paths)
+        uuid = files[0].fact("gpu.uuid") if files else None
+        same = [f for f in files if f.fact("gpu.uuid") == uuid]
+        if len(same) < 2:
+            raise InputError(f"{d}: fewer than two runs of one GPU (*.json, *.json.gz)")
+        sets.append((f"{d} ({len(same)} runs)", same))
+    results = models.judge_sets(sets, progress=lambda label: print(f"gpu-bench-aa: {label}", file=sys.stderr))
+    sys.stdout.write(models.render(results))
+    return EXIT_OK
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -76,6 +102,8 @@ def _main(argv: Sequence[str] | None) -> int:
             extra = [f"--benchmark_filter={BROAD_FILTER}", *extra]
         results = run_all(args.exe, extra, args.runs, args.out)
         return EXIT_OK if all(r.returncode == 0 for r in results) else EXIT_REGRESSION
+    if args.command == "models":
+        return _models(args.sets)
     from ..aa import aa
 
     if args.command == "floors":

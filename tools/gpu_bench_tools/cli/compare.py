@@ -42,8 +42,9 @@ def build_parser() -> ArgumentParser:
                    "the noise of both sides, and the test (or, for one round a side, the floor) says it is real")
     p.add_argument("--alpha", type=probability, default=0.05,
                    help="significance level, between 0 and 1 (default 0.05)")
-    p.add_argument("--min-effect", type=positive_float, default=cmp_mod.MIN_EFFECT_PCT, metavar="PCT",
-                   help="smallest change in percent called faster or slower (default 2)")
+    p.add_argument("--min-effect", type=positive_float, default=None, metavar="PCT",
+                   help=f"smallest change in percent called faster or slower (default {cmp_mod.MIN_EFFECT_PCT:g} "
+                   f"where both sides have rounds, {cmp_mod.MIN_EFFECT_ONE_ROUND_PCT:g} where a side has one)")
     p.add_argument("--color", "--colour", dest="colour", choices=("auto", "always", "never"), default="auto")
     return p
 

@@ -1,10 +1,12 @@
 """Compare the same cases across files: values, ratios to the first file, and a verdict per case.
 
-A case's verdict rests on its own values only, and on runs rather than samples: what a user compares is
-one run against another, and runs differ by more than one process's samples say (docs/methodology.md).
+A case's verdict rests on runs rather than samples: what a user compares is one run against another, and runs
+differ by more than one process's samples say (docs/methodology.md).
 - Where both sides have several rounds (gpu_bench's default: each round a process of its own; or several
-  files on a side), Welch's t-test on the rounds' figures, and the noise_pct gpu_bench wrote, which is
-  the interval the next run falls in.
+  files on a side), a moderated Welch test on the rounds' medians (stats/rounds.py): each side's spread is
+  its rounds' moderated by the prior gpu_bench wrote for the cases that vary as it does (or, for a file
+  without one, the prior its own rounds give), and a change must be at least each side's detectable_pct,
+  the smallest change it can show.
 - Where a side has one round, its noise_pct speaks of its own process only: every verdict is widened to
   the family's between-run floor (floors.py, measured by gpu-bench-aa), and the samples' Mann-Whitney U
   test (repetitions where there are no samples) decides significance.
@@ -33,13 +35,14 @@ from ..reading.load import (
     metric_for,
     unit_and_direction,
 )
-from ..reading.multigpu import first_gpu_facts_note
+from ..reading.multigpu import first_gpu_facts_note, short_gpu_name
 from ..reading.errors import InputError
+from ..stats import rounds as round_model
 from ..stats.floors import Floors
-from ..stats.stats import gmean, noise_pct, rounds_pvalues, smallest_p, u_test_pvalues
+from ..stats.rounds import MIN_EFFECT_ONE_ROUND_PCT, MIN_EFFECT_PCT  # noqa: F401 (the CLI's defaults)
+from ..stats.stats import gmean, noise_pct, smallest_p, u_test_pvalues
 
 VERDICTS = ("faster", "slower", "same", "noisy")
-MIN_EFFECT_PCT = 2.0  # --min-effect's default: no smaller change is called faster or slower
 
 
 @dataclass
@@ -56,6 +59,8 @@ class Cell:
     samples: bool = False  # values are gpu_bench's per-sample values, not repetitions
     reps: list[float] = field(default_factory=list, repr=False)  # one value per repetition
     rounds: list[float] = field(default_factory=list, repr=False)  # one value per round, over repetitions
+    prior: round_model.Prior = round_model.NO_PRIOR  # what the rounds' spread is moderated with
+    detectable_pct: float | None = None  # the smallest change this side can show (rounds only)
 
 
 @dataclass
@@ -71,6 +76,7 @@ class Versus:
     method: str = ""
     noise_pct: float | None = None  # the larger of the two sides' noise, or the between-run floor
     floored: bool = False  # a side had one round: the noise is at least its family's between-run floor
+    detectable_pct: float | None = None  # the smallest change the comparison calls: the larger side's
 
     @property
     def slowdown_pct(self) -> float:
@@ -146,6 +152,48 @@ def _refuse_non_finite(f: BenchmarkFile, case: Case, metric: str) -> None:
                          "(rerun the case, or leave it out with --filter)")
 
 
+def _file_priors(f: BenchmarkFile) -> dict[str, round_model.Prior]:
+    """The spread prior of each case of a file that wrote none: fitted on its own earlier rounds, as gpu_bench
+    fits it (stats/rounds.py), once per file."""
+    cached = f.__dict__.get("_round_priors")
+    if cached is None:
+        rounds = {k: c.samples[0].round_times_s for k, c in f.cases.items()
+                  if c.ok and c.samples and c.samples[0].round_times_s and len(c.samples[0].round_times_s) >= 3}
+        try:
+            tick = float(f.fact("gpu.event_tick_ns") or 0.0) * 1e-9
+        except ValueError:
+            tick = 0.0
+
+        def axes_of(family: str):
+            d = f.descriptor(family)
+            return d.spread_axes if d is not None else round_model.DEFAULT_SPREAD_AXES
+
+        cached = f.__dict__["_round_priors"] = round_model.fit_file_priors(rounds, axes_of, tick)
+    return cached
+
+
+def _floor(floors: Floors, a: BenchmarkFile, b: BenchmarkFile, case: Case) -> float | None:
+    """The between-run floor a one-round comparison of `case` between files `a` and `b` is widened to: the
+    larger of the two GPU models' (the floors of every model measured for a model that has none)."""
+    d = a.descriptor(case.family)
+    group = round_model.spread_group(case.key, d.spread_axes if d is not None else round_model.DEFAULT_SPREAD_AXES)
+    found = [floors.half_width_pct(case.family, case.axis("mem"), group, short_gpu_name(f.fact("gpu.name") or ""))
+             for f in (a, b)]
+    known = [h for h in found if h is not None]
+    return max(known) if known else None
+
+
+def _round_judgement(f: BenchmarkFile, case: Case, cell: Cell) -> None:
+    """The prior and detectable_pct of a side with rounds: as gpu_bench wrote them, else from its own rounds."""
+    written = case.round_prior()
+    cell.prior = round_model.Prior(*written) if written else _file_priors(f).get(case.key, round_model.NO_PRIOR)
+    det = [s.counters["detectable_pct"] for s in case.samples if math.isfinite(s.counters.get("detectable_pct", math.nan))]
+    if det:
+        cell.detectable_pct = max(det)
+    else:  # an older file, or several runs on a side: what its rounds show
+        cell.detectable_pct = 100.0 * round_model.combine(cell.rounds, 0.0, cell.prior).detectable
+
+
 def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str) -> Cell:
     _refuse_non_finite(f, case, metric)
     if not case.ok:
@@ -172,6 +220,8 @@ def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str) -> Cell:
         cell.rounds = _convert(case.round_values(metric, d.headline, d.headline_kind), metric, case.time_unit, unit)
     if not cell.rounds and getattr(f, "runs", 1) > 1:
         cell.rounds = reps  # several files on this side: each run is a round
+    if len(cell.rounds) >= 2 and all(v > 0 for v in cell.rounds):
+        _round_judgement(f, case, cell)
     return cell
 
 
@@ -180,13 +230,17 @@ def compare(
     metric: str | None = None,
     case_filter: str | None = None,
     alpha: float = 0.05,
-    min_effect_pct: float = MIN_EFFECT_PCT,
+    min_effect_pct: float | None = None,
     floors: Floors | None = None,
 ) -> Comparison:
     """Compare every case of the files against the first file.  Raises re.error on a bad filter.
 
-    `floors`: the between-run floors for sides of one round (default: the ones shipped with the tools).
+    `min_effect_pct`: no smaller change is called (default: MIN_EFFECT_PCT where both sides have rounds,
+    MIN_EFFECT_ONE_ROUND_PCT where a side has none). `floors`: the between-run floors for sides of one round
+    (default: the ones shipped with the tools).
     """
+    effect_rounds = MIN_EFFECT_PCT if min_effect_pct is None else min_effect_pct
+    effect_one = MIN_EFFECT_ONE_ROUND_PCT if min_effect_pct is None else min_effect_pct
     if floors is None:
         from ..stats.floors import load_floors
 
@@ -247,10 +301,10 @@ def compare(
             noises = [x for x in (base.noise_pct, c.noise_pct) if x is not None]
             v = row.versus[i] = Versus(ratio, speed, "same", False, higher_is_better=hib,
                                        noise_pct=max(noises) if noises else None)
-            if len(base.rounds) >= 2 and len(c.rounds) >= 2:
-                pending_rounds.append((row, i, list(base.rounds), list(c.rounds)))
+            if base.detectable_pct is not None and c.detectable_pct is not None:
+                pending_rounds.append((row, i, base, c))
                 continue
-            floor = floors.half_width_pct(row.family, first.axis("mem"))
+            floor = _floor(floors, files[0], files[i], first)
             if floor is not None and canonical_metric(m) in ("real_time", canonical_metric(
                     headline_of(files[0], row.family))):
                 v.noise_pct, v.floored = max(v.noise_pct or 0.0, floor), True
@@ -260,31 +314,35 @@ def compare(
             if smallest_p(len(a), len(b)) < alpha:
                 pending.append((row, i, list(a), list(b)))
             else:
-                v.verdict = verdict(speed, None, alpha, min_effect_pct, v.noise_pct)
+                v.verdict = verdict(speed, None, alpha, effect_one, v.noise_pct)
                 v.tested, v.method = v.floored, "floor" if v.floored else ""
         rows.append(row)
 
     for (row, i, _, _), (p, method) in zip(pending, u_test_pvalues([(a, b) for _, _, a, b in pending])):
         v = row.versus[i]
         v.tested, v.p_value, v.method = True, p, method
-        v.verdict = verdict(v.speed, p, alpha, min_effect_pct, v.noise_pct)
-    # Where both sides have rounds the test on them is the judge: its interval for the difference of two
-    # means of R rounds is already the prediction interval's, with both sides' spread and the degrees of
-    # freedom of both; asking the change to exceed each file's noise_pct as well (an interval on R - 1
-    # degrees of freedom) would miss a third of 10% regressions in two default runs (docs/tools.md).
-    for (row, i, _, _), p in zip(pending_rounds, rounds_pvalues([(a, b) for _, _, a, b in pending_rounds])):
+        v.verdict = verdict(v.speed, p, alpha, effect_one, v.noise_pct)
+    # Where both sides have rounds, the moderated test on them judges, and a change must be at least what each
+    # side can show (its detectable_pct: the critical difference of this test against a run like it, the
+    # timer's tick and the minimum effect), so a side whose own rounds spread more is not called on the other
+    # side's sharper spread alone.
+    for row, i, a, b in pending_rounds:
         v = row.versus[i]
-        v.tested, v.p_value, v.method = True, p, "welch-rounds"
-        v.verdict = verdict(v.speed, p, alpha, min_effect_pct, None)
+        _, p = round_model.moderated_test(a.rounds, a.prior, b.rounds, b.prior)
+        v.detectable_pct = max(a.detectable_pct, b.detectable_pct, effect_rounds)
+        v.tested, v.p_value, v.method = True, p, "moderated-rounds"
+        v.verdict = verdict(v.speed, p, alpha, effect_rounds, v.detectable_pct)
     if floored:
+        models = sorted({short_gpu_name(f.fact("gpu.name") or "") for f in files} - {""})
+        which = "; ".join(floors.table_for(g) for g in models) or floors.table_for(None)
         notes.append(f"{floored} comparison(s) have one round on a side, whose noise_pct speaks of one process "
-                     f"only: each is widened to its family's between-run floor ({floors.path}; {floors.source})")
+                     f"only: each is widened to its group's between-run floor ({which}; {floors.source})")
 
     untested = sum(1 for r in rows for v in r.versus if v and v.verdict in VERDICTS and not v.tested)
     if untested:
         notes.append(
             f"{untested} comparison(s) have too few samples on a side for a test to reach p < {alpha:g}: their "
-            f"verdicts come from the ratio and the noise alone (effect >= {min_effect_pct:g}%); run gpu_bench "
+            f"verdicts come from the ratio and the noise alone (effect >= {effect_one:g}%); run gpu_bench "
             "with its default --rounds (3), or give several runs a side (--per-side)"
         )
     if no_metric:
@@ -315,7 +373,7 @@ def compare(
         families=_family_summaries(rows, len(files)),
         warnings=notes,
         alpha=alpha,
-        min_effect_pct=min_effect_pct,
+        min_effect_pct=effect_rounds if min_effect_pct is None else min_effect_pct,
         floors_path=floors.path,
     )
 

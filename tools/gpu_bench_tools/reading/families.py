@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from .results import BenchmarkFile, Case
 
 FIELDS = ("name", "summary", "axes", "headline", "unit", "better", "headline_kind", "host_link", "plot", "scope",
-          "host_side")
+          "host_side", "spread_axes")
+# The axes that set how far a case varies between processes, where a file does not say (docs/json.md).
+DEFAULT_SPREAD_AXES = ("mem", "dir")
 BETTER = ("higher", "lower")
 HEADLINE_KINDS = ("rate", "time", "other")
 PLOT_KEYS = ("x", "series", "panel", "xlabel")
@@ -42,6 +44,7 @@ class FamilyDescriptor:
     plot: dict[str, str] = field(default_factory=dict)
     scope: str = "single_gpu"
     host_side: str = "no"  # files before it have none: their figures are keyed on the GPU alone
+    spread_axes: tuple[str, ...] = DEFAULT_SPREAD_AXES  # with the size band, a case's spread group
     inferred: bool = False  # read from the cases of a file without descriptors
 
     @property
@@ -129,6 +132,8 @@ def _from_context(path: str, ctx: dict) -> dict[str, FamilyDescriptor]:
             better=better, headline_kind=kind, summary=d.get("summary", ""), axes=axes,
             host_link=d.get("host_link") or "no", plot=parse_plot_hint(d.get("plot", ""), f"{where}.plot"),
             scope=d.get("scope") or "single_gpu", host_side=d.get("host_side") or "no",
+            spread_axes=tuple(a.strip() for a in d["spread_axes"].split(",") if a.strip())
+            if "spread_axes" in d else DEFAULT_SPREAD_AXES,
         )
     return out
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 
 from .errors import InputError
 from .names import parse_name
-from .results import TIME_UNIT_NS, BenchmarkFile, Case, Sample
+from .results import ROUND_CENTERS, TIME_UNIT_NS, BenchmarkFile, Case, Sample
 
 KNOWN_SCHEMAS = ("1", "2")
 KNOWN_GB_JSON_SCHEMAS = (1,)
@@ -32,7 +32,7 @@ _NOT_COUNTERS = frozenset(
         "name", "run_name", "run_type", "family_index", "per_family_instance_index", "repetitions",
         "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
         "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "skipped", "skip_message",
-        "label", "sample_times_s", "round_times_s",
+        "label", "sample_times_s", "round_times_s", "round_prior_sd", "round_prior_dof",
         # what the run cost in wall time, and how much of it went into sampling and calibrations: about the
         # tool, not the GPU
         "wall_s", "sampling_wall_s", "calibration_wall_s",
@@ -282,13 +282,25 @@ def _benchmark_file_from_doc(path: str, doc: Any) -> BenchmarkFile:
             if type(rounds) is not list or not all(type(t) in numbers and math.isfinite(t) and t > 0 for t in rounds):
                 raise InputError(f"{where}: 'round_times_s' is not a list of positive numbers of seconds")
             rounds = [float(t) for t in rounds] or None
+        prior = None
+        if "round_prior_sd" in e or "round_prior_dof" in e:
+            sd, dof = e.get("round_prior_sd"), e.get("round_prior_dof")
+            if not (type(sd) in numbers and type(dof) in numbers and math.isfinite(sd) and math.isfinite(dof)
+                    and sd >= 0 and dof >= 0):
+                raise InputError(f"{where}: 'round_prior_sd' and 'round_prior_dof' are not two non-negative numbers")
+            prior = (float(sd), float(dof))
         if type(rep) is not int:
             rep = len(case.samples)
         iters = e.get("iterations", 0)
         iters = int(iters) if type(iters) in numbers and math.isfinite(iters) else 0
-        case.samples.append(Sample(rep, float(real), float(cpu), iters, counters, times, rounds))
+        case.samples.append(Sample(rep, float(real), float(cpu), iters, counters, times, rounds, prior))
     if not cases:
         raise InputError(f"{path}: no benchmarks in the file")
+    center = str(ctx.get("gpu_bench.round_center", "mean"))
+    if center not in ROUND_CENTERS:
+        raise InputError(f"{path}: gpu_bench.round_center is {center!r}, not one of {', '.join(ROUND_CENTERS)}")
+    for case in cases.values():
+        case.round_center = center
     out = BenchmarkFile(path, ctx, cases, schema)
     out.families  # a schema 2 file's descriptors are checked here, with the rest of the file
     return out

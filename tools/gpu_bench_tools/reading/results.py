@@ -29,6 +29,8 @@ class Sample:
     counters: dict[str, float]
     sample_times_s: list[float] | None = None
     round_times_s: list[float] | None = None  # each round's median sample, where the run had several rounds
+    # (s0, d0): the spread prior gpu_bench moderated the rounds' spread with (stats/rounds.py), where it wrote one
+    round_prior: tuple[float, float] | None = None
 
 
 @dataclass
@@ -43,6 +45,8 @@ class Case:
     skips: list[str] = field(default_factory=list)
     label: str | None = None
     non_finite: str | None = None  # a figure written as NaN or infinity ('real_time'), which no tool can judge
+    # How the figure combines the rounds (gpu_bench.round_center, round_center below): in older files their mean.
+    round_center: str = "mean"
 
     @property
     def family(self) -> str:
@@ -108,9 +112,14 @@ class Case:
         """Each round's value of `metric`, over every repetition, where the file has them (round_times_s).
 
         A round's median time gives the time and the headline as a sample's does; the figure itself is the
-        rounds' mean, so a rate scales by the mean time over the round's.
+        rounds' center (round_center), so a rate scales by that time over the round's.
         """
-        return self._values_from_times(metric, headline, headline_kind, lambda s: s.round_times_s, statistics.fmean)
+        return self._values_from_times(metric, headline, headline_kind, lambda s: s.round_times_s,
+                                       lambda times: round_center(times, self.round_center))
+
+    def round_prior(self) -> tuple[float, float] | None:
+        """(s0, d0): the spread prior gpu_bench wrote for the case's rounds (its first repetition's), or None."""
+        return next((s.round_prior for s in self.samples if s.round_prior is not None), None)
 
     def _values_from_times(self, metric, headline, headline_kind, times_of, center_of) -> list[float]:
         """`metric` for each time `times_of` gives a repetition, the headline scaled from the repetition's
@@ -210,6 +219,20 @@ class BenchmarkFile:
 
     def descriptor(self, family: str):
         return self.families.get(family)
+
+
+ROUND_CENTERS = ("trimmed", "median", "mean")
+
+
+def round_center(times: list[float], how: str = "trimmed") -> float:
+    """A case's figure from its rounds' times, as gpu_bench.round_center names it: "trimmed", their mean less
+    the lowest and the highest (the median of three or four; gpu_bench's since that key), "median", or
+    "mean" (files before it)."""
+    if how == "median":
+        return statistics.median(times)
+    if how == "mean" or len(times) < 3:
+        return statistics.fmean(times)
+    return statistics.fmean(sorted(times)[1:-1])
 
 
 def cv_pct(vals: list[float]) -> float | None:

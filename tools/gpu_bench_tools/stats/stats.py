@@ -67,30 +67,6 @@ def u_test_pvalues(pairs: list[tuple[Sequence[float], Sequence[float]]]) -> list
     return out
 
 
-def rounds_pvalues(pairs: list[tuple[Sequence[float], Sequence[float]]]) -> list[float]:
-    """Two-sided p-value of Welch's t-test on the logarithms of each pair's round values.
-
-    Rounds are independent runs whose figures vary roughly log-normally (a rate and a time are reciprocal);
-    with as few as three a side a rank test cannot reach 5%, a t-test can. Where neither side varies, the
-    sides differ for certain (p = 0) or not at all (p = 1).
-    """
-    if not pairs:
-        return []
-    import numpy as np
-    from scipy.stats import ttest_ind
-
-    out = []
-    for a, b in pairs:
-        la, lb = np.log(np.asarray(a, dtype=float)), np.log(np.asarray(b, dtype=float))
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            p = float(ttest_ind(la, lb, equal_var=False).pvalue)
-        if not math.isfinite(p):
-            p = 1.0 if np.isclose(la.mean(), lb.mean(), rtol=0, atol=1e-12) else 0.0
-        out.append(p)
-    return out
-
-
 @lru_cache(maxsize=512)
 def _median_ci_ranks(n: int) -> tuple[int, int]:
     """0-based ranks of the order statistics bounding the 95% confidence interval of a median of n values."""

@@ -1,0 +1,235 @@
+"""Candidate models of a case's interval, judged on A/A runs: `gpu-bench-aa models RUN... [--set RUN...]`.
+
+Each model says, from one run's rounds alone, what a case's figure is, the interval the next run's figure falls
+in, and how two runs are compared. Re-reading committed A/A runs (their round_times_s) with each one shows what
+it would have promised and called: coverage of the next run, false calls between identical runs, and how many
+pinned and registered copies of 1 MiB and more it calls slower when one run of a pair is made slower. The model
+gpu_bench ships is `groups-median`; the others are the ones tried beside it (docs/methodology.md).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..reading.results import BenchmarkFile
+from ..stats import rounds as model
+
+SLOWDOWNS = (2.0, 3.0, 5.0, 10.0)
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    what: str
+    center: str  # 'median' or 'mean' of the rounds
+    grouping: str  # 'spread' (family, spread axes, size band), 'family' (family and size band), 'none', 'pooled'
+    detectable_rule: bool = True  # a change must be at least each side's detectable_pct
+    min_effect_pct: float = model.MIN_EFFECT_PCT
+
+
+MODELS = (
+    Model("family-floor", "the mean of the rounds; the interval never narrower than the case's spread pooled with "
+          "its family's typical spread; Welch's test on the rounds, 2% minimum effect (gpu_bench before)",
+          "mean", "pooled", detectable_rule=False, min_effect_pct=2.0),
+    Model("own-rounds", "the median of the rounds, their own spread alone (R - 1 degrees of freedom)",
+          "median", "none"),
+    Model("family-median", "the median; the spread moderated by a prior over the family's cases of its size band",
+          "median", "family"),
+    Model("groups-mean", "the mean of the rounds; the spread moderated by a prior over its spread group",
+          "mean", "spread"),
+    Model("groups-median", "the median of the rounds; the spread moderated by a prior over its spread group",
+          "median", "spread"),
+    Model("groups-trimmed", "the mean of the rounds less the fastest and the slowest; the spread moderated by a "
+          "prior over its spread group (gpu_bench now)", "trimmed", "spread"),
+    Model("groups-trimmed-test-only", "as groups-trimmed, but a change is called on the test and the minimum "
+          "effect alone, not also each side's detectable_pct", "trimmed", "spread", detectable_rule=False),
+)
+
+
+@dataclass
+class Judged:
+    """One case of one run under a model."""
+    rounds: list[float]
+    center: float
+    half_width: float  # relative
+    detectable: float  # relative
+    prior: model.Prior
+    tick_rel: float
+
+
+@dataclass
+class ModelResult:
+    model: Model
+    covered: int = 0
+    pairs: int = 0
+    called: int = 0
+    compared: int = 0
+    detection: dict[float, list[int]] = field(default_factory=dict)  # pct -> [later slowed, earlier slowed, cases]
+    detection_noise: list[float] = field(default_factory=list)
+    detection_detectable: list[float] = field(default_factory=list)
+
+    def rate(self, pct: float, earlier: bool) -> float:
+        later_n, earlier_n, n = self.detection.get(pct, [0, 0, 0])
+        return (earlier_n if earlier else later_n) / n if n else math.nan
+
+
+def _is_detection(name: str) -> bool:
+    family, _, rest = name.partition("/")
+    parts = dict(p.partition(":")[::2] for p in rest.split("/"))
+    try:
+        return family == "Transfer" and parts.get("mem") in ("pinned", "registered") and int(parts.get("bytes", 0)) >= 1 << 20
+    except ValueError:
+        return False
+
+
+def _rounds_of(f: BenchmarkFile) -> dict[str, list[float]]:
+    out = {}
+    for key, case in f.cases.items():
+        d = f.descriptor(case.family)
+        if not case.ok or (d is not None and d.headline_kind not in ("rate", "time")):
+            continue
+        times = case.samples[0].round_times_s if case.samples else None
+        if times and len(times) >= 2 and all(t > 0 for t in times):
+            out[key] = list(times)
+    return out
+
+
+def _family_pooled_sd(rounds: dict[str, list[float]]) -> dict[str, float]:
+    """Per family, the typical relative sd of its earlier rounds (the median variance scaled to a variance
+    estimate), as gpu_bench pooled it before spread groups."""
+    from scipy.stats import chi2
+
+    by_family: dict[str, list[list[float]]] = {}
+    for key, times in rounds.items():
+        by_family.setdefault(key.split("/", 1)[0], []).append(times[:-1])
+    out = {}
+    for family, cases in by_family.items():
+        n = min(len(c) for c in cases)
+        variances = [statistics.variance(c[:n]) / statistics.fmean(c[:n]) ** 2 for c in cases if n >= 2]
+        if len(variances) >= 3:
+            out[family] = math.sqrt(statistics.median(variances) * (n - 1) / float(chi2.median(n - 1)))
+    return out
+
+
+def judge_run(f: BenchmarkFile, m: Model) -> dict[str, Judged]:
+    rounds = _rounds_of(f)
+    try:
+        tick = float(f.fact("gpu.event_tick_ns") or 0.0) * 1e-9
+    except ValueError:
+        tick = 0.0
+
+    def axes_of(family: str):
+        d = f.descriptor(family)
+        if m.grouping == "family":
+            return ()
+        return d.spread_axes if d is not None else model.DEFAULT_SPREAD_AXES
+
+    priors = model.fit_file_priors(rounds, axes_of, tick) if m.grouping in ("spread", "family") else {}
+    pooled = _family_pooled_sd(rounds) if m.grouping == "pooled" else {}
+    out = {}
+    for key, times in rounds.items():
+        center = model.center_of(times, m.center)
+        tick_rel = tick / center if center > 0 else 0.0
+        prior = priors.get(key, model.NO_PRIOR)
+        if m.grouping == "pooled":
+            half, detectable = _pooled_interval(times, pooled.get(key.split("/", 1)[0], 0.0), tick_rel)
+        else:
+            fig = model.combine(times, tick_rel, prior, m.min_effect_pct, m.center)
+            half, detectable = fig.half_width, fig.detectable
+        out[key] = Judged(times, center, half, detectable, prior, tick_rel)
+    return out
+
+
+def _pooled_interval(times: Sequence[float], family_sd: float, tick_rel: float) -> tuple[float, float]:
+    n = len(times)
+    mean = statistics.fmean(times)
+    own = statistics.stdev(times) / mean
+    half = model.t975(n - 1) * own * math.sqrt(2.0 / n)
+    if family_sd > 0:
+        pooled = math.sqrt((own ** 2 + family_sd ** 2) / 2.0)
+        half = max(half, model.t975(2 * (n - 1)) * pooled * math.sqrt(2.0 / n))
+    return max(half, tick_rel), max(half, tick_rel)
+
+
+def _called(m: Model, a: Judged, b: Judged, slower_by: float = 0.0) -> int:
+    """+1 when run b (made `slower_by` percent slower) is called slower than a, -1 faster, 0 neither."""
+    from scipy.stats import ttest_ind
+
+    k = 1.0 + slower_by / 100.0
+    rb = [t * k for t in b.rounds]
+    center_b = b.center * k
+    change = abs(center_b / a.center - 1.0) * 100.0
+    if change < m.min_effect_pct:
+        return 0
+    if m.grouping == "pooled":
+        la, lb = [math.log(t) for t in a.rounds], [math.log(t) for t in rb]
+        p = float(ttest_ind(la, lb, equal_var=False).pvalue)
+        if not math.isfinite(p):
+            p = 1.0 if abs(statistics.fmean(la) - statistics.fmean(lb)) < 1e-12 else 0.0
+    else:
+        _, p = model.moderated_test(a.rounds, a.prior, rb, b.prior, m.center)
+    if p >= model.ALPHA or change <= 100.0 * max(a.tick_rel, b.tick_rel):
+        return 0
+    if m.detectable_rule and change <= 100.0 * max(a.detectable, b.detectable):
+        return 0
+    return 1 if center_b > a.center else -1
+
+
+def judge_set(files: list[BenchmarkFile], m: Model, slowdowns: Sequence[float] = SLOWDOWNS) -> ModelResult:
+    """Consecutive runs of one command on one machine, under model `m`."""
+    res = ModelResult(m, detection={float(p): [0, 0, 0] for p in slowdowns})
+    judged = [judge_run(f, m) for f in files]
+    for a, b in zip(judged, judged[1:]):
+        for key, ja in a.items():
+            jb = b.get(key)
+            if jb is None:
+                continue
+            res.pairs += 1
+            res.covered += abs(math.log(jb.center / ja.center)) <= math.log1p(ja.half_width)
+            res.compared += 1
+            res.called += _called(m, ja, jb) != 0
+            if _is_detection(key):
+                res.detection_noise.append(100.0 * ja.half_width)
+                res.detection_detectable.append(100.0 * ja.detectable)
+                for pct, counts in res.detection.items():
+                    counts[0] += _called(m, ja, jb, pct) == 1
+                    counts[1] += _called(m, jb, ja, pct) == 1
+                    counts[2] += 1
+    return res
+
+
+def render(sets: list[tuple[str, list[ModelResult]]], slowdowns: Sequence[float] = SLOWDOWNS) -> str:
+    def pct(x: float) -> str:
+        return "n/a" if math.isnan(x) else f"{100.0 * x:.1f}%"
+
+    lines = ["Models of a case's interval, judged on A/A runs (consecutive runs of one set; detection: the later "
+             "run slowed / the earlier run slowed, pinned and registered copies of 1 MiB and more)"]
+    for m in MODELS:
+        lines.append(f"  {m.name}: {m.what}")
+    for label, results in sets:
+        lines.append(f"{label}:")
+        head = f"  {'model':24s} {'coverage':>9s} {'false':>6s} " + " ".join(
+            f"{p:g}% slower".rjust(14) for p in slowdowns) + "  noise/detectable (copies)"
+        lines.append(head)
+        for r in results:
+            cov = r.covered / r.pairs if r.pairs else math.nan
+            fc = r.called / r.compared if r.compared else math.nan
+            det = " ".join(f"{pct(r.rate(p, False))}/{pct(r.rate(p, True))}".rjust(14) for p in slowdowns)
+            noise = statistics.median(r.detection_noise) if r.detection_noise else math.nan
+            detect = statistics.median(r.detection_detectable) if r.detection_detectable else math.nan
+            lines.append(f"  {r.model.name:24s} {pct(cov):>9s} {pct(fc):>6s} {det}  {noise:.2f}%/{detect:.2f}%")
+    return "\n".join(lines) + "\n"
+
+
+def judge_sets(sets: list[tuple[str, list[BenchmarkFile]]],
+               models: Sequence[Model] = MODELS,
+               progress: Callable[[str], None] | None = None) -> list[tuple[str, list[ModelResult]]]:
+    out = []
+    for label, files in sets:
+        if progress:
+            progress(label)
+        out.append((label, [judge_set(files, m) for m in models]))
+    return out

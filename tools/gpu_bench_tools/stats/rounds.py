@@ -1,0 +1,253 @@
+"""How a case's rounds make its figure, its interval and a comparison's verdict (docs/methodology.md, "Rounds").
+
+gpu_bench measures a case in R rounds, each a process of its own, and works on the logarithm of each round's
+median (fixtures/measure/stats.cpp does the same in C++; `tests/data/round_model.json` holds figures both must
+reproduce):
+- the figure is the mean of the rounds less the fastest and the slowest (the median of three), which one round
+  far off cannot move;
+- a round's variance s^2 (R - 1 degrees of freedom) is moderated by a prior (s0, d0) fitted by empirical Bayes
+  (Smyth 2004, limma's fitFDist) over the cases of its family: s0 per spread group (the family, the values of
+  its spread axes, the band of its size), one d0 per family from how far its cases' variances spread around
+  their groups' beyond what their own degrees of freedom explain;
+- noise_pct is a 95% prediction interval for the next run's median of as many rounds, detectable_pct the
+  critical difference of the comparison's test against a run like it (never under the minimum effect);
+- two files are compared by a moderated Welch test on the two figures: each side's variance is
+  c_R * s_moderated^2 (c_R the variance of that center of R normal values), with Welch-Satterthwaite's degrees
+  of freedom.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Sequence
+
+from ..reading.families import DEFAULT_SPREAD_AXES
+from ..reading.results import round_center
+
+# No smaller change is called faster or slower (compare's --min-effect default): between files with rounds, as
+# the A/A runs chose it; between files without (one process a side, whose spread between runs is unknown
+# where no between-run floor speaks for the family), twice that.
+MIN_EFFECT_PCT = 1.0
+MIN_EFFECT_ONE_ROUND_PCT = 2.0
+ALPHA = 0.05
+MIN_REL_SD = 1e-5  # the smallest spread of a round's logarithm a variance is taken to have
+MIN_PRIOR_CASES = 3  # a spread group of fewer cases gets no prior
+MIN_PRIOR_RESIDUALS = 6  # a family with fewer cases in groups of two or more gets none
+UNBOUNDED_DOF = 1e6
+SMALL_BYTES = 64 << 10
+LARGE_BYTES = 1 << 20
+
+# How a case's rounds make its figure: "trimmed", the mean of the rounds less the fastest and the slowest (the
+# median of three or four, the mean of the middle three of five), which one round far off cannot move; the
+# candidates judged beside it (aa/models.py): "median" and "mean".
+CENTER = "trimmed"
+
+# The variance of the median of n standard normal values, by numerical integration over the order statistics'
+# densities (n = 1 to 16); pi / 2n past that.
+_MEDIAN_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.286834, 0.214743, 0.210447, 0.168181,
+                    0.166101, 0.138326, 0.137162, 0.117516, 0.116799, 0.102168, 0.101695, 0.090375)
+# The variance of the mean of n standard normal values less the lowest and the highest (n = 1 to 20; the plain
+# mean below three): exact to n = 4, where it is the median, then from 2e7 draws each (within 1e-4).
+_TRIMMED_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.2271, 0.1840, 0.1549, 0.1339, 0.1179, 0.1053,
+                     0.0953, 0.0869, 0.0799, 0.0739, 0.0688, 0.0644, 0.0605, 0.0570, 0.0539, 0.0512)
+
+
+def median_variance_factor(n: int) -> float:
+    if n < 1:
+        raise ValueError("a median needs at least one value")
+    return _MEDIAN_VARIANCE[n - 1] if n <= len(_MEDIAN_VARIANCE) else math.pi / (2.0 * n)
+
+
+def variance_factor(n: int, center: str = CENTER) -> float:
+    """The variance of `center` of n standard normal values."""
+    if n < 1:
+        raise ValueError("a center needs at least one value")
+    if center == "median":
+        return median_variance_factor(n)
+    if center == "mean":
+        return 1.0 / n
+    return _TRIMMED_VARIANCE[n - 1] if n <= len(_TRIMMED_VARIANCE) else 1.0 / (n - 0.45)
+
+
+def center_of(times: Sequence[float], center: str = CENTER) -> float:
+    """`center` of the rounds' times: "trimmed", "median" or "mean"."""
+    return round_center(list(times), center)
+
+
+def size_band(nbytes: int) -> str:
+    """Where a copy's time is mostly fixed costs (small), or the link's throughput (large)."""
+    return "small" if nbytes < SMALL_BYTES else "medium" if nbytes < LARGE_BYTES else "large"
+
+
+def spread_group(name: str, spread_axes: Iterable[str] = DEFAULT_SPREAD_AXES) -> str:
+    """The group a case shares its spread between processes with: its family, the values of the family's
+    spread axes it carries and its size band, e.g. Transfer/dir:d2h/mem:pinned/size:large (as gpu_bench's
+    spread_group: the axes in the name's order)."""
+    parts = name.removesuffix("/manual_time").split("/")
+    axes = set(spread_axes)
+    out = [parts[0]]
+    for part in parts[1:]:
+        key, sep, value = part.partition(":")
+        if not sep:
+            continue
+        if key == "bytes":
+            try:
+                out.append("size:" + size_band(int(value)))
+            except ValueError:
+                continue
+        elif key in axes:
+            out.append(part)
+    return "/".join(out)
+
+
+@dataclass(frozen=True)
+class Prior:
+    rel_sd: float  # s0: the standard deviation of a round's logarithm typical of the case's group
+    dof: float  # d0: the degrees of freedom it carries; 0 for none
+
+    @property
+    def usable(self) -> bool:
+        return self.dof > 0 and self.rel_sd > 0
+
+
+NO_PRIOR = Prior(0.0, 0.0)
+
+
+def log_variance(times: Sequence[float], floor_rel: float = 0.0) -> tuple[float, int]:
+    """(variance of the logarithms, degrees of freedom) of two or more positive times; the variance never
+    below floor_rel^2 or MIN_REL_SD^2."""
+    logs = [math.log(t) for t in times]
+    dof = len(logs) - 1
+    least = max(floor_rel, MIN_REL_SD)
+    return max(statistics.variance(logs), least * least), dof
+
+
+def _trigamma_inverse(y: float) -> float:
+    from scipy.optimize import brentq
+    from scipy.special import polygamma
+
+    # trigamma falls from infinity to 0 over (0, inf): bracket its root, then solve.
+    lo, hi = 1e-8, 1.0
+    while float(polygamma(1, hi)) > y:
+        hi *= 2.0
+    return float(brentq(lambda x: float(polygamma(1, x)) - y, lo, hi, xtol=1e-12, rtol=1e-12))
+
+
+def fit_priors(cases: Iterable[tuple[str, float, int]]) -> dict[str, Prior]:
+    """Smyth's prior for the cases of one family, each (spread group, variance, degrees of freedom): s0 per
+    group of at least MIN_PRIOR_CASES cases, one d0 for the family, capped per group at the degrees of
+    freedom its own cases hold. {} where the family holds fewer than MIN_PRIOR_RESIDUALS cases in groups of
+    two or more."""
+    import numpy as np
+    from scipy.special import digamma, polygamma
+
+    kept = [(g, v, d) for g, v, d in cases if d >= 1 and v > 0]
+    if not kept:
+        return {}
+    names = [g for g, _, _ in kept]
+    dof = np.array([d for _, _, d in kept], dtype=float)
+    # Each case's log variance, corrected for its expectation under its degrees of freedom: mean ln s0^2 -
+    # digamma(d0/2) + ln(d0/2), variance trigamma(d/2) + trigamma(d0/2) where sigma^2 follows the prior.
+    e = np.log([v for _, v, _ in kept]) - digamma(dof / 2.0) + np.log(dof / 2.0)
+    tri = polygamma(1, dof / 2.0)
+    members: dict[str, list[int]] = {}
+    for i, g in enumerate(names):
+        members.setdefault(g, []).append(i)
+    means, residuals, trigammas, count = {}, 0.0, 0.0, 0
+    for g, idx in members.items():
+        means[g] = float(e[idx].mean())
+        if len(idx) >= 2:
+            residuals += float(((e[idx] - means[g]) ** 2).sum()) * len(idx) / (len(idx) - 1)
+            trigammas += float(tri[idx].sum())
+            count += len(idx)
+    if count < MIN_PRIOR_RESIDUALS:
+        return {}
+    excess = (residuals - trigammas) / count
+    d0 = min(UNBOUNDED_DOF, 2.0 * _trigamma_inverse(excess)) if excess > 0 else UNBOUNDED_DOF
+    shift = float(digamma(d0 / 2.0)) - math.log(d0 / 2.0)
+    return {g: Prior(math.exp((means[g] + shift) / 2.0), min(d0, float(dof[idx].sum())))
+            for g, idx in members.items() if len(idx) >= MIN_PRIOR_CASES}
+
+
+@dataclass(frozen=True)
+class RoundFigure:
+    center: float  # the rounds' center (center_of), in their unit
+    half_width: float  # relative: 0.01 is 1%
+    detectable: float  # relative
+    rel_sd: float  # the moderated standard deviation of a round's logarithm
+    dof: float  # its degrees of freedom; 0 for one round
+
+
+@lru_cache(maxsize=4096)
+def t975(dof: float) -> float:
+    """Student's t quantile (0.975) for `dof` degrees of freedom: the cases of one spread group share theirs."""
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, dof))
+
+
+def moderated(times: Sequence[float], prior: Prior = NO_PRIOR) -> tuple[float, float]:
+    """(moderated variance of a round's logarithm, its degrees of freedom) of two or more rounds."""
+    variance = statistics.variance([math.log(t) for t in times])
+    own = len(times) - 1.0
+    if prior.usable:
+        return (prior.dof * prior.rel_sd ** 2 + own * variance) / (prior.dof + own), prior.dof + own
+    return variance, own
+
+
+def combine(times: Sequence[float], floor: float = 0.0, prior: Prior = NO_PRIOR,
+            min_effect_pct: float = MIN_EFFECT_PCT, center: str = CENTER) -> RoundFigure:
+    """A case's figure from its rounds, as gpu_bench's combine_rounds makes it; `floor` (relative) is what one
+    round's samples and the timer resolve."""
+    mid = center_of(times, center)
+    floor = max(0.0, floor)
+    if len(times) < 2:
+        return RoundFigure(mid, floor, max(floor, min_effect_pct / 100.0), 0.0, 0.0)
+    variance, dof = moderated(times, prior)
+    spread = math.sqrt(2.0 * variance_factor(len(times), center) * variance)
+    return RoundFigure(mid, max(floor, math.expm1(t975(dof) * spread)),
+                       max(floor, math.expm1(t975(2.0 * dof) * spread), min_effect_pct / 100.0),
+                       math.sqrt(variance), dof)
+
+
+def moderated_test(a: Sequence[float], a_prior: Prior, b: Sequence[float], b_prior: Prior,
+                   center: str = CENTER) -> tuple[float, float]:
+    """(log(center b / center a), two-sided p) of the moderated Welch test on two sides' rounds (two or more
+    each). Where neither side varies, the sides differ for certain (p = 0) or not at all (p = 1)."""
+    from scipy.stats import t
+
+    diff = math.log(center_of(b, center)) - math.log(center_of(a, center))
+    (va, da), (vb, db) = moderated(a, a_prior), moderated(b, b_prior)
+    sa, sb = variance_factor(len(a), center) * va, variance_factor(len(b), center) * vb
+    se2 = sa + sb
+    if not se2 > 0:
+        return diff, (1.0 if abs(diff) < 1e-12 else 0.0)
+    dof = se2 ** 2 / (sa ** 2 / da + sb ** 2 / db)
+    return diff, float(2.0 * t.sf(abs(diff) / math.sqrt(se2), dof))
+
+
+def fit_file_priors(rounds_by_case: dict[str, Sequence[float]], spread_axes_of=lambda family: DEFAULT_SPREAD_AXES,
+                    tick_s: float = 0.0) -> dict[str, Prior]:
+    """The prior each case of a file would have had in gpu_bench's last round: fitted per family on every
+    round but the last (the earlier rounds' processes), for a file that does not carry its own."""
+    by_family: dict[str, list[tuple[str, str, float, int]]] = {}
+    for name, times in rounds_by_case.items():
+        earlier = list(times[:-1])
+        if len(earlier) < 2:
+            continue
+        family = name.split("/", 1)[0]
+        group = spread_group(name, spread_axes_of(family))
+        median = statistics.median(earlier)
+        variance, dof = log_variance(earlier, tick_s / median / 2.0 if median > 0 else 0.0)
+        by_family.setdefault(family, []).append((name, group, variance, dof))
+    out: dict[str, Prior] = {}
+    for members in by_family.values():
+        priors = fit_priors((g, v, d) for _, g, v, d in members)
+        for name, group, _, _ in members:
+            out[name] = priors.get(group, NO_PRIOR)
+    for name in rounds_by_case:
+        out.setdefault(name, NO_PRIOR)
+    return out
