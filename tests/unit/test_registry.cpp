@@ -62,6 +62,23 @@ TEST(Registry, RefusesANameWhoseKeysAreNotTheDeclaredAxesInOrder) {
                std::logic_error);
 }
 
+TEST(Registry, ASingleGpuCaseNamesOnlyTheOtherGpusItUses) {
+  // A case of the GPU being registered that also reads GPU 1's memory: accepted, and sampled on both.
+  family_descriptor f = copy_family();
+  f.register_cases = [] {
+    EXPECT_EQ(registering_device(), 2);
+    register_case(case_name("Copy").add("dir", "h2d").add("bytes", 8), [](benchmark::State&) {}, {1});
+  };
+  EXPECT_NO_THROW(register_family(f, 2, true));
+  EXPECT_EQ(registered_names().back(), "Copy/dir:h2d/bytes:8/device:2/manual_time");
+  EXPECT_EQ(registering_device(), -1);  // outside a registration
+  // Naming its own GPU among the others is a mistake of the family's.
+  f.register_cases = [] {
+    register_case(case_name("Copy").add("dir", "d2h").add("bytes", 8), [](benchmark::State&) {}, {0, 1});
+  };
+  EXPECT_THROW(register_family(f, 0, false), std::logic_error);
+}
+
 TEST(Registry, CaseNameProblemSaysWhy) {
   const family_descriptor f = copy_family();
   EXPECT_EQ(case_name_problem(f, case_name("Copy").add("dir", "h2d").add("bytes", 4)), "");
