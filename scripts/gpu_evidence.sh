@@ -8,8 +8,20 @@
 #            build must fail none of them (a test too noisy to judge skips, naming why)
 #   planted  a second build with the planted defect (docs/testing.md), its rate tests on a quiet machine and
 #            beside link_load: each run must fail; the step exits non-zero where one passes
+#   multi    on a node of two GPUs or more (docs/multi_gpu.md, "References"), in parts (MULTI_PARTS, default all):
+#            facts    nvidia-smi topo -m and nvlink -s, and the NVLink facts' check (CTest tests named *nvlink*)
+#            patterns PeerPattern beside tests/gpu/bare_all_to_all, NCCL's all-to-all through torch
+#                     (tests/gpu/nccl_all_to_all.py) and nvbandwidth's one_to_all / all_to_one / pair copies
+#            latency  Latency/mem:peer of every ordered pair at 1 and 2 MiB stride between NVB_LATENCY_RUNS
+#                     (default 3) runs of nvbandwidth's device_to_device_latency_sm, judged within 3%
+#            peer     the gpu_peer test GPU_PEER_RUNS (default 5) times
+#            default  a default --device=all run, its wall time
+#            nvbandwidth is built from .ref/ (.ref/build.sh: see docs/multi_gpu.md) where it is there, else left
+#            out and the latency judgement skipped. Files: multi_TAGxG_{patterns,latency}.json (gpu_bench),
+#            multi_TAGxG_references.json and _summary.txt (tests/gpu/peer_references.py), default_TAGxG.json
 # Environment: BUILD_DIR (default build), TAG (a suffix for file names, default the GPU's name), PLANTED_TESTS
-# (the tests the planted defect must fail, a ctest -R pattern; default gpu_bare_parity|gpu_overlap).
+# (the tests the planted defect must fail, a ctest -R pattern; default gpu_bare_parity|gpu_overlap),
+# MULTI_PARTS, NVB_LATENCY_RUNS, GPU_PEER_RUNS (the multi step's).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
@@ -37,6 +49,103 @@ ctest_logged() {
   grep -h "^skipped:" "$logs/${name}_all.log" 2>/dev/null
   return $rc
 }
+nvb=""
+# nvbandwidth from the ignored .ref/ (docs/multi_gpu.md), built before anything is measured (a compiler beside
+# a measurement would hold the host's CPUs); nvb stays "" where .ref/ is absent or the build fails.
+build_nvbandwidth() {
+  [ -z "$nvb" ] || return 0
+  if [ ! -x "$root/.ref/build.sh" ]; then
+    echo "nvbandwidth: no .ref/build.sh: left out (docs/multi_gpu.md says how to prepare .ref/)"
+  elif "$root/.ref/build.sh" "$build/nvbandwidth" >"$logs/nvbandwidth_build.log" 2>&1 &&
+       [ -x "$build/nvbandwidth/nvbandwidth" ]; then
+    nvb=$build/nvbandwidth/nvbandwidth
+  else
+    echo "nvbandwidth: did not build: $(tail -3 "$logs/nvbandwidth_build.log")"
+  fi
+}
+# nvbandwidth -j with the rest as its arguments into $logs/$1.json.
+nvbandwidth_json() {
+  local name=$1
+  shift
+  [ -n "$nvb" ] && "$nvb" -j "$@" >"$logs/$name.json" 2>"$logs/$name.err"
+}
+multi_step() {
+  local parts=${MULTI_PARTS:-facts patterns latency default peer} part t base=$out/multi_${tag}x$gpus
+  local peer_runs=${GPU_PEER_RUNS:-5} nvb_runs=${NVB_LATENCY_RUNS:-3} passed=0 failed=0 skipped=0 wall=nan
+  # What is left of MULTI_BUDGET_S (default 540) decides whether the default run (up to 330 s) and each gpu_peer
+  # run (up to 60 s) start, so that the step ends, and its logs are packed, within a device's 10 minutes.
+  local deadline=$(( $(date +%s) + ${MULTI_BUDGET_S:-540} ))
+  local -a judge=()
+  [ "$gpus" -ge 2 ] || { echo "multi: $gpus GPU(s); the step needs two or more"; return 1; }
+  case " $parts " in *" patterns "* | *" latency "*) build_nvbandwidth ;; esac
+  for part in $parts; do
+    t=$(date +%s)
+    case $part in
+      facts) nvidia-smi topo -m >"$logs/topo.txt" 2>&1; nvidia-smi nvlink -s >"$logs/nvlink_s.txt" 2>&1
+             # The NVLink facts gpu_bench reads from NVML, checked against nvidia-smi's own answers: every
+             # CTest test whose name holds "nvlink", given those answers' files.
+             (cd "$build" && NVIDIA_SMI_TOPO=$logs/topo.txt NVIDIA_SMI_NVLINK=$logs/nvlink_s.txt \
+               ctest --output-on-failure -R nvlink) >"$logs/nvlink_facts.log" 2>&1
+             if grep -q "No tests were found" "$logs/nvlink_facts.log"; then
+               echo "facts: no NVLink facts check in this build (a CTest test named *nvlink*)"
+             else grep -E "tests passed|Failed|\*\*\*" "$logs/nvlink_facts.log" | tail -4; fi ;;
+      patterns) bench --device=all \
+                  --benchmark_filter='^(PeerPattern/|Peer/src:0/dst:1/peer_access:on/dir:(oneway|bidir)/(engine:sm/)?bytes:268435456/)' \
+                  --benchmark_out="${base}_patterns.json" --benchmark_out_format=json >"$logs/patterns.log" 2>&1
+                echo "patterns: gpu_bench rc=$?"
+                "$build/tests/bare_all_to_all" 268435456 5 5 sm,ce >"$logs/bare_all_to_all.jsonl" 2>"$logs/bare_all_to_all.err"
+                echo "patterns: bare_all_to_all rc=$?"
+                NCCL_NVLS_ENABLE=0 python3 "$root/tests/gpu/nccl_all_to_all.py" 268435456 >"$logs/nccl_all_to_all.jsonl" \
+                  2>"$logs/nccl_all_to_all.err"
+                echo "patterns: nccl_all_to_all rc=$? ($(grep -h '^skipped' "$logs/nccl_all_to_all.jsonl"))"
+                nvbandwidth_json nvb_patterns -b 256 -t device_to_device_memcpy_write_ce \
+                  device_to_device_bidirectional_memcpy_write_ce one_to_all_write_ce all_to_one_write_ce \
+                  device_to_device_memcpy_write_sm one_to_all_write_sm all_to_one_write_sm
+                echo "patterns: nvbandwidth rc=$?"
+                judge+=(--patterns "${base}_patterns.json" --bare "$logs/bare_all_to_all.jsonl"
+                        --nccl "$logs/nccl_all_to_all.jsonl" --nvb-patterns "$logs/nvb_patterns.json") ;;
+      latency) # Every ordered pair (--full), at 1 MiB and nvbandwidth's own 2 MiB, between its runs.
+               nvbandwidth_json nvb_latency_1 -t device_to_device_latency_sm
+               bench --device=all --full --sizes=1M,2M --benchmark_filter='^Latency/mem:peer/peer:[0-9]+/pattern:stride/' \
+                 --benchmark_out="${base}_latency.json" --benchmark_out_format=json >"$logs/latency.log" 2>&1
+               echo "latency: gpu_bench rc=$?"
+               for k in $(seq 2 "$nvb_runs"); do nvbandwidth_json "nvb_latency_$k" -t device_to_device_latency_sm; done
+               judge+=(--latency "${base}_latency.json" --nvb-latency)
+               for k in $(seq 1 "$nvb_runs"); do
+                 [ -s "$logs/nvb_latency_$k.json" ] && judge+=("$logs/nvb_latency_$k.json")
+               done ;;
+      peer) for k in $(seq 1 "$peer_runs"); do
+              [ $(( deadline - $(date +%s) )) -ge 60 ] || { echo "peer: out of MULTI_BUDGET_S after $((k - 1)) runs"; break; }
+              if (cd "$build" && ctest --output-on-failure -R '^gpu_peer$') >"$logs/gpu_peer_$k.log" 2>&1; then
+                if grep -q "Skipped\|No tests were found" "$logs/gpu_peer_$k.log"; then skipped=$((skipped + 1))
+                else passed=$((passed + 1)); fi
+              else failed=$((failed + 1)); fi
+              cp "$build/Testing/Temporary/LastTest.log" "$logs/gpu_peer_${k}_all.log" 2>/dev/null
+            done
+            echo "peer: gpu_peer $peer_runs runs: $passed passed, $failed failed, $skipped skipped"
+            judge+=(--gpu-peer "$passed,$failed,$skipped") ;;
+      default) local t0 t1
+               [ $(( deadline - $(date +%s) )) -ge 330 ] || { echo "default: out of MULTI_BUDGET_S: not run"; continue; }
+               t0=$(date +%s.%N)
+               bench --device=all --benchmark_out="$out/default_${tag}x$gpus.json" --benchmark_out_format=json \
+                 >"$logs/default_${tag}x$gpus.out" 2>"$logs/default_${tag}x${gpus}_stderr.log"
+               echo "default: rc=$?"
+               t1=$(date +%s.%N)
+               wall=$(python3 -c "print(f'{$t1 - $t0:.1f}')")
+               echo "default: wall $wall s"; tail -2 "$logs/default_${tag}x${gpus}_stderr.log"
+               judge+=(--default "$out/default_${tag}x$gpus.json" --default-wall "$wall") ;;
+      *) echo "multi: unknown part $part" ;;
+    esac
+    echo "multi $part: $(( $(date +%s) - t )) s"
+  done
+  # The tables and the judgement: Latency/mem:peer within 3% of nvbandwidth (exit 1 beyond, 77 too noisy or
+  # without nvbandwidth), the rest shown beside.
+  if [ ${#judge[@]} -gt 0 ]; then
+    (cd "$root/tests/gpu" && python3 peer_references.py --gpus "$gpus" "${judge[@]}" --out "${base}_references.json" \
+      --summary "${base}_summary.txt")
+    echo "multi: references rc=$? (0: within 3%; 1: beyond, or a figure missing; 77: too noisy, or no nvbandwidth)"
+  fi
+}
 trap 'stop_load; tar czf "$out/logs_${tag:-run}.tgz" -C "$out" logs && rm -rf "$out/logs"' EXIT
 for step in $steps; do
   t0=$(date +%s)
@@ -45,7 +154,8 @@ for step in $steps; do
            # The README's set-up, as a user's machine runs it, with warnings as errors.
            GPU_BENCH_WERROR=ON BUILD_DIR=$build "$root/scripts/setup.sh" >"$logs/setup.log" 2>&1 ||
              { tail -40 "$logs/setup.log"; exit 1; }
-           cp "$build/build.log" "$logs/build.log" 2>/dev/null ;;
+           cp "$build/build.log" "$logs/build.log" 2>/dev/null
+           build_nvbandwidth ;;
     tests) ctest_logged "$build" ctest ;;
     loaded) start_load gpu_tests; ctest_logged "$build" ctest_loaded -L gpu; stop_load
             echo "link_load: $(cat "$logs/link_load_gpu_tests.json")" ;;
@@ -89,9 +199,7 @@ for step in $steps; do
     timeline) bench --timeline="$out/timeline_$tag.json" \
                 --benchmark_filter='^Overlap/schedule:(serial|depth_first|breadth_first)/mem:pinned/streams:(1|8)/bytes:536870912/work:(1|64)/sync:end/' \
                 >"$logs/timeline.log" 2>&1; echo "timeline rc=$?" ;;
-    multi) bench --device=all --benchmark_filter='^(Peer|PeerPattern|PeerLatency|AllHost)/' --benchmark_repetitions=5 \
-             --benchmark_out="$out/peer_${tag}x$gpus.json" --benchmark_out_format=json >"$logs/multi.log" 2>&1
-           echo "multi rc=$?" ;;
+    multi) multi_step ;;
     sanitize) "$root/scripts/sanitize.sh" "$out"; echo "sanitize rc=$?" ;;
     *) echo "unknown step $step" ;;
   esac

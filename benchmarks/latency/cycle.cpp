@@ -89,8 +89,8 @@ double latency_ns(double loads_s, std::uint64_t loads) {
   return loads == 0 ? 0 : loads_s / static_cast<double>(loads) * 1e9;
 }
 
-double expected_latency_s(bool host_memory, std::uint64_t footprint) {
-  if (host_memory) return 1e-6;
+double expected_latency_s(bool across_link, std::uint64_t footprint) {
+  if (across_link) return 1e-6;
   if (footprint <= (std::uint64_t{128} << 10)) return 40e-9;
   if (footprint <= (std::uint64_t{64} << 20)) return 300e-9;
   return 700e-9;
@@ -105,9 +105,9 @@ std::uint64_t chase_loads_for(double latency_s, double target_s) {
   return static_cast<std::uint64_t>(rounded);
 }
 
-std::uint64_t chase_warm_loads(bool host_memory, std::uint64_t footprint) {
+std::uint64_t chase_warm_loads(bool across_link, std::uint64_t footprint) {
   const std::uint64_t lines = chase_lines(footprint);
-  return static_cast<double>(lines) * expected_latency_s(host_memory, footprint) <= kWarmWalkS ? lines : 0;
+  return static_cast<double>(lines) * expected_latency_s(across_link, footprint) <= kWarmWalkS ? lines : 0;
 }
 
 }  // namespace gpu_bench

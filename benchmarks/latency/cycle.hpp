@@ -56,9 +56,10 @@ class chase_position {
   std::uint32_t line_ = 0;
 };
 
-// A rough latency per load, only to size the chases: host memory across the link; device memory by the
-// cache its footprint fits in (L1 up to 128 KiB, L2 up to 64 MiB, else DRAM), as on H100-class GPUs.
-double expected_latency_s(bool host_memory, std::uint64_t footprint);
+// A rough latency per load, only to size the chases: a microsecond for memory across a link (the host's, or
+// another GPU's through peer access); the GPU's own memory by the cache its footprint fits in (L1 up to
+// 128 KiB, L2 up to 64 MiB, else DRAM), as on H100-class GPUs.
+double expected_latency_s(bool across_link, std::uint64_t footprint);
 
 // The loads per chase that make the difference last about `target_s` at `latency_s` a load: a power of
 // two from kMinChaseLoads to kMaxChaseLoads.
@@ -72,6 +73,6 @@ std::uint64_t chase_loads_for(double latency_s, double target_s);
 // a third of its cycle, 250 samples three times all of it). 0 where the whole cycle would take longer than
 // kWarmWalkS at the expected latency: so large a footprint has no cache to settle in.
 inline constexpr double kWarmWalkS = 0.2;
-std::uint64_t chase_warm_loads(bool host_memory, std::uint64_t footprint);
+std::uint64_t chase_warm_loads(bool across_link, std::uint64_t footprint);
 
 }  // namespace gpu_bench

@@ -1,7 +1,8 @@
-// Latency: how long one load from one GPU thread takes to reach device, pinned, registered or managed memory.
-// The thread follows a cycle of pointers one 128-byte line apart through a footprint of N bytes; each sample
-// times a chase of L loads and one of 2L, each between CUDA events, and their difference is L loads without
-// the launch and event costs. No bytes are counted: the figure is GPU time per load.
+// Latency: how long one load from one GPU thread takes to reach device, pinned, registered or managed memory,
+// or another GPU's memory through peer access. The thread follows a cycle of pointers one 128-byte line apart
+// through a footprint of N bytes; each sample times a chase of L loads and one of 2L, each between CUDA
+// events, and their difference is L loads without the launch and event costs. No bytes are counted: the
+// figure is GPU time per load.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -9,12 +10,14 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
+#include "benchmarks/latency/cases.hpp"
 #include "benchmarks/latency/cycle.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
@@ -31,27 +34,11 @@
 namespace gpu_bench {
 namespace {
 
-enum class latency_mem { device, pinned, registered, managed };
-}  // namespace
-template <>
-inline constexpr enum_entries<latency_mem, 4> enum_names<latency_mem> = {{{latency_mem::device, "device"},
-                                                                          {latency_mem::pinned, "pinned"},
-                                                                          {latency_mem::registered, "registered"},
-                                                                          {latency_mem::managed, "managed"}}};
-namespace {
-
 // What the difference of a sample's two chases lasts: long against the event timer's tick and the
 // samples' jitter, short enough that the family's cases take a few seconds in all.
 constexpr double kTargetS = 250e-6;
 // At most this many lines are read back to check the cycle after the samples, spread over the footprint.
 constexpr std::uint64_t kCheckedLines = 65536;
-
-struct latency_case {
-  latency_mem mem;
-  numa_place numa;
-  chase_pattern pattern;
-  std::uint64_t bytes;
-};
 
 mem_kind host_kind_of(latency_mem m) {
   switch (m) {
@@ -104,10 +91,11 @@ void flush_from_cpu_caches(const char* host, std::uint64_t lines) {
 struct chase_memory {
   std::optional<device_buffer> device;
   std::optional<host_buffer> host;
-  char* gpu = nullptr;  // the address the chase follows
+  char* gpu = nullptr;  // the address the chase follows (one address space: the same from every GPU)
 
   chase_memory(const latency_case& c, int gpu_index) {
-    if (c.mem == latency_mem::device) {
+    if (c.mem == latency_mem::device || c.mem == latency_mem::peer) {
+      device_scope on(c.mem == latency_mem::peer ? c.peer : gpu_index);
       device.emplace(c.bytes);
       gpu = static_cast<char*>(device->data());
       return;
@@ -121,12 +109,13 @@ struct chase_memory {
 // A process allocates each footprint once, of each kind and placement, and keeps it: every case writes its
 // whole cycle over the memory, so the stride and random cases of a footprint share one allocation, still
 // of exactly the footprint, and a round pins each 256 MiB of host memory once (about half a second to
-// pin and free on an H100's host) rather than once per case.
+// pin and free on an H100's host) rather than once per case. A GPU's memory that other GPUs chase through
+// is one allocation for all of them.
 chase_memory& chase_memory_for(const latency_case& c, int device) {
   using key = std::tuple<int, latency_mem, std::uint64_t, numa_place>;
   // Never destroyed: freeing pinned memory after the CUDA runtime has shut down at exit would fail.
   static auto& kept = *new std::map<key, chase_memory>();
-  const key k{device, c.mem, c.bytes, c.numa};
+  const key k{c.mem == latency_mem::peer ? c.peer : device, c.mem, c.bytes, c.numa};
   if (const auto it = kept.find(k); it != kept.end()) return it->second;
   try {
     return kept.emplace(k, chase_memory(c, device)).first->second;
@@ -138,10 +127,50 @@ chase_memory& chase_memory_for(const latency_case& c, int device) {
   }
 }
 
+// GPU `from` maps GPU `to`'s memory for one case (cudaDeviceEnablePeerAccess, as the Peer family's
+// peer_access:on), and leaves the pair as it found it: the Peer family keeps every pair in the state it last
+// set and counts on finding it so. A pair found already on (a Peer case before this one in the process) stays on.
+class peer_mapping {
+ public:
+  peer_mapping(int from, int to) : from_(from), to_(to) {
+    device_scope on(from);
+    const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+    if (rc == cudaErrorPeerAccessAlreadyEnabled) {
+      (void)cudaGetLastError();
+      return;
+    }
+    CUDA_CHECK(rc);
+    enabled_ = true;
+  }
+  ~peer_mapping() {
+    if (!enabled_) return;
+    device_scope on(from_, std::nothrow);
+    // A case that threw may have left a chase running through the mapping.
+    CUDA_CHECK_NOTHROW(cudaDeviceSynchronize());
+    CUDA_CHECK_NOTHROW(cudaDeviceDisablePeerAccess(to_));
+  }
+  peer_mapping(const peer_mapping&) = delete;
+  peer_mapping& operator=(const peer_mapping&) = delete;
+
+ private:
+  int from_, to_;
+  bool enabled_ = false;
+};
+
 void run_latency(benchmark::State& state, const latency_case& c) {
   const int device = current_device();
   const std::uint64_t lines = chase_lines(c.bytes);
-  const bool host_side = c.mem != latency_mem::device;
+  const bool host_side = in_host_memory(c.mem);
+  const bool uncached = across_link(c.mem);
+  std::optional<peer_mapping> mapped;
+  if (c.mem == latency_mem::peer) {
+    int can = 0;
+    CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, c.peer));
+    if (!can)
+      return fail_case(state, "GPU " + std::to_string(device) + " cannot map GPU " + std::to_string(c.peer) +
+                                  "'s memory (cudaDeviceCanAccessPeer says no), so its loads cannot reach it");
+    mapped.emplace(device, c.peer);
+  }
   if (c.mem == latency_mem::managed) {
     std::size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -178,16 +207,16 @@ void run_latency(benchmark::State& state, const latency_case& c) {
   std::uint64_t walked = 0;  // loads enqueued since line 0: where the chase must stand
   auto chase = [&](std::uint64_t loads) {
     walked += loads;  // counted as enqueued: a launch that throws after this has still run its loads
-    kernels::chase(static_cast<void**>(cursor.data()), loads, host_side, s);
+    kernels::chase(static_cast<void**>(cursor.data()), loads, uncached, s);
   };
-  const std::uint64_t warm = chase_warm_loads(host_side, c.bytes);
+  const std::uint64_t warm = chase_warm_loads(uncached, c.bytes);
   if (warm > 0) {
     chase(warm);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
   // The loads per chase follow from the footprint alone, never from a measurement: every round of a case
   // must time the same number of loads, as its figure is the mean of the rounds' medians.
-  const std::uint64_t loads = chase_loads_for(expected_latency_s(host_side, c.bytes), kTargetS);
+  const std::uint64_t loads = chase_loads_for(expected_latency_s(uncached, c.bytes), kTargetS);
   chase_position expected{next};
 
   case_plan plan;
@@ -220,7 +249,7 @@ void run_latency(benchmark::State& state, const latency_case& c) {
     return {};
   };
   plan.notes.emplace_back("ungated");
-  if (host_side) plan.notes.emplace_back("uncached loads");
+  if (uncached) plan.notes.emplace_back("uncached loads");
   const auto t = run_case(state, plan);
   if (!t) return;
   state.counters["latency_ns"] = latency_ns(t->time_s(), loads);
@@ -228,24 +257,57 @@ void run_latency(benchmark::State& state, const latency_case& c) {
   state.counters["warm_loads"] = static_cast<double>(warm);
 }
 
-// The default footprints: device memory from inside L1 (16 KiB) to inside L2 (1 MiB, 32 MiB: H100 and H200
-// have 50 MB) to far beyond it (1 GiB, where the random order also misses the TLB); host memory at 1 MiB
-// and 256 MiB. Under --sizes, every kind at every size given; of a named sweep, the sizes of a line and more.
-std::vector<std::uint64_t> footprints(latency_mem m) {
+// The default footprints: device (and peer) memory from inside L1 (16 KiB) to inside L2 (1 MiB, 32 MiB: H100
+// and H200 have 50 MB) to far beyond it (1 GiB, where the random order also misses the TLB); host memory at
+// 1 MiB and 256 MiB. Under --sizes, every kind at every size given; of a named sweep, the sizes of a line and
+// more.
+std::vector<std::uint64_t> footprints(bool host_memory) {
   const options& o = current_options();
   if (o.sizes_spec == "pow4")
-    return m == latency_mem::device ? std::vector<std::uint64_t>{16u << 10, 1u << 20, 32u << 20, 1u << 30}
-                                    : std::vector<std::uint64_t>{1u << 20, 256u << 20};
+    return host_memory ? std::vector<std::uint64_t>{1u << 20, 256u << 20}
+                       : std::vector<std::uint64_t>{16u << 10, 1u << 20, 32u << 20, 1u << 30};
   std::vector<std::uint64_t> out;
   for (std::uint64_t n : o.sizes)
     if (o.sizes_spec != "pow2" || n >= kChaseLineBytes) out.push_back(n);
   return out;
 }
 
+// What joins two GPUs as CUDA ranks the pair, asked without a context or NVML so that registering the cases
+// stays cheap: peer access, cudaDevP2PAttrPerformanceRank and native atomics (NVLink has them, PCIe seldom).
+std::optional<std::string> ask_link_class(int from, int to) {
+  int can = 0;
+  if (cudaDeviceCanAccessPeer(&can, from, to) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
+  if (!can) return std::nullopt;
+  auto attribute = [&](cudaDeviceP2PAttr a) {
+    int v = -1;
+    if (cudaDeviceGetP2PAttribute(&v, a, from, to) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return -1;
+    }
+    return v;
+  };
+  return "rank" + std::to_string(attribute(cudaDevP2PAttrPerformanceRank)) + "_atomics" +
+         std::to_string(attribute(cudaDevP2PAttrNativeAtomicSupported));
+}
+
+// ask_link_class once per pair in a process: under --device=all every GPU's registration looks at every pair.
+std::optional<std::string> cuda_link_class(int from, int to) {
+  static std::map<std::pair<int, int>, std::optional<std::string>> known;
+  const auto key = std::make_pair(from, to);
+  if (const auto it = known.find(key); it != known.end()) return it->second;
+  return known[key] = ask_link_class(from, to);
+}
+
 const family_registration registration{[](family_descriptor& f) {
   f.name = "Latency";
-  f.summary = "how long one load from one GPU thread takes, following pointers through device, host or managed memory";
-  f.axes = {{"mem", "{device,pinned,registered,managed}"},
+  f.summary =
+      "how long one load from one GPU thread takes, following pointers through device, host, managed or another "
+      "GPU's memory";
+  f.axes = {{"mem", "{device,pinned,registered,managed,peer}"},
+            optional_axis("peer", "{j}"),
             optional_axis("numa", "remote"),
             {"pattern", "{stride,random}"},
             {"bytes", "{N}"}};
@@ -266,10 +328,16 @@ const family_registration registration{[](family_descriptor& f) {
       "                Loads from pinned, registered and managed memory are ld.global.cv, fetched from the\n"
       "                host whatever a cache holds: every load crosses the link, to lines flushed from the\n"
       "                CPU's caches once the cycle is written.\n"
+      "    peer        cudaMalloc on GPU j, mapped for this GPU by cudaDeviceEnablePeerAccess for the case (and\n"
+      "                left as the case found it); ld.global.cv, so every load crosses NVLink or PCIe to GPU j,\n"
+      "                whose L2 answers it or its HBM beyond. With two GPUs or more, one pair of each kind of\n"
+      "                link (peer access, CUDA's performance rank, native atomics): from this GPU to the\n"
+      "                lowest-numbered GPU of each kind; under --device=all the node's lowest-numbered pair of\n"
+      "                each kind only; every GPU this one can map under --full.\n"
       "    counters    latency_ns (the median difference / L), loads (L: a power of two from the kind and N, so\n"
       "                that the difference lasts about 0.25 ms, the same in every run), samples, noise_pct.\n"
-      "    sizes       device 16 KiB, 1 MiB, 32 MiB, 1 GiB and host kinds 1 MiB, 256 MiB by default; --sizes gives\n"
-      "                others, each at least one line (128 B) and no more than the GPU or host holds.\n"
+      "    sizes       device and peer 16 KiB, 1 MiB, 32 MiB, 1 GiB, host kinds 1 MiB, 256 MiB by default; --sizes\n"
+      "                gives others, each at least one line (128 B) and no more than the GPU or host holds.\n"
       "  Where the host has more than one NUMA node with memory, pinned and registered cases gain a numa:remote\n"
       "  twin, as Transfer's: the lines on another node than the GPU's.\n";
   f.headline = "latency_ns";
@@ -277,26 +345,23 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::lower;
   f.kind = headline_kind::time;
   f.host_link = "mem:pinned|mem:registered|mem:managed";
-  f.plot = "x=bytes;series=mem,numa,pattern;xlabel=footprint";
+  f.plot = "x=bytes;series=mem,peer,numa,pattern;xlabel=footprint";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Latency/.*pattern:random/";
   f.min_bytes = kChaseLineBytes;
   f.buffers_of_size = 1;  // the footprint, of device or of host memory (beside it the cycle's table, N / 32)
   f.register_cases = [] {
-    const bool numa = numa_axis_available();
-    for (latency_mem m : {latency_mem::device, latency_mem::pinned, latency_mem::registered, latency_mem::managed}) {
-      std::vector<numa_place> places{numa_place::local};
-      if (numa && (m == latency_mem::pinned || m == latency_mem::registered)) places.push_back(numa_place::remote);
-      for (numa_place p : places)
-        for (chase_pattern pattern : {chase_pattern::stride, chase_pattern::random})
-          for (std::uint64_t n : footprints(m)) {
-            const latency_case c{m, p, pattern, n};
-            case_name name("Latency");
-            name.add("mem", m);
-            if (p == numa_place::remote) name.add("numa", p);
-            name.add("pattern", pattern).add("bytes", n);
-            register_case(name, [c](benchmark::State& st) { run_latency(st, c); });
-          }
+    const options& o = current_options();
+    latency_plan plan;
+    plan.numa_remote = numa_axis_available();
+    plan.device_footprints = footprints(false);
+    plan.host_footprints = footprints(true);
+    plan.peers = chased_peers(registering_device(), visible_gpu_count(), o.full, o.all_devices, cuda_link_class);
+    for (const latency_case& c : latency_grid(plan)) {
+      std::vector<int> also;  // the GPU whose memory a peer case reads, sampled for health beside this one
+      if (c.mem == latency_mem::peer) also.push_back(c.peer);
+      register_case(
+          latency_name(c), [c](benchmark::State& st) { run_latency(st, c); }, also);
     }
   };
 }};

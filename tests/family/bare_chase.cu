@@ -6,16 +6,18 @@
 //
 // One thread follows a cycle of pointers one 128-byte line apart through BYTES of memory of one kind
 // (stride: address order; random: Sattolo's algorithm from the same seed as gpu_bench, so both follow the
-// same cycle). As gpu_bench does: the cycle is written by a kernel as whole lines (the pointer, then zeros)
-// through the GPU's addresses; host lines are then flushed from the CPU's caches. Each repetition walks WARM
-// loads (gpu_bench's warm_loads), takes untimed samples for a millisecond and then kSamples timed ones: a chase of
-// LOADS and one of 2 LOADS, each between two events on one stream, ungated, their difference LOADS loads. Each launch
-// goes on from where the last stopped, and every repetition checks that the chase stands where its loads lead. Host and
-// managed memory are read with ld.global.cv. Its figure is the median sample; counter latency_ns (that median / LOADS).
+// same cycle); peer memory is another GPU's, cudaMalloc'd there and mapped with peer access. As gpu_bench does: the
+// cycle is written by a kernel as whole lines (the pointer, then zeros) through the GPU's addresses; host lines are
+// then flushed from the CPU's caches. Each repetition walks WARM loads (gpu_bench's warm_loads), takes untimed samples
+// for a millisecond and then kSamples timed ones: a chase of LOADS and one of 2 LOADS, each between two events on one
+// stream, ungated, their difference LOADS loads. Each launch goes on from where the last stopped, and every repetition
+// checks that the chase stands where its loads lead. Host, managed and peer memory are read with ld.global.cv. Its
+// figure is the median sample; counter latency_ns (that median / LOADS).
 //
 // LOADS and WARM are the Latency case's own, given in the environment, as gpu_bench chose them:
-// GPU_BENCH_BARE_CHASE="mem/pattern/bytes=LOADS,WARM;..." (tests/gpu/latency_check.py sets it); a case
-// without them fails saying so.
+// GPU_BENCH_BARE_CHASE="mem/pattern/bytes=LOADS,WARM;..." (tests/gpu/latency_check.py sets it), mem being peer:J for
+// GPU J's memory; a case without them fails saying so. The peer cases are those the environment names: gpu_bench
+// chooses which GPUs a Latency case chases through.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -36,6 +38,7 @@
 #endif
 
 #include "fixtures/cuda/check.hpp"
+#include "fixtures/cuda/device.hpp"
 #include "fixtures/run/failures.hpp"
 #include "fixtures/run/registry.hpp"
 
@@ -129,6 +132,11 @@ void launch(chase_setup& s, bool uncached, unsigned long long n) {
   s.walked += n;
 }
 
+// The peer GPU of a kind "peer:J", else -1.
+int peer_of(const std::string& kind) {
+  return kind.rfind("peer:", 0) == 0 ? std::atoi(kind.c_str() + 5) : -1;
+}
+
 // Allocated and written once per case and kept for the process, as the cases' repetitions share it.
 chase_setup& setup_for(const std::string& kind, bool random, std::size_t bytes) {
   static auto& kept = *new std::map<std::string, chase_setup>();  // never freed: see latency.cpp
@@ -144,6 +152,15 @@ chase_setup& setup_for(const std::string& kind, bool random, std::size_t bytes) 
   // Every page touched on the host first, as gpu_bench's host buffers are.
   if (kind == "device") {
     CUDA_CHECK(cudaMalloc(&s.base, bytes));
+  } else if (const int peer = peer_of(kind); peer >= 0) {
+    CUDA_CHECK(cudaSetDevice(peer));
+    CUDA_CHECK(cudaMalloc(&s.base, bytes));
+    CUDA_CHECK(cudaSetDevice(device));
+    const cudaError_t rc = cudaDeviceEnablePeerAccess(peer, 0);  // left on: nothing here turns it off
+    if (rc == cudaErrorPeerAccessAlreadyEnabled)
+      (void)cudaGetLastError();
+    else
+      CUDA_CHECK(rc);
   } else if (kind == "pinned") {
     CUDA_CHECK(cudaHostAlloc(&s.host, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
     CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&s.base), s.host, 0));
@@ -192,7 +209,7 @@ void run_bare_chase(benchmark::State& state, const std::string& kind, bool rando
   const auto given = loads_given(key);
   const unsigned long long loads = given.first, warm = given.second;
   chase_setup& s = setup_for(kind, random, bytes);
-  const bool uncached = kind != "device";
+  const bool uncached = kind != "device";  // host, managed and peer memory
   auto timed = [&](unsigned long long n) {
     CUDA_CHECK(cudaEventRecord(s.a, s.stream));
     launch(s, uncached, n);
@@ -234,7 +251,10 @@ void run_bare_chase(benchmark::State& state, const std::string& kind, bool rando
 const family_registration registration{[](family_descriptor& f) {
   f.name = "BareChase";
   f.summary = "a test family: a bare pointer chase, the Latency cases' reference";
-  f.axes = {{"mem", "{device,pinned,registered,managed}"}, {"pattern", "{stride,random}"}, {"bytes", "{N}"}};
+  f.axes = {{"mem", "{device,pinned,registered,managed,peer}"},
+            optional_axis("peer", "{j}"),
+            {"pattern", "{stride,random}"},
+            {"bytes", "{N}"}};
   f.help = f.name_pattern() + "    counters  latency_ns (the median difference / LOADS), loads.\n";
   f.headline = "latency_ns";
   f.unit = "ns";
@@ -257,6 +277,24 @@ const family_registration registration{[](family_descriptor& f) {
               .add("bytes", static_cast<std::uint64_t>(n));
           register_case(name, [kind, random, n](benchmark::State& st) { run_bare_chase(st, kind, random, n); });
         }
+    // Another GPU's memory: the cases GPU_BENCH_BARE_CHASE names, as the Latency cases it was written from.
+    const char* env = std::getenv("GPU_BENCH_BARE_CHASE");
+    std::stringstream all(env ? env : "");
+    for (std::string item; std::getline(all, item, ';');) {
+      const std::string key = item.substr(0, item.find('='));
+      std::stringstream parts(key);
+      std::string kind, pattern, bytes;
+      std::getline(parts, kind, '/');
+      std::getline(parts, pattern, '/');
+      std::getline(parts, bytes, '/');
+      const int peer = peer_of(kind);
+      if (peer < 0 || peer >= visible_gpu_count() || (pattern != "stride" && pattern != "random")) continue;
+      const bool random = pattern == "random";
+      const std::size_t n = std::strtoull(bytes.c_str(), nullptr, 10);
+      case_name name("BareChase");
+      name.add("mem", "peer").add("peer", peer).add("pattern", pattern).add("bytes", static_cast<std::uint64_t>(n));
+      register_case(name, [kind, random, n](benchmark::State& st) { run_bare_chase(st, kind, random, n); });
+    }
   };
 }};
 

@@ -10,7 +10,9 @@ Latency-only run of gpu_bench (3 rounds): the family must take at most 10 s of c
 larger than the GPU holds is refused in one line. Prints a table of case, L, warm_loads, gpu_bench ns,
 bare ns, ratio, each repetition of both and gpu_bench's label; writes every figure to OUT.json.
 
-Cases with numa:remote (a host with two NUMA nodes) are left out: the bare chase does not place memory.
+Cases with numa:remote (a host with two NUMA nodes) are left out: the bare chase does not place memory. On a
+machine of two GPUs or more the default's mem:peer cases (GPU 0 chasing another GPU's memory) are compared
+too: the bare chase registers a peer case for each one named in GPU_BENCH_BARE_CHASE.
 
 usage: latency_check.py GPU_BENCH GPU_BENCH_PARITY OUT.json
 """
@@ -32,8 +34,10 @@ def axes(name):
 
 
 def key_of(name):
+    """mem/pattern/bytes, mem being peer:J for GPU J's memory: the bare chase's name for the case."""
     a = axes(name)
-    return f"{a['mem']}/{a['pattern']}/{a['bytes']}"
+    mem = f"peer:{a['peer']}" if a["mem"] == "peer" else a["mem"]
+    return f"{mem}/{a['pattern']}/{a['bytes']}"
 
 
 def spread(values):
@@ -79,7 +83,7 @@ def main(gpu_bench, parity, out):
     rows = []
     print(f"\n{'case':<56} {'L':>5} {'warm':>7} {'gpu_bench ns':>13} {'bare ns':>10} {'ratio':>7}  "
           f"{'gpu_bench repetitions':<36} {'bare repetitions':<36} label")
-    for name in sorted(ours, key=lambda n: (axes(n)["mem"], axes(n)["pattern"], int(axes(n)["bytes"]))):
+    for name in sorted(ours, key=lambda n: (key_of(n).split("/")[0], axes(n)["pattern"], int(axes(n)["bytes"]))):
         gi, bi = median_interval(ours[name]), median_interval(theirs.get(name) or [float("nan")])
         g, b = gi[0], bi[0]
         ratio, interval = ratio_interval(gi, bi) if b > 0 else (float("nan"), (-math.inf, math.inf))

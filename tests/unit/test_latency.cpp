@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "benchmarks/latency/cases.hpp"
 #include "benchmarks/latency/cycle.hpp"
 
 using namespace gpu_bench;
@@ -175,4 +177,78 @@ TEST(LatencyWalk, TheWholeCycleIsWalkedFirstWhereItIsShort) {
   for (std::uint64_t bytes = 128; bytes <= (1ull << 31); bytes *= 2)
     for (bool host : {false, true})
       EXPECT_LE(static_cast<double>(chase_warm_loads(host, bytes)) * expected_latency_s(host, bytes), kWarmWalkS);
+}
+
+namespace {
+// A node whose pairs are all joined alike (NVLink through NVSwitches, say).
+std::optional<std::string> one_class(int, int) {
+  return std::string("nvlink");
+}
+// Four GPUs: 0-1 and 2-3 joined by more links than the other pairs; GPU 3's memory mapped by none but GPU 2.
+std::optional<std::string> mixed(int from, int to) {
+  if (to == 3 && from != 2) return std::nullopt;
+  if ((from / 2) == (to / 2)) return std::string("nv4");
+  return std::string("nv2");
+}
+std::vector<std::string> names_of(const std::vector<latency_case>& cases, latency_mem m) {
+  std::vector<std::string> out;
+  for (const latency_case& c : cases)
+    if (c.mem == m) out.push_back(latency_name(c).str());
+  return out;
+}
+}  // namespace
+
+TEST(LatencyCases, TwoGpusListPeerCasesAtTheDeviceFootprints) {
+  latency_plan plan;
+  plan.device_footprints = {16u << 10, 1u << 20, 32u << 20, 1u << 30};
+  plan.host_footprints = {1u << 20, 256u << 20};
+  // One GPU: no other GPU's memory to chase through.
+  plan.peers = chased_peers(0, 1, false, false, one_class);
+  EXPECT_TRUE(plan.peers.empty());
+  EXPECT_TRUE(names_of(latency_grid(plan), latency_mem::peer).empty());
+  EXPECT_EQ(latency_grid(plan).size(), 20u);  // the one-GPU default: 8 device cases, 4 of each host kind
+  // Two GPUs: GPU 0 chases through GPU 1's memory, at every device footprint and both patterns.
+  plan.peers = chased_peers(0, 2, false, false, one_class);
+  ASSERT_EQ(plan.peers, std::vector<int>{1});
+  const std::vector<std::string> peer = names_of(latency_grid(plan), latency_mem::peer);
+  ASSERT_EQ(peer.size(), 8u);
+  EXPECT_EQ(peer.front(), "Latency/mem:peer/peer:1/pattern:stride/bytes:16384");
+  EXPECT_EQ(peer.back(), "Latency/mem:peer/peer:1/pattern:random/bytes:1073741824");
+  EXPECT_EQ(latency_grid(plan).size(), 28u);
+  // The other kinds' names are those of a one-GPU machine.
+  EXPECT_EQ(names_of(latency_grid(plan), latency_mem::device).front(), "Latency/mem:device/pattern:stride/bytes:16384");
+  plan.numa_remote = true;
+  // Each kind local then remote, each stride then random.
+  EXPECT_EQ(names_of(latency_grid(plan), latency_mem::pinned)[4],
+            "Latency/mem:pinned/numa:remote/pattern:stride/bytes:1048576");
+}
+
+TEST(LatencyCases, OnePairOfEachKindOfLinkUnlessFull) {
+  // From GPU 0: GPU 1 over the wider link, GPU 2 over the narrower; GPU 3 cannot be mapped.
+  EXPECT_EQ(chased_peers(0, 4, false, false, mixed), (std::vector<int>{1, 2}));
+  EXPECT_EQ(chased_peers(0, 4, true, false, mixed), (std::vector<int>{1, 2}));
+  EXPECT_EQ(chased_peers(2, 4, true, false, mixed), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(chased_peers(2, 4, false, false, mixed), (std::vector<int>{0, 3}));
+  // Under --device=all each kind once in the node: its first pair, 0-1 and 0-2.
+  EXPECT_EQ(chased_peers(0, 4, false, true, mixed), (std::vector<int>{1, 2}));
+  for (int d : {1, 2, 3}) EXPECT_TRUE(chased_peers(d, 4, false, true, mixed).empty()) << d;
+  // --full under --device=all: every pair from every GPU.
+  EXPECT_EQ(chased_peers(3, 4, true, true, mixed), (std::vector<int>{0, 1, 2}));
+  // Eight GPUs joined alike: one pair in the node, not one from each GPU.
+  EXPECT_EQ(chased_peers(0, 8, false, true, one_class), std::vector<int>{1});
+  for (int d = 1; d < 8; ++d) EXPECT_TRUE(chased_peers(d, 8, false, true, one_class).empty()) << d;
+  EXPECT_EQ(chased_peers(5, 8, false, false, one_class), std::vector<int>{0});
+  EXPECT_EQ(chased_peers(5, 8, true, false, one_class).size(), 7u);
+  // No GPU can map another's memory: no peer cases.
+  EXPECT_TRUE(chased_peers(0, 4, true, false, [](int, int) { return std::optional<std::string>(); }).empty());
+}
+
+TEST(LatencyCases, PeerMemoryIsChasedAcrossTheLinkAsHostMemoryIs) {
+  EXPECT_TRUE(across_link(latency_mem::peer));
+  EXPECT_FALSE(in_host_memory(latency_mem::peer));
+  EXPECT_FALSE(across_link(latency_mem::device));
+  for (latency_mem m : {latency_mem::pinned, latency_mem::registered, latency_mem::managed})
+    EXPECT_TRUE(across_link(m) && in_host_memory(m)) << to_name(m);
+  // A peer load takes under a microsecond: its chases are sized as the host's, 256 loads a quarter millisecond.
+  EXPECT_EQ(chase_loads_for(expected_latency_s(across_link(latency_mem::peer), 16 << 10), 250e-6), 256u);
 }

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "benchmarks/all_host/model.hpp"
+#include "benchmarks/latency/cases.hpp"
 #include "benchmarks/peer/model.hpp"
 #include "fixtures/run/registry.hpp"
 
@@ -60,6 +62,23 @@ TEST(Registry, RefusesANameWhoseKeysAreNotTheDeclaredAxesInOrder) {
   // Outside a family's registration there is no family to check against.
   EXPECT_THROW(register_case(case_name("Copy").add("dir", "h2d").add("bytes", 4), [](benchmark::State&) {}),
                std::logic_error);
+}
+
+TEST(Registry, ASingleGpuCaseNamesOnlyTheOtherGpusItUses) {
+  // A case of the GPU being registered that also reads GPU 1's memory: accepted, and sampled on both.
+  family_descriptor f = copy_family();
+  f.register_cases = [] {
+    EXPECT_EQ(registering_device(), 2);
+    register_case(case_name("Copy").add("dir", "h2d").add("bytes", 8), [](benchmark::State&) {}, {1});
+  };
+  EXPECT_NO_THROW(register_family(f, 2, true));
+  EXPECT_EQ(registered_names().back(), "Copy/dir:h2d/bytes:8/device:2/manual_time");
+  EXPECT_EQ(registering_device(), -1);  // outside a registration
+  // Naming its own GPU among the others is a mistake of the family's.
+  f.register_cases = [] {
+    register_case(case_name("Copy").add("dir", "d2h").add("bytes", 8), [](benchmark::State&) {}, {0, 1});
+  };
+  EXPECT_THROW(register_family(f, 0, false), std::logic_error);
 }
 
 TEST(Registry, CaseNameProblemSaysWhy) {
@@ -134,6 +153,22 @@ TEST(Registry, TheMultiGpuFamiliesNamesAreTheirDeclaredAxes) {
   for (host_pattern p : all_values<host_pattern>())
     for (direction d : {direction::h2d, direction::d2h})
       EXPECT_EQ(case_name_problem(declared("AllHost"), all_host_name(d, 4, p)), "");
+}
+
+TEST(Registry, LatencyListsPeerCasesWhereThereAreTwoGpus) {
+  // Without GPUs the family registers no peer case, so the names two GPUs give are checked here.
+  latency_plan plan;
+  plan.device_footprints = {16u << 10, 1u << 30};
+  plan.host_footprints = {1u << 20};
+  plan.numa_remote = true;
+  plan.peers = chased_peers(0, 2, false, false, [](int, int) { return std::optional<std::string>("nvlink"); });
+  std::size_t peer = 0;
+  for (const latency_case& c : latency_grid(plan)) {
+    EXPECT_EQ(case_name_problem(declared("Latency"), latency_name(c)), "") << latency_name(c).str();
+    peer += c.mem == latency_mem::peer;
+  }
+  EXPECT_EQ(peer, 4u);
+  EXPECT_NE(declared("Latency").plot.find("peer"), std::string::npos);  // a line per peer in the plot
 }
 
 TEST(Registry, EveryFamilyIsWellDeclared) {
