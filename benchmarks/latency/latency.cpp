@@ -215,7 +215,7 @@ void run_latency(benchmark::State& state, const latency_case& c) {
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
   // The loads per chase follow from the footprint alone, never from a measurement: every round of a case
-  // must time the same number of loads, as its figure is the mean of the rounds' medians.
+  // must time the same number of loads, as its figure is the center of the rounds' medians.
   const std::uint64_t loads = chase_loads_for(expected_latency_s(uncached, c.bytes), kTargetS);
   chase_position expected{next};
 
