@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -166,7 +167,9 @@ def _called(m: Model, a: Judged, b: Judged, slower_by: float = 0.0) -> int:
         return 0
     if m.grouping == "pooled":
         la, lb = [math.log(t) for t in a.rounds], [math.log(t) for t in rb]
-        p = float(ttest_ind(la, lb, equal_var=False).pvalue)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # rounds that agree to the last digit: p is then 0 or 1, below
+            p = float(ttest_ind(la, lb, equal_var=False).pvalue)
         if not math.isfinite(p):
             p = 1.0 if abs(statistics.fmean(la) - statistics.fmean(lb)) < 1e-12 else 0.0
     else:

@@ -68,7 +68,7 @@ def build_parser() -> ArgumentParser:
     mo = sub.add_parser("models", help="candidate models of a case's interval, judged on A/A sets")
     mo.add_argument("sets", nargs="+", metavar="DIR",
                     help="folders, each of one A/A set: its *.json and *.json.gz files in name order are consecutive "
-                    "runs (a run on another GPU than the first, by gpu.uuid, is left out)")
+                    "runs (a run on another GPU than most of them, by gpu.uuid, is left out)")
     return p
 
 
@@ -82,11 +82,15 @@ def _models(dirs: Sequence[str]) -> int:
     for d in dirs:
         paths = sorted(glob.glob(os.path.join(d, "*.json")) + glob.glob(os.path.join(d, "*.json.gz")))
         files = load_files(paths)
-        uuid = files[0].fact("gpu.uuid") if files else None
+        uuids = [f.fact("gpu.uuid") for f in files]
+        uuid = max(set(uuids), key=uuids.count) if uuids else None  # the GPU most of the runs ran on
         same = [f for f in files if f.fact("gpu.uuid") == uuid]
         if len(same) < 2:
-            raise InputError(f"{d}: fewer than two runs of one GPU (*.json, *.json.gz)")
+            print(f"gpu-bench-aa: {d}: left out: fewer than two runs of one GPU (*.json, *.json.gz)", file=sys.stderr)
+            continue
         sets.append((f"{d} ({len(same)} runs)", same))
+    if not sets:
+        raise InputError("no folder holds two runs of one GPU")
     results = models.judge_sets(sets, progress=lambda label: print(f"gpu-bench-aa: {label}", file=sys.stderr))
     sys.stdout.write(models.render(results))
     return EXIT_OK
