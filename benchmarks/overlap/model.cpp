@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "fixtures/measure/stats.hpp"
+
 namespace gpu_bench {
 
 std::vector<overlap_case> overlap_grid(bool full, const std::vector<std::uint64_t>& given_sizes) {
@@ -111,13 +113,46 @@ std::vector<std::pair<std::size_t, std::size_t>> chunk_bounds(std::size_t elemen
   return b;
 }
 
-double overlap_ideal_s(const stage_times& t, int chunks) {
+bound_lines overlap_bound_lines(const stage_times& t, int chunks) {
   const double s = static_cast<double>(chunks);
-  const double link = t.both_s;
-  const double kernels = t.in_s / s + t.kernel_s + t.out_s / s;
-  const double in = t.in_s + (t.kernel_s + t.out_s) / s;
-  const double out = (t.in_s + t.kernel_s) / s + t.out_s;
-  return std::max({link, kernels, in, out});
+  const double ends = (t.in_s + t.out_s) / s;
+  const double rest = 1.0 - 1.0 / s;
+  double middle = rest * 2.0 * std::min(t.in_s, t.out_s);
+  if (t.bidir_in_s > 0 && t.bidir_out_s > 0)
+    middle = std::min(middle, rest * 2.0 / (1.0 / t.bidir_in_s + 1.0 / t.bidir_out_s));
+  if (t.both_s > 0) middle = std::min(middle, std::max(0.0, t.both_s - ends));
+  return {ends + middle, t.in_s / s + t.kernel_s + t.out_s / s, t.in_s + (t.kernel_s + t.out_s) / s,
+          (t.in_s + t.kernel_s) / s + t.out_s};
+}
+
+double overlap_ideal_s(const stage_times& t, int chunks) {
+  const bound_lines l = overlap_bound_lines(t, chunks);
+  return std::max({l.link, l.kernels, l.in, l.out});
+}
+
+stage_times fastest_stages(const std::vector<stage_times>& turns) {
+  stage_times best{0, 0, 0, 0, 0, 0};
+  auto keep = [](double& into, double v) {
+    if (v > 0 && (into == 0 || v < into)) into = v;
+  };
+  for (const stage_times& t : turns) {
+    keep(best.in_s, t.in_s);
+    keep(best.out_s, t.out_s);
+    keep(best.both_s, t.both_s);
+    keep(best.kernel_s, t.kernel_s);
+    keep(best.bidir_in_s, t.bidir_in_s);
+    keep(best.bidir_out_s, t.bidir_out_s);
+  }
+  return best;
+}
+
+paired_efficiency efficiency_over_turns(double bound_s, const std::vector<double>& pipeline_s) {
+  std::vector<double> ratios;
+  for (double p : pipeline_s)
+    if (p > 0) ratios.push_back(bound_s / p);
+  if (ratios.empty()) return {};
+  std::sort(ratios.begin(), ratios.end());
+  return {median_of_sorted(ratios), ratios.front(), ratios.back()};
 }
 
 }  // namespace gpu_bench

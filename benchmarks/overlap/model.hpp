@@ -56,18 +56,51 @@ struct stage_times {
   double both_s;    // each chunk's copy in, then its copy out, on the chunk's stream in the case's issue
                     // order: the pipeline without its kernels
   double kernel_s;  // every chunk's kernel
+  // The whole copy in and the whole copy out at once, each on a stream of its own with nothing between
+  // them: each direction's span from the common start (0 where not measured: one chunk has no overlap).
+  double bidir_in_s = 0;
+  double bidir_out_s = 0;
 };
 
-// The time the case's S equal chunks cannot beat: the largest of the bottleneck resources' busy time plus
-// the part of the pipeline's fill and drain that resource cannot overlap:
-//   link     both                                  every copy, as the pipeline's streams and order let
-//                                                   them overlap: the first copy in and the last copy out
-//                                                   alone, each copy's own cost however small its chunk
-//   kernels  in / S + kernel + out / S             every kernel, after the first copy in and before the
+// The bound's lines: each the busy time of one resource plus the part of the pipeline's fill and drain
+// that resource cannot overlap, for S chunks. No schedule of the chunks' copies and kernels beats any of
+// them where the stages ran at their best:
+//   link     (in + out) / S + middle                the first chunk's copy in and the last chunk's copy out,
+//                                                   each alone; between them the other (S-1)/S of the
+//                                                   bytes of both directions at the fastest rate the link
+//                                                   showed for them
+//   kernels  in / S + kernel + out / S              every kernel, after the first copy in and before the
 //                                                   last copy out
-//   in       in + (kernel + out) / S               every copy in, then the last chunk's kernel and copy out
-//   out      (in + kernel) / S + out               the first chunk's copy in and kernel, then every copy out
-// For S = 1 every line is at most in + kernel + out, the serial time, which the kernel line reaches.
+//   in       in + (kernel + out) / S                every copy in, then the last chunk's kernel and copy out
+//   out      (in + kernel) / S + out                the first chunk's copy in and kernel, then every copy out
+// The middle is the least of three times for those bytes: (S-1)/S of H, the harmonic mean of the bidir
+// spans (the payload both ways over the sum of the two directions' rates while they ran together); (S-1)/S
+// of 2 min(in, out) (both ways at the faster direction's rate alone); and the chained stage's own middle,
+// both - (in + out) / S (the link line is never above the chained stage itself). A rate the link reached
+// once it can reach again, so the fastest of them is what the pipeline's middle cannot beat. The fill and
+// drain count the copies only: the first and the last chunk's kernels also leave one direction idle, but
+// the rate both ways comes from two whole copies, not the pipeline's mix of chunks, and is known to a
+// percent or two, about what those kernels would add.
+// For S = 1 the link line is in + out and the kernel line in + kernel + out, the serial time.
+struct bound_lines {
+  double link, kernels, in, out;
+};
+bound_lines overlap_bound_lines(const stage_times& t, int chunks);
+// The largest line: the time the case's S equal chunks cannot beat.
 double overlap_ideal_s(const stage_times& t, int chunks);
+
+// Each stage at its fastest over the turns (a bound is a best case; a stage's slow turn says nothing of
+// what the link or the GPU can do); a field no turn measured (0) stays 0.
+stage_times fastest_stages(const std::vector<stage_times>& turns);
+
+// A bound held against the pipeline's time in each turn: `efficiency` the median of bound / turn, `lo`
+// and `hi` the lowest and highest turn. The bound is one figure for every turn, from the fastest stages:
+// bounds taken per turn, each the largest of its lines from that turn's noisy stages, are biased upward
+// (a maximum of noisy terms), and a turn whose stage ran slow would hold its pipeline to a bound the
+// link beat in the other turns.
+struct paired_efficiency {
+  double efficiency = 0, lo = 0, hi = 0;
+};
+paired_efficiency efficiency_over_turns(double bound_s, const std::vector<double>& pipeline_s);
 
 }  // namespace gpu_bench

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -125,8 +126,17 @@ struct pipeline {
   stream_set& streams;
   op_recorder& rec;
   std::vector<std::pair<std::size_t, std::size_t>> chunks;
+  // Events around a one-chunk pipeline's copy in, kernel and copy out, when set: they run alone there, so
+  // each is one more sample of its stage of the bound.
+  struct op_marks {
+    cuda_event begin[3], end[3];  // copy in, kernel, copy out
+  };
+  op_marks* marks = nullptr;
 
   cudaStream_t stream_of(int chunk) const { return streams[chunk % streams.size()]; }
+  void mark(int op, bool end, int chunk) {
+    if (marks) (end ? marks->end : marks->begin)[op].record(stream_of(chunk));
+  }
 
   // One chunk's copy: in, host to device, or out, device to host.
   void copy(int i, bool in) {
@@ -135,16 +145,21 @@ struct pipeline {
     const float* src = in ? b.in_f() + lo : b.dev_f() + lo;
     rec.run(stream_of(i), i % streams.size(), in ? "h2d" : "d2h", i, "copy", [&] {
       const cudaMemcpyKind kind = in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+      mark(in ? 0 : 2, false, i);
       CUDA_CHECK(cudaMemcpyAsync(dst, src, (hi - lo) * sizeof(float), kind, stream_of(i)));
       plant_extra_copy(dst, src, (hi - lo) * sizeof(float), kind, stream_of(i));
+      mark(in ? 0 : 2, true, i);
     });
   }
   void copy_in(int i) { copy(i, true); }
   void copy_out(int i) { copy(i, false); }
   void kernel(int i) {
     const std::size_t lo = chunks[static_cast<std::size_t>(i)].first, hi = chunks[static_cast<std::size_t>(i)].second;
-    rec.run(stream_of(i), i % streams.size(), "kernel", i, "kernel",
-            [&] { kernels::sincos_work(b.dev_f(), lo, hi - lo, c.work, stream_of(i)); });
+    rec.run(stream_of(i), i % streams.size(), "kernel", i, "kernel", [&] {
+      mark(1, false, i);
+      kernels::sincos_work(b.dev_f(), lo, hi - lo, c.work, stream_of(i));
+      mark(1, true, i);
+    });
   }
   void after_chunk_op(int i) {
     if (c.sync == sync_point::per_chunk) CUDA_CHECK(cudaStreamSynchronize(stream_of(i)));
@@ -261,28 +276,31 @@ struct stage {
   stage(const stage&) = delete;
   stage& operator=(const stage&) = delete;
 
-  double once() {
-    return streams
-        .measure(
-            gated, [this] { op(streams); }, hooks)
-        .seconds;
+  sample measure() {
+    return streams.measure(
+        gated, [this] { op(streams); }, hooks);
   }
 };
 
-// The bound's stages, in the case's own chunks over its own streams (a bound measured another way, another
-// stream count, can sit above what this schedule achieves, or below it): every chunk's copy in, every copy
-// out, every kernel, and the copies of both directions together as the pipeline orders them: each chunk's
-// copy in, then its copy out on the same stream, in the case's issue order (the pipeline without its
-// kernels). Measured so, the link's stage pays what the pipeline's copies pay and nothing more: per-copy
-// costs that dominate small chunks, the first copy in and the last copy out that nothing can overlap, and
-// streams that share a hardware queue (more than CUDA_DEVICE_MAX_CONNECTIONS of them). Copies of both
-// directions on streams of their own would pay what the pipeline does not (twice the streams, twice the
-// sharing of queues, a switch between more of them per copy), and a small pipeline would beat that bound.
+// The bound's stages. Four in the case's own chunks over its own streams (a bound measured another way,
+// another stream count, can sit above what this schedule achieves, or below it): every chunk's copy in,
+// every copy out, every kernel, and the copies of both directions together as the pipeline orders them:
+// each chunk's copy in, then its copy out on the same stream, in the case's issue order (the pipeline
+// without its kernels). Measured so, the chained stage pays what the pipeline's copies pay: per-copy costs
+// that dominate small chunks, the first copy in and the last copy out that nothing can overlap, and streams
+// that share a hardware queue (more than CUDA_DEVICE_MAX_CONNECTIONS of them). It is one schedule of those
+// copies, though, not a bound: where it happens to run both directions at a lower rate than the pipeline
+// does, the pipeline beats it. So a fifth stage, for more than one chunk, times both directions with
+// nothing between them: the whole copy in and the whole copy out at once, each on a stream of its own
+// (bidir), whose two spans give the rate of both directions together; the link line takes the faster of
+// the two rates (model.hpp).
 struct bound_stages {
   const overlap_buffers& b;
   int ways;
   std::vector<std::pair<std::size_t, std::size_t>> parts;
+  op_recorder rec;  // brackets the stages' copies while their timeline is recorded
   stage in, out, both, kernel;
+  std::unique_ptr<stage> bidir;  // none for one chunk, which overlaps nothing
 
   bound_stages(const overlap_case& c, const overlap_buffers& buffers, const prime_buffers& pb)
       : b(buffers),
@@ -291,7 +309,8 @@ struct bound_stages {
         in(c.mem, ways, copies(true), prime(true, false, pb)),
         out(c.mem, ways, copies(false), prime(false, true, pb)),
         both(c.mem, ways, chained_copies(c.sched), prime(true, true, pb)),
-        kernel(mem_kind::pinned, ways, kernels(c.work), [](stream_set&, int) {}) {
+        kernel(mem_kind::pinned, ways, kernels(c.work), [](stream_set&, int) {}),
+        bidir(ways > 1 ? std::make_unique<stage>(c.mem, 2, whole_copies(), prime_each_direction(pb)) : nullptr) {
     // The copy-out stages read dev2, which nothing else writes in an Overlap run: give it defined contents.
     // Found by compute-sanitizer's initcheck (every copy out of it read memory never written).
     CUDA_CHECK(cudaMemsetAsync(b.dev2->data(), 0, b.bytes, cudaStreamPerThread));
@@ -302,24 +321,33 @@ struct bound_stages {
     const std::size_t lo = parts[static_cast<std::size_t>(w)].first * sizeof(float);
     return {lo, parts[static_cast<std::size_t>(w)].second * sizeof(float) - lo};
   }
-  // Chunk w's copy in, host to device, on stream w.
-  void copy_in(stream_set& s, int w) const {
-    const auto [lo, len] = range(w);
-    CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(b.dev->data()) + lo, static_cast<const char*>(b.in->data()) + lo, len,
-                               cudaMemcpyHostToDevice, s[w]));
+  // `len` bytes from `lo` one way, on stream `on` of `s`: in, host to device; out, device to host from dev2,
+  // so that it never waits for a copy in's data.
+  void copy(stream_set& s, int on, bool inward, std::size_t lo, std::size_t len, int index) {
+    rec.run(s[on], on, inward ? "h2d" : "d2h", index, "copy", [&] {
+      if (inward)
+        CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(b.dev->data()) + lo, static_cast<const char*>(b.in->data()) + lo,
+                                   len, cudaMemcpyHostToDevice, s[on]));
+      else
+        CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(b.out->data()) + lo,
+                                   static_cast<const char*>(b.dev2->data()) + lo, len, cudaMemcpyDeviceToHost, s[on]));
+    });
   }
-  // Chunk w's copy out, device to host, on stream w; from dev2, so that it never waits for a copy in's data.
-  void copy_out(stream_set& s, int w) const {
+  // Chunk w's copy in or out, on stream w.
+  void copy_in(stream_set& s, int w) {
     const auto [lo, len] = range(w);
-    CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(b.out->data()) + lo, static_cast<const char*>(b.dev2->data()) + lo,
-                               len, cudaMemcpyDeviceToHost, s[w]));
+    copy(s, w, true, lo, len, w);
   }
-  std::function<void(stream_set&)> copies(bool inward) const {
+  void copy_out(stream_set& s, int w) {
+    const auto [lo, len] = range(w);
+    copy(s, w, false, lo, len, w);
+  }
+  std::function<void(stream_set&)> copies(bool inward) {
     return [this, inward](stream_set& s) {
       for (int w = 0; w < ways; ++w) inward ? copy_in(s, w) : copy_out(s, w);
     };
   }
-  std::function<void(stream_set&)> chained_copies(schedule sched) const {
+  std::function<void(stream_set&)> chained_copies(schedule sched) {
     return [this, sched](stream_set& s) {
       if (sched == schedule::breadth_first) {
         for (int w = 0; w < ways; ++w) copy_in(s, w);
@@ -327,6 +355,14 @@ struct bound_stages {
       } else {
         for (int w = 0; w < ways; ++w) copy_in(s, w), copy_out(s, w);
       }
+    };
+  }
+  // The whole payload in on stream 0 and out on stream 1, started together. Whole copies rather than the
+  // case's chunks: the stage is for the link's rate, and per-copy costs would only lower it.
+  std::function<void(stream_set&)> whole_copies() {
+    return [this](stream_set& s) {
+      copy(s, 0, true, 0, b.bytes, 0);
+      copy(s, 1, false, 0, b.bytes, 0);
     };
   }
   // The first stream primes the engine of each direction the stage copies in (the pipeline primes its
@@ -338,6 +374,17 @@ struct bound_stages {
       if (do_out) CUDA_CHECK(cudaMemcpyAsync(pb.host, pb.dev, pb.bytes, cudaMemcpyDeviceToHost, s[i]));
     };
   }
+  // Stream 0 primes the engine copying in, stream 1 the one copying out; each in its own half of the
+  // priming buffers, as the two may run at once.
+  static std::function<void(stream_set&, int)> prime_each_direction(const prime_buffers& pb) {
+    return [pb](stream_set& s, int i) {
+      const std::size_t half = std::max<std::size_t>(1, pb.bytes / 2);
+      if (i == 0) CUDA_CHECK(cudaMemcpyAsync(pb.dev, pb.host, half, cudaMemcpyHostToDevice, s[i]));
+      if (i == 1 && pb.bytes > half)
+        CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(pb.host) + half, static_cast<const char*>(pb.dev) + half,
+                                   pb.bytes - half, cudaMemcpyDeviceToHost, s[i]));
+    };
+  }
   std::function<void(stream_set&)> kernels(int work) const {
     return [this, work](stream_set& s) {
       for (int w = 0; w < ways; ++w) {
@@ -346,58 +393,92 @@ struct bound_stages {
       }
     };
   }
+
+  // One more sample of the chained and the bidirectional stage, every copy bracketed by events, each into
+  // the timeline beside the case's own pipeline: where the pipeline's copies ran faster than the stages'.
+  void record_timeline(const std::string& name) {
+    record(both, name + " [both stage]");
+    if (bidir) record(*bidir, name + " [bidir stage]");
+  }
+  void record(stage& st, const std::string& row) {
+    if (timeline::instance().has_case(row)) return;
+    rec.set_recording(true);
+    (void)st.measure();
+    rec.flush(timeline::instance().begin_case(row), st.streams.start_event());
+  }
 };
 
 // The bound and the case's own pipeline, sampled in turns (the pipeline, then each stage; again), at least
-// five turns and 20 ms: a load on a shared host link that comes and goes then falls on both alike. Each
-// stage is the fastest of its turns (a bound is a best case); the efficiency is the median over the turns
-// of each turn's bound over that turn's pipeline, so that a burst which slows one turn's pipeline slows
-// its stages with it, and the lowest and highest turn bound it (with five turns, the 94% confidence
-// interval of that median). Measured in the round that reports it (the last) only.
+// five turns and 20 ms: a load on a shared host link that comes and goes then falls on both alike. The
+// bound is one figure for every turn, made of each stage's fastest turn (a bound is a best case); the
+// efficiency is the median over the turns of that bound over the turn's pipeline, the lowest and highest
+// turn its interval (with five turns, the 94% confidence interval of that median). For one chunk, the
+// pipeline's own copy in, kernel and copy out run alone: each turn's pipeline brackets them with events,
+// and they count as one more turn of those stages, so that no stage that ran slower than the same
+// operation in the pipeline can lift the bound above it. Measured in the round that reports it (the last)
+// only.
 struct paired_bound {
-  stage_times fastest{};
-  double efficiency = 0, efficiency_lo = 0, efficiency_hi = 0;
+  stage_times fastest{0, 0, 0, 0};
+  double ideal_s = 0;
+  paired_efficiency efficiency;
 };
 
 // One sample of `measure`, taken twice where it lasts under a millisecond, the second kept: a short sample
 // right after another kind of work pays for what that work left behind (another stream's engine, another
 // kernel), which its own back-to-back samples never do.
 template <typename Measure>
-double settled(Measure measure) {
-  const double first = measure();
-  return first < 1e-3 ? measure() : first;
+sample settled(Measure measure) {
+  const sample first = measure();
+  return first.seconds < 1e-3 ? measure() : first;
 }
 
 paired_bound measure_paired_bound(bound_stages& st, pipeline_run& run, int chunks) {
-  paired_bound out;
-  std::vector<double> ratios;
-  auto keep_fastest = [](double& into, double s) { into = into == 0 ? s : std::min(into, s); };
+  std::vector<stage_times> turns;
+  std::vector<double> pipeline_s;
+  pipeline::op_marks marks;
+  const bool own_ops = chunks == 1;
   case_plan plan;
   plan.measure = [&] {
-    const double p = settled([&] { return run.once().seconds; });
-    const stage_times turn{settled([&] { return st.in.once(); }), settled([&] { return st.out.once(); }),
-                           settled([&] { return st.both.once(); }), settled([&] { return st.kernel.once(); })};
-    keep_fastest(out.fastest.in_s, turn.in_s);
-    keep_fastest(out.fastest.out_s, turn.out_s);
-    keep_fastest(out.fastest.both_s, turn.both_s);
-    keep_fastest(out.fastest.kernel_s, turn.kernel_s);
-    ratios.push_back(overlap_ideal_s(turn, chunks) / p);
-    return sample(p + turn.in_s + turn.out_s + turn.both_s + turn.kernel_s);
+    run.p.marks = own_ops ? &marks : nullptr;
+    const double p = settled([&] { return run.once(); }).seconds;
+    run.p.marks = nullptr;
+    stage_times turn{
+        settled([&] { return st.in.measure(); }).seconds, settled([&] { return st.out.measure(); }).seconds,
+        settled([&] { return st.both.measure(); }).seconds, settled([&] { return st.kernel.measure(); }).seconds};
+    if (st.bidir) {
+      const sample two_ways = settled([&] { return st.bidir->measure(); });
+      turn.bidir_in_s = two_ways.spans.at(0);
+      turn.bidir_out_s = two_ways.spans.at(1);
+    }
+    turns.push_back(turn);
+    if (own_ops) {
+      const double i = elapsed_seconds(marks.begin[0], marks.end[0]);
+      const double k = elapsed_seconds(marks.begin[1], marks.end[1]);
+      const double o = elapsed_seconds(marks.begin[2], marks.end[2]);
+      turns.push_back({i, o, i + o, k});
+    }
+    pipeline_s.push_back(p);
+    return sample(p + turn.in_s + turn.out_s + turn.both_s + turn.kernel_s +
+                  std::max(turn.bidir_in_s, turn.bidir_out_s));
   };
   // The case's own samples have just run on these buffers and streams: the turns need no warm-up turn, and
-  // a stage slowed by a first use falls in one turn of five, which neither the median nor the fastest sees.
+  // a stage slowed by a first use falls in one turn of five, which the fastest does not see.
   plan.already_warm = true;
   sampling_rules rules = calibration_rules(5);
   rules.min_time_s = 0.02;
   rules.budget_s = 0.3;     // five turns, unless one alone outlasts this (then three)
   rules.noise_pct = 100.0;  // and no more than five: the turns are paired, not a median to narrow
   (void)calibrate(plan, rules);
-  if (!ratios.empty()) {
-    std::sort(ratios.begin(), ratios.end());
-    out.efficiency = median_of_sorted(ratios);
-    out.efficiency_lo = ratios.front();
-    out.efficiency_hi = ratios.back();
+  paired_bound out;
+  if (turns.empty()) return out;
+  out.fastest = fastest_stages(turns);
+  if (planted("overlap_bound")) {
+    const bound_lines l = overlap_bound_lines(out.fastest, chunks);
+    out.ideal_s = std::max({l.kernels, l.in, l.out});
+  } else {
+    out.ideal_s = overlap_ideal_s(out.fastest, chunks);
   }
+  out.efficiency = efficiency_over_turns(out.ideal_s, pipeline_s);
   return out;
 }
 
@@ -439,15 +520,17 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
   const auto t = run_case(state, plan);
   if (!t) return;
   const paired_bound paired = measure_paired_bound(bound, run, chunks_of(c));
-  if (timeline::instance().enabled()) run.record_timeline(current_case_name());
+  if (timeline::instance().enabled()) {
+    run.record_timeline(current_case_name());
+    bound.record_timeline(current_case_name());
+  }
   // The serial baseline and this process's own pipeline share its buffers and its moment of the link: the
   // speedup uses this round's median, the headline (gbps) the rounds' mean. The efficiency is the paired
-  // turns' own; ideal_ms is the bound from the fastest stages.
+  // turns' own.
   const double own_s = t->own_time_s();
   if (c.sched == schedule::serial) serial_s = own_s;
   const stage_times& stages = paired.fastest;
-  const double ideal_s = overlap_ideal_s(stages, chunks_of(c));
-  const double efficiency = paired.efficiency;
+  const double efficiency = paired.efficiency.efficiency;
   // Above 1 by more than the noise of the stage timings: the bound does not hold, so the model (or the
   // measurement) is wrong, and the case says so rather than report an efficiency nobody should believe.
   if (efficiency > 1.02) {
@@ -460,15 +543,17 @@ void run_overlap(benchmark::State& state, const overlap_case& c) {
   report_rates(state, *t, rates);
   state.counters["wall_ms"] = t->median_of([](const sample& s) { return s.wall_s; }) * 1e3;
   state.counters["speedup"] = serial_s / own_s;
-  state.counters["ideal_ms"] = ideal_s * 1e3;
+  state.counters["ideal_ms"] = paired.ideal_s * 1e3;
   state.counters["efficiency"] = efficiency;
-  state.counters["efficiency_lo"] = paired.efficiency_lo;
-  state.counters["efficiency_hi"] = paired.efficiency_hi;
+  state.counters["efficiency_lo"] = paired.efficiency.lo;
+  state.counters["efficiency_hi"] = paired.efficiency.hi;
   state.counters["max_error"] = err;
   state.counters["in_ms"] = stages.in_s * 1e3;
   state.counters["out_ms"] = stages.out_s * 1e3;
   state.counters["both_ms"] = stages.both_s * 1e3;
   state.counters["kernel_ms"] = stages.kernel_s * 1e3;
+  state.counters["bidir_in_ms"] = stages.bidir_in_s * 1e3;
+  state.counters["bidir_out_ms"] = stages.bidir_out_s * 1e3;
 }
 
 const family_registration registration{[](family_descriptor& f) {
@@ -494,18 +579,23 @@ const family_registration registration{[](family_descriptor& f) {
       "    counters  gbps (N in + N out / GPU time), wall_ms (from the first enqueue to the host seeing the\n"
       "              sample done), host_blocked_us, speedup (the serial schedule's time, measured before\n"
       "              this case in the same run / this time), ideal_ms, efficiency (the median over turns of\n"
-      "              ideal / the case's time, below; efficiency_lo and _hi the lowest and highest turn),\n"
-      "              max_error, and the stages in_ms, out_ms, both_ms (each chunk's copy in then its copy out\n"
-      "              on its stream, in the case's order: the pipeline without kernels), kernel_ms: the\n"
-      "              whole payload in the case's own S chunks over S streams, sampled in turns with the case\n"
-      "              (5 turns, 20 ms at least), each the fastest:\n"
-      "                ideal = max(both,                                  the copy link\n"
+      "              ideal / that turn's time; efficiency_lo and _hi the lowest and highest turn), max_error,\n"
+      "              and the stages, sampled in turns with the case (5 turns, 20 ms at least), each the\n"
+      "              fastest of its turns: in_ms, out_ms, kernel_ms (the whole payload in the case's own S\n"
+      "              chunks over S streams), both_ms (each chunk's copy in then its copy out on its stream,\n"
+      "              in the case's order: the pipeline without kernels), bidir_in_ms and bidir_out_ms (the\n"
+      "              whole copy in and the whole copy out at once, each on a stream of its own: each\n"
+      "              direction's span; 0 for one chunk):\n"
+      "                ideal = max((in + out) / S + middle,               the copy link\n"
       "                            in / S + kernel + out / S,             the kernels\n"
       "                            in + (kernel + out) / S,               the copies in\n"
       "                            (in + kernel) / S + out)               the copies out\n"
-      "              (each resource's busy time plus the fill and drain it cannot overlap, for S chunks;\n"
-      "              both has its fill and drain in it).\n"
-      "              A case above efficiency 1.02 is marked in its label and warned about on stderr.\n"
+      "                middle = min((S - 1) / S * H(bidir_in, bidir_out), (S - 1) / S * 2 min(in, out),\n"
+      "                             both - (in + out) / S)\n"
+      "              (each resource's busy time plus the fill and drain it cannot overlap, for S chunks; the\n"
+      "              link's middle: the rest of both directions' bytes at the fastest rate the link showed\n"
+      "              for them, H the harmonic mean). A case above efficiency 1.02 is marked in its label\n"
+      "              and warned about on stderr.\n"
       "    The default runs 43 cases around pinned 512 MiB with work 1; --full runs every\n"
       "    combination (2352). --sizes replaces 512 MiB with each size given (and 16 MiB to 1 GiB under --full).\n";
   f.headline = "gbps";

@@ -83,7 +83,7 @@ class Help(unittest.TestCase):
         r = run("--help")
         self.assertEqual(r.returncode, 0, r.stderr)
         for needle in ("Transfer/dir:{h2d,d2h,bidir,d2d}", "--device=N", "--sizes=SPEC", "counted once", "GB = 1e9",
-                       "Overlap/schedule:", "ideal = max(both,", "HostBlocking/mem:", "--timeline=FILE",
+                       "Overlap/schedule:", "ideal = max((in + out) / S + middle,", "HostBlocking/mem:", "--timeline=FILE",
                        "--device=all", "Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}[/engine:sm]/bytes:{N}",
                        "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4",
                        "AllHost/dir:{h2d,d2h}[/pattern:{one_to_all,all_to_one}]/bytes:{N}", "Batch/api:{loop,batch,kernel}",
