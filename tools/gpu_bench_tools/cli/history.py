@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Sequence
 
 from ..history import dburl, history, check as history_check, render as history_render
-from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, probability, run
+from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_int, probability, run
 from ..reading.load import InputError
 
 PROG = "gpu-bench-history"
+
+
+def floor_pct(text: str) -> float:
+    """--threshold: a percentage above 0 (a floor of 0 would report any difference from nights that never
+    varied)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (0.0 < v < math.inf):
+        raise argparse.ArgumentTypeError(f"must be a percentage above 0, not {text}")
+    return v
 
 
 def build_parser() -> ArgumentParser:
@@ -30,12 +43,15 @@ def build_parser() -> ArgumentParser:
                        help="newest run of each machine against the earlier runs of its configuration")
     s.add_argument("--window", type=positive_int, default=10,
                    help="earlier runs of the same configuration to look at (default 10)")
-    s.add_argument("--threshold", type=positive_float, default=5.0, metavar="PCT",
-                   help="smallest change in percent worth reporting; exit 1 on a regression beyond it (default 5)")
+    s.add_argument("--threshold", type=floor_pct, default=history_check.DEFAULT_THRESHOLD_PCT, metavar="PCT",
+                   help="the floor: the smallest change in percent worth reporting, however steady a case's nights "
+                   f"(default {history_check.DEFAULT_THRESHOLD_PCT:g}); a change must also lie beyond the case's "
+                   "own interval; exit 1 on a regression")
     s.add_argument("--metric", help="judge every case on this counter (default: its family's headline)")
     s.add_argument("--case", metavar="REGEX", help="only cases whose name matches")
-    s.add_argument("--alpha", type=probability, default=0.001,
-                   help="significance level of a change point, between 0 and 1 (default 0.001, Otava's)")
+    s.add_argument("--alpha", type=probability, default=history_check.DEFAULT_ALPHA,
+                   help="the chance that a night with no change lies outside its case's interval, between 0 "
+                   f"and 1 (default {history_check.DEFAULT_ALPHA:g})")
 
     s = sub.add_parser("trend", parents=[common], help="plot selected cases over time per machine")
     s.add_argument("--case", required=True, metavar="REGEX", help="cases whose name matches (re.search)")
