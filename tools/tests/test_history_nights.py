@@ -1,18 +1,20 @@
 """history check against each case's own nights: a small step in a steady case is found on its night, identical
-nights give none, --threshold is a floor, and nights that know their noise lean on it."""
+and A/A nights give none, --threshold is a floor, and `replay` tells both from committed runs."""
 
+import glob
 import re
 from pathlib import Path
 
 import pytest
 
 import synth
-from conftest import run_cli
+from conftest import REPO, run_cli
 from gpu_bench_tools.cli import history as cli_history
 
 FAMS = ("Transfer",)
 # Transfer's pinned copies of 1 MiB and more in synth's sizes (4 MiB, 32 MiB, 256 MiB), every direction.
 STEADY = r"Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:(4194304|33554432|268435456)$"
+AA_SETS = ("h100_broad_d0460aa", "h100_rounds_7c29fd0", "h200_rounds_b010260")
 
 
 def check(db, capsys, *extra):
@@ -134,3 +136,59 @@ def test_nights_that_know_nothing_of_their_noise_need_five_before_them(tmp_path,
     ingest(tmp_path / "five.sqlite", [values_night(tmp_path, 7, {CASE: 40.0})], capsys)
     code, out, _ = check(tmp_path / "five.sqlite", capsys)
     assert code == 1 and "since 2025-05-06T02:00:00+00:00 (1 run(s) ago)" in out
+
+
+def aa_runs(name):
+    return sorted(glob.glob(str(REPO / "results" / "aa" / name / "run_0*.json")))
+
+
+def replay(capsys, *argv):
+    return run_cli(cli_history.main, ["replay", *argv], capsys)
+
+
+def table_rows(out):
+    return {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]]
+            for ln in out.splitlines() if re.match(r"\| [0-9.]+% \|", ln)}
+
+
+@pytest.mark.parametrize("name,least", [("h100_rounds_7c29fd0", 2), ("h200_rounds_b010260", 6)])
+def test_committed_aa_nights_give_no_finding_and_a_planted_step_is_found(capsys, name, least):
+    """Six committed A/A runs as nights: nothing on nights 3 to 6 at the default threshold, and a 2% step
+    in the stable copies of a seventh night (each run in turn) called slower in at least `least` of 13."""
+    runs = aa_runs(name)
+    assert len(runs) == 6
+    code, out, err = replay(capsys, *runs, "--plant", "2", "--thresholds", "1,3")
+    assert code == 0, err
+    rows = table_rows(out)
+    assert rows["1%"][:4] == ["0", "0", "0", "0"]
+    found = re.match(r"\d+% \((\d+)(?: to (\d+))? of 13\)", rows["1%"][4])
+    assert found and int(found.group(1)) >= least
+    assert rows["1%"][5] == "0, 0, 0, 0, 0, 0"
+    assert rows["3%"][4] == "0% (0 of 13)"  # a floor above the step hides it
+
+
+def test_replay_of_the_broad_aa_set_has_no_regression(capsys):
+    code, out, _ = replay(capsys, *aa_runs("h100_broad_d0460aa"), "--thresholds", "1")
+    assert code == 0
+    assert all("worse" not in cell for cell in table_rows(out)["1%"])
+
+
+def test_replay_refuses_too_few_runs_and_runs_of_two_machines(tmp_path, capsys):
+    code, _, err = replay(capsys, night(tmp_path, 1), night(tmp_path, 2))
+    assert code == 2 and "replay needs at least 3" in err
+    other = synth.write(tmp_path / "other.json", synth.make_run(gpu="H200", host="node-b", families=FAMS,
+                                                                date="2025-04-03T02:00:00+00:00"))
+    code, _, err = replay(capsys, night(tmp_path, 1), night(tmp_path, 2), other)
+    assert code == 2 and "another machine" in err and len(err.strip().splitlines()) == 1
+    code, _, err = replay(capsys, night(tmp_path, 1), night(tmp_path, 2), night(tmp_path, 3), "--plant", "0")
+    assert code == 2 and "argument --plant" in err
+
+
+def test_replay_with_a_step_night_of_its_own(tmp_path, capsys):
+    paths = [night(tmp_path, n, full=True) for n in range(1, 7)]
+    step = night(tmp_path, 7, full=True, slow={r"Transfer/dir:\w+/mem:(pinned|registered)/": 1 / 1.03})
+    code, out, _ = replay(capsys, *paths, "--step", step, "--thresholds", "1")
+    assert code == 0
+    row = table_rows(out)["1%"]
+    stable = re.match(r"(\d+)% \((\d+) of (\d+)\)", row[4])
+    assert stable and int(stable.group(3)) > 0 and int(stable.group(1)) >= 75, out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 from typing import Sequence
@@ -62,7 +63,64 @@ def build_parser() -> ArgumentParser:
     s.add_argument("--max-cases", type=positive_int, default=50)
 
     sub.add_parser("runs", parents=[common], help="list machines and their runs")
+
+    s = sub.add_parser("replay", help="check runs of one machine as consecutive nights, each from the third on "
+                       "against the nights before it, at several thresholds (an A/A test of check); a database of "
+                       "its own, never --db")
+    s.add_argument("files", nargs="+", metavar="RUN.json", help="runs of one machine and configuration, in night order")
+    s.add_argument("--thresholds", type=pct_list, default=REPLAY_THRESHOLDS, metavar="PCT,PCT,...",
+                   help="the thresholds to check at (default " + ",".join(f"{t:g}" for t in REPLAY_THRESHOLDS) + ")")
+    s.add_argument("--alpha", type=probability, default=history_check.DEFAULT_ALPHA,
+                   help=f"as check's (default {history_check.DEFAULT_ALPHA:g})")
+    s.add_argument("--window", type=positive_int, default=10, help="as check's (default 10)")
+    step = s.add_mutually_exclusive_group()
+    step.add_argument("--plant", type=floor_pct, metavar="PCT",
+                      help="then a night made from each run in turn with its stable copies (Transfer, pinned and "
+                      "registered, 1 MiB and more) PCT percent slower, each against all the runs")
+    step.add_argument("--step", metavar="RUN.json",
+                      help="then this run as the night after them; its stable copies count as found where called "
+                      "slower")
     return p
+
+
+REPLAY_THRESHOLDS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0)
+
+
+def pct_list(text: str) -> list[float]:
+    """--thresholds: percentages above 0, separated by commas."""
+    return [floor_pct(t.strip()) for t in text.split(",")] if text.strip() else [floor_pct(text)]
+
+
+def _stable(case) -> bool:
+    """A copy at the host link's throughput: the cases the A/A harness plants its slowdowns in."""
+    from ..aa.aa import DETECTION_FILTER
+
+    family, kinds, least = DETECTION_FILTER
+    size = case.axis_int("bytes")
+    return case.family == family and case.axis("mem") in kinds and size is not None and size >= least
+
+
+def _replay(args) -> int:
+    from ..aa.aa import slowed
+    from ..history import replay
+    from ..reading.load import load_file
+
+    files = [load_file(p) for p in args.files]
+    stable = {k for k, c in files[0].cases.items() if _stable(c)}
+    steps, what = [], ""
+    if args.plant is not None:
+        for f in files:
+            slow = slowed(f, args.plant)
+            cases = {k: slow.cases[k] if k in stable else c for k, c in f.cases.items()}
+            steps.append(dataclasses.replace(f, cases=cases, path=f"{f.path} ({len(stable)} stable copies "
+                                                                   f"+{args.plant:g}%)"))
+        what = f"each run again with its {len(stable)} stable copies {args.plant:g}% slower"
+    elif args.step:
+        steps, what = [load_file(args.step)], f"{args.step}"
+    rep = replay.replay(files, args.thresholds, alpha=args.alpha, window=args.window, step_nights=steps,
+                        stepped=stable.__contains__, step_what=what)
+    sys.stdout.write(replay.render(rep))
+    return EXIT_OK
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -98,6 +156,8 @@ def _main(argv: Sequence[str] | None) -> int:
         for p in paths:
             print(p)
         return EXIT_OK
+    if args.command == "replay":
+        return _replay(args)
     sys.stdout.write(history_render.list_runs(db))
     return EXIT_OK
 

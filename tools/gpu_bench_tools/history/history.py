@@ -15,6 +15,7 @@ Every SQL statement is in store.py (SQLite or PostgreSQL). Each ingest is one tr
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -244,6 +245,11 @@ def ingest(db, paths: Iterable[str | os.PathLike]) -> IngestResult:
     return _ingest(db, [_prepare(p) for p in paths])
 
 
+def ingest_files(db, files: Iterable[BenchmarkFile]) -> IngestResult:
+    """Add runs already read (made or changed in memory), each identified by its whole content."""
+    return _ingest(db, [_prepared(f.path, f, _sha256(dataclasses.asdict(f))) for f in files])
+
+
 def _ingest(db, prepared: list[_Prepared]) -> IngestResult:
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00")
     with store.session(db, create=True) as conn:
@@ -380,5 +386,5 @@ def known_metrics(conn, runs: list[Run]) -> list[str]:
     return sorted(found - {"real_time"})
 
 
-__all__ = ["case_facts", "same_case_facts", "default_db_path", "ingest", "load_series", "machines",
+__all__ = ["case_facts", "same_case_facts", "default_db_path", "ingest", "ingest_files", "load_series", "machines",
            "runs_of", "store"]
