@@ -1,4 +1,4 @@
-"""history check: series per configuration, change points from Otava, attribution, noise, exit statuses."""
+"""history check: series per configuration, each case against its own nights, attribution, noise, exit statuses."""
 
 import copy
 import json

@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 import sys
 from typing import Sequence
 
 from ..history import dburl, history, check as history_check, render as history_render
-from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, probability, run
+from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_int, probability, run
 from ..reading.load import InputError
 
 PROG = "gpu-bench-history"
+
+
+def floor_pct(text: str) -> float:
+    """--threshold: a percentage above 0 (a floor of 0 would report any difference from nights that never
+    varied)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (0.0 < v < math.inf):
+        raise argparse.ArgumentTypeError(f"must be a percentage above 0, not {text}")
+    return v
 
 
 def build_parser() -> ArgumentParser:
@@ -30,12 +44,15 @@ def build_parser() -> ArgumentParser:
                        help="newest run of each machine against the earlier runs of its configuration")
     s.add_argument("--window", type=positive_int, default=10,
                    help="earlier runs of the same configuration to look at (default 10)")
-    s.add_argument("--threshold", type=positive_float, default=5.0, metavar="PCT",
-                   help="smallest change in percent worth reporting; exit 1 on a regression beyond it (default 5)")
+    s.add_argument("--threshold", type=floor_pct, default=history_check.DEFAULT_THRESHOLD_PCT, metavar="PCT",
+                   help="the floor: the smallest change in percent worth reporting, however steady a case's nights "
+                   f"(default {history_check.DEFAULT_THRESHOLD_PCT:g}); a change must also lie beyond the case's "
+                   "own interval; exit 1 on a regression")
     s.add_argument("--metric", help="judge every case on this counter (default: its family's headline)")
     s.add_argument("--case", metavar="REGEX", help="only cases whose name matches")
-    s.add_argument("--alpha", type=probability, default=0.001,
-                   help="significance level of a change point, between 0 and 1 (default 0.001, Otava's)")
+    s.add_argument("--alpha", type=probability, default=history_check.DEFAULT_ALPHA,
+                   help="the chance that a night with no change lies outside its case's interval, between 0 "
+                   f"and 1 (default {history_check.DEFAULT_ALPHA:g})")
 
     s = sub.add_parser("trend", parents=[common], help="plot selected cases over time per machine")
     s.add_argument("--case", required=True, metavar="REGEX", help="cases whose name matches (re.search)")
@@ -46,7 +63,64 @@ def build_parser() -> ArgumentParser:
     s.add_argument("--max-cases", type=positive_int, default=50)
 
     sub.add_parser("runs", parents=[common], help="list machines and their runs")
+
+    s = sub.add_parser("replay", help="check runs of one machine as consecutive nights, each from the third on "
+                       "against the nights before it, at several thresholds (an A/A test of check); a database of "
+                       "its own, never --db")
+    s.add_argument("files", nargs="+", metavar="RUN.json", help="runs of one machine and configuration, in night order")
+    s.add_argument("--thresholds", type=pct_list, default=REPLAY_THRESHOLDS, metavar="PCT,PCT,...",
+                   help="the thresholds to check at (default " + ",".join(f"{t:g}" for t in REPLAY_THRESHOLDS) + ")")
+    s.add_argument("--alpha", type=probability, default=history_check.DEFAULT_ALPHA,
+                   help=f"as check's (default {history_check.DEFAULT_ALPHA:g})")
+    s.add_argument("--window", type=positive_int, default=10, help="as check's (default 10)")
+    step = s.add_mutually_exclusive_group()
+    step.add_argument("--plant", type=floor_pct, metavar="PCT",
+                      help="then a night made from each run in turn with its stable copies (Transfer, pinned and "
+                      "registered, 1 MiB and more) PCT percent slower, each against all the runs")
+    step.add_argument("--step", metavar="RUN.json",
+                      help="then this run as the night after them; its stable copies count as found where called "
+                      "slower")
     return p
+
+
+REPLAY_THRESHOLDS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0)
+
+
+def pct_list(text: str) -> list[float]:
+    """--thresholds: percentages above 0, separated by commas."""
+    return [floor_pct(t.strip()) for t in text.split(",")] if text.strip() else [floor_pct(text)]
+
+
+def _stable(case) -> bool:
+    """A copy at the host link's throughput: the cases the A/A harness plants its slowdowns in."""
+    from ..aa.aa import DETECTION_FILTER
+
+    family, kinds, least = DETECTION_FILTER
+    size = case.axis_int("bytes")
+    return case.family == family and case.axis("mem") in kinds and size is not None and size >= least
+
+
+def _replay(args) -> int:
+    from ..aa.aa import slowed
+    from ..history import replay
+    from ..reading.load import load_file
+
+    files = [load_file(p) for p in args.files]
+    stable = {k for k, c in files[0].cases.items() if _stable(c)}
+    steps, what = [], ""
+    if args.plant is not None:
+        for f in files:
+            slow = slowed(f, args.plant)
+            cases = {k: slow.cases[k] if k in stable else c for k, c in f.cases.items()}
+            steps.append(dataclasses.replace(f, cases=cases, path=f"{f.path} ({len(stable)} stable copies "
+                                                                   f"+{args.plant:g}%)"))
+        what = f"each run again with its {len(stable)} stable copies {args.plant:g}% slower"
+    elif args.step:
+        steps, what = [load_file(args.step)], f"{args.step}"
+    rep = replay.replay(files, args.thresholds, alpha=args.alpha, window=args.window, step_nights=steps,
+                        stepped=stable.__contains__, step_what=what)
+    sys.stdout.write(replay.render(rep))
+    return EXIT_OK
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -82,6 +156,8 @@ def _main(argv: Sequence[str] | None) -> int:
         for p in paths:
             print(p)
         return EXIT_OK
+    if args.command == "replay":
+        return _replay(args)
     sys.stdout.write(history_render.list_runs(db))
     return EXIT_OK
 

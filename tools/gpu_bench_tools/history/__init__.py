@@ -1,2 +1,2 @@
 """Nightly history: ingest runs into one store (store; SQLite or PostgreSQL by dburl), read series back,
-check them for change points (check) and write them out (render)."""
+check each case against its own nights (check), replay runs as nights (replay) and write them out (render)."""

@@ -1,7 +1,9 @@
-"""history check: the newest run of each machine against the earlier runs of its series."""
+"""history check: the newest run of each machine against the earlier runs of its series, each case against
+the spread of its own earlier nights."""
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -22,7 +24,6 @@ from .history import (
     series_change,
     store,
 )
-from ..stats.stats import noise_pct
 
 
 @dataclass
@@ -39,9 +40,10 @@ class Finding:
     since: Run | None = None  # the first run of the new level
     runs_ago: int = 0
     context_change: str = ""  # what changed in the context at `since`
-    noise_pct: float | None = None
-    # False where a side's noise is unknown (one run of one repetition without gpu_bench's noise_pct): nothing
-    # tells such a figure from an outlier, so it is reported and waits for the next run to confirm it.
+    interval_pct: float | None = None  # the case's interval for the newest night: relative half-width
+    nights: int = 0  # the earlier nights that interval comes from
+    # False where the new level is one run of one repetition without gpu_bench's noise_pct: nothing tells
+    # such a figure from an outlier, so it is reported and waits for the next run to confirm it.
     confirmed: bool = True
 
 
@@ -84,65 +86,136 @@ def context_change(before: Run, after: Run) -> str:
     return ", ".join(diffs) if diffs else "nothing in the context changed"
 
 
-def side_noise(points: list[Point]) -> float | None:
-    """The noise of one side of a change: the largest of gpu_bench's own noise for those runs, the spread of
-    their figures (two runs or more) and, for a single run, the spread of its repetitions."""
-    candidates = [statistics.median([p.noise_pct for p in points if p.noise_pct is not None])] \
-        if any(p.noise_pct is not None for p in points) else []
-    spread = noise_pct([p.value for p in points]) if len(points) >= 2 else noise_pct(points[0].reps)
-    if spread is not None:
-        candidates.append(spread)
-    return max(candidates) if candidates else None
+# The judgement's constants; docs/tools.md ("Workflow 3") says why each is what it is.
+DEFAULT_THRESHOLD_PCT = 1.0  # the floor: no change smaller than this is reported
+DEFAULT_ALPHA = 0.001  # the chance that a night with no change in a case lies outside the case's interval
+MIN_EARLIER = 2  # nights before a level that a case's interval needs where the nights know their own noise
+FEW_NIGHTS = 5  # under this many earlier nights, the nights' own noise always joins their spread; nights that
+# know nothing of their noise need this many: fewer figures cannot show a case that moves between a few levels
+NOISE_DOF = 2  # degrees of freedom a night's own noise counts for: three rounds, gpu_bench's default
+HOMOGENEITY_ALPHA = 0.05  # the level of the F-tests that tell a night's noise from the others'
+# noise_pct over one night's relative standard deviation, were the interval normal: 1.96 sqrt 2
+_NOISE_PCT_PER_SD = 100.0 * statistics.NormalDist().inv_cdf(0.975) * math.sqrt(2.0)
 
 
-def _change_points(values: list[float], alpha: float, threshold_pct: float) -> list[tuple[int, float]]:
-    """(index where a new level starts, p-value) per change point, from Apache Otava.
+def night_sd(p: Point) -> float | None:
+    """The standard deviation of one night's figure that the night itself knows of, on the log scale.
 
-    Otava's e-divisive (its Hunter variant with a t-test) cannot always place a change point before a lone
-    last value: a weak change point next to it leaves that value a one-point segment. The newest run is the
-    one a nightly check is for, so the split before it is also put to Otava's own t-test when e-divisive
-    found no change point there.
+    gpu_bench's noise_pct is the 95% half-width of an interval for the next run's figure: it spans two runs'
+    variation, so one run's relative standard deviation is at most noise_pct / (1.96 sqrt 2) (gpu_bench's own
+    t quantile is larger than 1.96), which is the standard deviation of its logarithm to first order (the
+    delta method). A night without noise_pct but with repetitions: the standard deviation of one repetition
+    (a run's repetitions share its process, so their mean's would understate the variation between nights).
+    None where the night knows nothing of its noise.
     """
-    from otava.analysis import TTestSignificanceTester, compute_change_points
-
-    cps, _ = compute_change_points(values, window_len=max(len(values), 2), max_pvalue=alpha,
-                                   min_magnitude=threshold_pct / 100.0)
-    out = [(int(cp.index), float(cp.stats.pvalue)) for cp in cps]
-    last = len(values) - 1
-    if last >= 2 and (not out or out[-1][0] != last):
-        start = out[-1][0] if out else 0
-        if last - start >= 2:
-            t = TTestSignificanceTester(alpha).compare(values[start:last], values[last:])
-            if t.pvalue < alpha and t.change_magnitude() > threshold_pct / 100.0:
-                out.append((last, float(t.pvalue)))
-    return out
+    if p.noise_pct is not None and math.isfinite(p.noise_pct) and p.noise_pct >= 0:
+        return p.noise_pct / _NOISE_PCT_PER_SD
+    reps = [r for r in p.reps if r > 0 and math.isfinite(r)]
+    if len(reps) >= 2:
+        return statistics.stdev(math.log(r) for r in reps)
+    return None
 
 
-def judge(s: CaseSeries, alpha: float, threshold_pct: float) -> Finding | None:
-    """The change whose new level the newest point is on, if it is a change worth reporting."""
+@dataclass
+class Beyond:
+    """A level's nights against the interval of the nights before it."""
+    p_value: float  # the largest of the level's nights' two-sided p-values
+    half_width_pct: float  # the newest night's interval at alpha: its bound on the change's side, in percent
+    direction: int  # +1: every night of the level above the earlier nights' center, -1: below, 0: mixed
+
+
+def _variance_ratio_p(ratio: float, dof_num: float, dof_den: float, two_sided: bool) -> float:
+    from scipy import stats
+
+    upper = float(stats.f.sf(ratio, dof_num, dof_den))
+    return min(1.0, 2.0 * min(upper, 1.0 - upper)) if two_sided else upper
+
+
+def level_against(before: list[Point], level: list[Point], alpha: float,
+                  own: dict[int, float | None]) -> Beyond:
+    """Each night of `level` against a prediction interval for one more night from the nights `before` it.
+
+    On the log scale: the center is the earlier nights' median; the spread, their standard deviation (n - 1
+    degrees of freedom), pooled with the nights' own noise (`own`: night_sd by id, NOISE_DOF degrees of
+    freedom per night that knows it) where the earlier nights are fewer than FEW_NIGHTS, or where an F-test
+    cannot tell the two apart. A night of the level whose own noise an F-test finds larger than the earlier
+    nights' adds the excess to its own variance (a night with a stray round). Student's t with the pooled
+    degrees of freedom gives each night's two-sided p-value.
+    """
+    import numpy as np
+    from scipy import stats
+
+    logs = np.log([p.value for p in before])
+    n = len(logs)
+    center = float(np.median(logs))
+    var, dof = float(np.var(logs, ddof=1)), n - 1
+    known = [own[id(p)] ** 2 for p in before + level if own[id(p)] is not None]
+    if known:
+        k = NOISE_DOF * len(known)
+        within = float(np.mean(known))
+        if n < FEW_NIGHTS or (var > 0 and within > 0 and
+                              _variance_ratio_p(var / within, dof, k, True) >= HOMOGENEITY_ALPHA):
+            var, dof = (dof * var + k * within) / (dof + k), dof + k
+    earlier = [own[id(p)] ** 2 for p in before if own[id(p)] is not None]
+    typical = float(np.mean(earlier)) if earlier else 0.0
+    t_alpha = float(stats.t.ppf(1.0 - alpha / 2.0, dof))
+    worst, half, signs = 0.0, math.inf, set()
+    for p in level:
+        v, mine = var, own[id(p)]
+        if mine is not None and typical > 0 and \
+                _variance_ratio_p(mine ** 2 / typical, NOISE_DOF, NOISE_DOF * len(earlier), False) < HOMOGENEITY_ALPHA:
+            v += mine ** 2 - typical
+        scale = math.sqrt(v * (1.0 + 1.0 / n))
+        d = math.log(p.value) - center
+        if scale > 0:
+            pv = float(2.0 * stats.t.sf(abs(d) / scale, dof))
+        else:
+            pv = 0.0 if d else 1.0  # nights that never varied: any change is beyond them
+        worst = max(worst, pv)
+        signs.add(int(np.sign(d)))
+        h = t_alpha * scale
+        half = (math.expm1(h) if d >= 0 else -math.expm1(-h)) * 100.0
+    return Beyond(worst, half, signs.pop() if len(signs) == 1 else 0)
+
+
+def judge(s: CaseSeries, alpha: float, threshold_pct: float, newest_only: bool = False) -> Finding | None:
+    """The newest level of a case, where it lies beyond the case's own interval and the floor.
+
+    The newest level is the longest run of latest nights (the newest alone, or it and the nights just
+    before it) each beyond the interval from the nights before the run (level_against), on the same side,
+    whose median differs from theirs by at least `threshold_pct`. `newest_only`: only the newest night may
+    start it.
+    """
     values = [p.value for p in s.points]
-    mid = statistics.median(values)
-    if not mid or (max(values) - min(values)) / abs(mid) * 100.0 < threshold_pct:
-        return None  # no two figures differ by the threshold: nothing to find
-    cps = _change_points(values, alpha, threshold_pct)
-    if not cps:
+    if not values or min(values) <= 0:
         return None
-    k, p = cps[-1]
-    start = cps[-2][0] if len(cps) >= 2 else 0
-    before, after = s.points[start:k], s.points[k:]
-    b, a = statistics.median(p_.value for p_ in before), statistics.median(p_.value for p_ in after)
-    if not b:
+    own = {id(p): night_sd(p) for p in s.points}
+    least = MIN_EARLIER if any(sd is not None for sd in own.values()) else FEW_NIGHTS
+    if len(values) <= least:
         return None
-    ratio = a / b
-    worse = (1.0 - ratio) * 100.0 if s.higher_is_better else (ratio - 1.0) * 100.0
-    sides = (side_noise(before), side_noise(after))
-    noises = [n for n in sides if n is not None]
-    noise = max(noises) if noises else None
-    if abs(worse) < threshold_pct or p >= alpha or (noise is not None and abs(ratio - 1.0) * 100.0 <= noise):
+    if (max(values) - min(values)) / statistics.median(values) * 100.0 < threshold_pct:
+        return None  # no two figures differ by the floor: nothing to find
+    last = len(values) - 1
+    found = None
+    for k in range(last, least - 1, -1):
+        if newest_only and k != last:
+            break
+        before, after = s.points[:k], s.points[k:]
+        b, a = statistics.median(p.value for p in before), statistics.median(p.value for p in after)
+        worse = (1.0 - a / b) * 100.0 if s.higher_is_better else (a / b - 1.0) * 100.0
+        if abs(worse) < threshold_pct:
+            continue
+        t = level_against(before, after, alpha, own)
+        if t.p_value < alpha and t.direction == (1 if a > b else -1):
+            found = (k, b, a, worse, t)
+    if found is None:
         return None
-    f = Finding(s.name, s.metric, s.unit, "regression" if worse > 0 else "improvement", b, a, worse, p,
-                noise_pct=noise, confirmed=None not in sides)
-    f.since, f.runs_ago = s.points[k].run, len(s.points) - 1 - k
+    k, b, a, worse, t = found
+    # A level of one night of one repetition without noise_pct: nothing tells it from an outlier.
+    confirmed = k < last or own[id(s.points[k])] is not None
+    f = Finding(s.name, s.metric, s.unit, "regression" if worse > 0 else "improvement", b, a, worse, t.p_value,
+                interval_pct=t.half_width_pct, nights=k, confirmed=confirmed)
+    f.since, f.runs_ago = s.points[k].run, last - k
     f.context_change = context_change(s.points[k - 1].run, s.points[k].run)
     return f
 
@@ -186,18 +259,18 @@ def _check_machine(conn, mid: int, mach: Machine, window: int, threshold_pct: fl
         if not earlier:
             continue
         mc.cases_checked += 1
-        f = judge(s, alpha, threshold_pct)
+        # Across a configuration change only the newest run's difference is what the change did; a change
+        # inside the old configuration's runs was reported when it happened.
+        f = judge(s, alpha, threshold_pct, newest_only=change is not None)
         if f is not None:
-            if change is not None and f.since is not None and f.since.id != newest.id:
-                continue  # a change inside the old configuration's runs, reported when it happened
             mc.findings.append(f)
     order = {"failing": 0, "regression": 1, "improvement": 2}
     mc.findings.sort(key=lambda f: (order[f.kind], -(abs(f.worse_pct or 0.0))))
     return mc, data
 
 
-def check(db, window: int = 10, threshold_pct: float = 5.0, metric: str | None = None,
-          case_regex: str | None = None, alpha: float = 0.001) -> CheckReport:
+def check(db, window: int = 10, threshold_pct: float = DEFAULT_THRESHOLD_PCT, metric: str | None = None,
+          case_regex: str | None = None, alpha: float = DEFAULT_ALPHA) -> CheckReport:
     """The newest run of each machine against up to `window` earlier runs of its series.
 
     Raises InputError for a --metric no case has or a --case that matches no case (naming the known ones).

@@ -3,19 +3,19 @@
 A machine is its host and the GPUs a run measured (UUIDs). A series is one machine in one configuration:
 driver, CUDA versions, gate and NUMA facts; the newest run is judged against the earlier runs of its own
 series only, and each case against those whose facts of what it ran on are the newest run's (case_facts):
-the host link and NUMA node of its GPU and, for a host-side figure, the host's CPU. Changes are found by Apache Otava's e-divisive change-point detection (the method of Fleming
-et al., "Hunter", ICPE 2023) over each case's per-run figures, then kept only where the change is at least
---threshold, significant at --alpha, and larger than the noise on both sides of the change point: the noise
-gpu_bench wrote for those runs, the spread of their figures (95% confidence interval of the median) and,
-for a single run, the spread of its repetitions. A change is attributed to the first run of its new level,
-with what changed in the context there. When the newest run starts a new configuration, it is compared with
-the runs of the configuration before and those differences are listed as what the configuration change did.
+the host link and NUMA node of its GPU and, for a host-side figure, the host's CPU. Each case is judged
+against its own earlier nights (check.py): the newest nights' figures against a prediction interval from
+the spread of that case's figures between the nights before them, and the change must also be at least
+--threshold. A change is attributed to the first run of its new level, with what changed in the context
+there. When the newest run starts a new configuration, it is compared with the runs of the configuration
+before and those differences are listed as what the configuration change did.
 
 Every SQL statement is in store.py (SQLite or PostgreSQL). Each ingest is one transaction: all files or none.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -132,9 +132,16 @@ class _Prepared:
 def _prepare(path: str | os.PathLike) -> _Prepared:
     doc = read_json(path)
     f = benchmark_file_from_doc(path, doc, require_figures=False)  # a night where every case failed counts
-    canon = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    sha = hashlib.sha256(canon.encode("utf-8")).hexdigest()
-    return _Prepared(str(path), f, sha, machine_of(f), parse_run_time(f))
+    return _prepared(str(path), f, _sha256(doc))
+
+
+def _sha256(content) -> str:
+    canon = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+
+def _prepared(path: str, f: BenchmarkFile, sha: str) -> _Prepared:
+    return _Prepared(path, f, sha, machine_of(f), parse_run_time(f))
 
 
 @dataclass
@@ -235,7 +242,15 @@ def ingest(db, paths: Iterable[str | os.PathLike]) -> IngestResult:
     `db` is an SQLite path or a database URL (dburl.py). Every file is read and checked before the database
     is touched.
     """
-    prepared = [_prepare(p) for p in paths]
+    return _ingest(db, [_prepare(p) for p in paths])
+
+
+def ingest_files(db, files: Iterable[BenchmarkFile]) -> IngestResult:
+    """Add runs already read (made or changed in memory), each identified by its whole content."""
+    return _ingest(db, [_prepared(f.path, f, _sha256(dataclasses.asdict(f))) for f in files])
+
+
+def _ingest(db, prepared: list[_Prepared]) -> IngestResult:
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00")
     with store.session(db, create=True) as conn:
         result = store.write(conn, lambda c: _add(c, prepared, now))
@@ -371,4 +386,5 @@ def known_metrics(conn, runs: list[Run]) -> list[str]:
     return sorted(found - {"real_time"})
 
 
-__all__ = ["case_facts", "same_case_facts", "default_db_path", "ingest", "load_series", "machines", "runs_of", "store"]
+__all__ = ["case_facts", "same_case_facts", "default_db_path", "ingest", "ingest_files", "load_series", "machines",
+           "runs_of", "store"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -18,14 +19,21 @@ from ..reading.load import InputError, metric_title
 MAX_FINDINGS = 50  # per machine and kind of line
 
 
+def fmt_pct(half: float) -> str:
+    """A relative half-width as '+-1.2%', with two significant digits under 1%."""
+    return f"+-{half:.2g}%" if half < 1 else f"+-{half:.1f}%"
+
+
 def _finding_line(f, counted: bool) -> str:
     if f.kind == "failing":
         return f"  FAILING      {f.case}: now fails ({f.detail}); was {fmt_num(f.baseline)} {f.unit}"
     tag = ("changed" if not counted else "unconfirmed" if not f.confirmed
            else f.kind.upper() if f.kind == "regression" else f.kind)
-    noise = f", noise {f.noise_pct:.1f}%" if f.noise_pct is not None else ""
+    interval = (f", beyond its {fmt_pct(f.interval_pct)} from {f.nights} night(s)"
+                if f.interval_pct is not None and math.isfinite(f.interval_pct) else "")
     line = (f"  {tag:<12} {f.case}  {f.metric} {fmt_num(f.baseline)} -> {fmt_num(f.newest)} {f.unit} "
-            f"({abs(f.worse_pct or 0):.1f}% {'worse' if (f.worse_pct or 0) > 0 else 'better'}, p={f.p_value:.2g}{noise})")
+            f"({abs(f.worse_pct or 0):.1f}% {'worse' if (f.worse_pct or 0) > 0 else 'better'}, p={f.p_value:.2g}"
+            f"{interval})")
     if counted and f.since is not None:
         when = "in the newest run" if f.runs_ago == 0 else f"since {f.since.run_time} ({f.runs_ago} run(s) ago)"
         line += f"\n               {when}; there: {f.context_change}"
