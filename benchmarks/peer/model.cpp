@@ -1,5 +1,7 @@
 #include "benchmarks/peer/model.hpp"
 
+#include <algorithm>
+
 namespace gpu_bench {
 
 std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& sizes) {
@@ -16,6 +18,18 @@ std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& siz
             for (std::uint64_t n : sizes) v.push_back({src, dst, access, d, n, true});
         }
     }
+  return v;
+}
+
+std::vector<peer_case> peer_default_grid(int gpus, const std::vector<std::uint64_t>& sizes,
+                                         const std::vector<std::pair<int, int>>& swept) {
+  std::vector<peer_case> v;
+  if (sizes.empty()) return v;
+  const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  for (const peer_case& c : peer_grid(gpus, sizes)) {
+    const bool sweep = std::find(swept.begin(), swept.end(), std::make_pair(c.src, c.dst)) != swept.end();
+    if (sweep || (c.peer_access && !c.sm && c.bytes == largest)) v.push_back(c);
+  }
   return v;
 }
 
@@ -39,6 +53,14 @@ std::vector<peer_case> peer_latency_grid(int gpus) {
     for (int dst = 0; dst < gpus; ++dst)
       if (src != dst)
         for (bool access : {true, false}) v.push_back({src, dst, access, peer_dir::oneway, kPeerLatencyBytes});
+  return v;
+}
+
+std::vector<peer_case> peer_latency_default_grid(int gpus, const std::vector<std::pair<int, int>>& swept) {
+  std::vector<peer_case> v;
+  for (const peer_case& c : peer_latency_grid(gpus))
+    if (c.peer_access || std::find(swept.begin(), swept.end(), std::make_pair(c.src, c.dst)) != swept.end())
+      v.push_back(c);
   return v;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "benchmarks/peer/model.hpp"
+#include "fixtures/context/gpu_context.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/loop.hpp"
@@ -206,8 +207,10 @@ const family_registration peer_registration{[](family_descriptor& f) {
            "            the peer mapping (the plain name: cudaMemcpyPeerAsync's copy engines).\n" +
            kPeerAccessHelp +
            "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
-           "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. Every visible GPU, whatever --device says;\n"
-           "    no cases with fewer than two GPUs.\n";
+           "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. The default: with peer access, every ordered\n"
+           "    pair oneway and every pair bidir at the largest size; the first pair of each link class (NVML's\n"
+           "    link and NVLink count) also every size, peer access off and engine:sm; --full: all of it for every\n"
+           "    pair. Every visible GPU, whatever --device says; no cases with fewer than two GPUs.\n";
   f.headline = "gbps";
   f.unit = "GB/s";
   f.better_is = better::higher;
@@ -218,7 +221,13 @@ const family_registration peer_registration{[](family_descriptor& f) {
   f.smoke = "^Peer/src:0/dst:1/";
   f.gate = "^Peer/src:[0-9]+/dst:[0-9]+/peer_access:on/dir:bidir/bytes:268435456/";
   f.register_cases = [] {
-    for (const peer_case& c : peer_grid(visible_gpu_count(), sizes_or({1u << 20, 16u << 20, 256u << 20})))
+    const int gpus = visible_gpu_count();
+    if (gpus < 2) return;
+    const auto sizes = sizes_or({1u << 20, 16u << 20, 256u << 20});
+    const auto grid = current_options().full
+                          ? peer_grid(gpus, sizes)
+                          : peer_default_grid(gpus, sizes, pairs_per_link_class(visible_gpu_links()));
+    for (const peer_case& c : grid)
       register_case(peer_name(c), [c](benchmark::State& st) { run_peer_case(st, c); }, {c.src, c.dst});
   };
 }};
@@ -317,7 +326,8 @@ const family_registration latency_registration{[](family_descriptor& f) {
   f.help = f.name_pattern() +
            "    one 4-byte cudaMemcpyPeerAsync from GPU i to GPU j on a stream of GPU i, timed as Peer's\n"
            "    oneway cases are. counters: latency_us (mean GPU time of one copy; also the manual time),\n"
-           "    host_blocked_us.\n" +
+           "    host_blocked_us. The default: every ordered pair with peer access, and without it the first\n"
+           "    pair of each link class; --full: every pair both ways.\n" +
            kPeerAccessHelp;
   f.headline = "latency_us";
   f.unit = "us";
@@ -328,7 +338,12 @@ const family_registration latency_registration{[](family_descriptor& f) {
   f.scope = family_scope::multi_gpu;
   f.smoke = "^PeerLatency/src:0/dst:1/";
   f.register_cases = [] {
-    for (const peer_case& c : peer_latency_grid(visible_gpu_count()))
+    const int gpus = visible_gpu_count();
+    if (gpus < 2) return;
+    const auto grid = current_options().full
+                          ? peer_latency_grid(gpus)
+                          : peer_latency_default_grid(gpus, pairs_per_link_class(visible_gpu_links()));
+    for (const peer_case& c : grid)
       register_case(peer_latency_name(c), [c](benchmark::State& st) { run_peer_latency_case(st, c); }, {c.src, c.dst});
   };
 }};

@@ -136,6 +136,23 @@ TEST(Registry, TheMultiGpuFamiliesNamesAreTheirDeclaredAxes) {
       EXPECT_EQ(case_name_problem(declared("AllHost"), all_host_name(d, 4, p)), "");
 }
 
+TEST(Registry, AProcessTouchesTheGpusOfItsSelectedCasesAlone) {
+  family_descriptor single = copy_family();
+  single.register_cases = [] {
+    register_case(case_name("Copy").add("dir", "h2d").add("bytes", 64), [](benchmark::State&) {});
+  };
+  register_family(single, 5, true);
+  family_descriptor pair = copy_family();
+  pair.register_cases = [] {
+    register_case(case_name("Copy").add("dir", "d2h").add("bytes", 64), [](benchmark::State&) {}, {6, 7});
+  };
+  register_family(pair, -1, false);
+  EXPECT_EQ(gpus_of_selected_cases("^Copy/dir:h2d/bytes:64/device:5"), (std::vector<int>{5}));
+  EXPECT_EQ(gpus_of_selected_cases("^Copy/dir:d2h/bytes:64/"), (std::vector<int>{6, 7}));
+  EXPECT_EQ(gpus_of_selected_cases("^Copy/dir:(h2d/bytes:64/device:5|d2h/bytes:64/)"), (std::vector<int>{5, 6, 7}));
+  EXPECT_TRUE(gpus_of_selected_cases("^Nothing/").empty());
+}
+
 TEST(Registry, EveryFamilyIsWellDeclared) {
   ASSERT_GT(families().size(), 10u);
   for (const auto& f : families()) EXPECT_EQ(declaration_problem(f), "") << f.name;
