@@ -81,17 +81,22 @@ std::vector<std::pair<int, int>> pattern_copies(peer_pattern p, int gpus) {
       for (int s = 1; s < gpus; ++s) v.emplace_back(s, 0);
       break;
     case peer_pattern::all_pairs:
-      for (int s = 0; s < gpus; ++s)
-        for (int d = 0; d < gpus; ++d)
-          if (s != d) v.emplace_back(s, d);
+      for (int step = 1; step < gpus; ++step)
+        for (int s = 0; s < gpus; ++s) v.emplace_back(s, (s + step) % gpus);
       break;
   }
   return v;
 }
 
-case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes) {
+int pattern_gpu_of(peer_pattern p, const std::pair<int, int>& copy) {
+  return p == peer_pattern::one_to_all ? copy.second : copy.first;
+}
+
+case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes, bool sm) {
   case_name n("PeerPattern");
-  n.add("pattern", p).add("bytes", bytes);
+  n.add("pattern", p);
+  if (sm) n.add("engine", "sm");
+  n.add("bytes", bytes);
   return n;
 }
 

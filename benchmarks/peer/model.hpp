@@ -58,10 +58,15 @@ inline constexpr enum_entries<peer_pattern, 3> enum_names<peer_pattern> = {{{pee
                                                                             {peer_pattern::all_to_one, "all_to_one"},
                                                                             {peer_pattern::all_pairs, "all_pairs"}}};
 
-// The (src, dst) copies a pattern makes among `gpus` GPUs, in the order their streams are made; empty for
-// fewer than two GPUs.
+// The (src, dst) copies a pattern makes among `gpus` GPUs, in the order they are queued (each on a stream of
+// its own); empty for fewer than two GPUs. all_pairs goes round in steps: step k (1 to N-1) copies every GPU
+// s to GPU (s + k) mod N, so that where a GPU's copies run one after another in the order queued, every GPU
+// receives from one sender at a time rather than all of them sending to GPU 0 first, then to GPU 1, ...
 std::vector<std::pair<int, int>> pattern_copies(peer_pattern p, int gpus);
-// PeerPattern/pattern:{...}/bytes:{N}
-case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes);
+// The GPU each copy's figure belongs to: what it sent (one_to_all: its destination's, each GPU 0 sends to;
+// all_pairs: its source's) or, for all_to_one, what its destination received from it (its source's).
+int pattern_gpu_of(peer_pattern p, const std::pair<int, int>& copy);
+// PeerPattern/pattern:{...}[/engine:sm]/bytes:{N}
+case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes, bool sm = false);
 
 }  // namespace gpu_bench

@@ -88,7 +88,8 @@ class Help(unittest.TestCase):
                        "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4",
                        "AllHost/dir:{h2d,d2h}[/pattern:{one_to_all,all_to_one}]/bytes:{N}", "Batch/api:{loop,batch,kernel}",
                        "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}", "/engine:{ce,sm}",
-                       "gbps_gpu{i}", "latency_us", "--gate=off", "--link_rounds=N", "--list_gpus=N"):
+                       "gbps_gpu{i}", "latency_us", "--gate=off", "--link_rounds=N", "--list_gpus=N",
+                       "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}[/engine:sm]/bytes:{N}"):
             self.assertIn(needle, r.stdout)
 
 
@@ -355,7 +356,7 @@ class ListGpus(unittest.TestCase):
             pairs = g * (g - 1)
             self.assertEqual(counts.get("Peer"), pairs + pairs // 2 + 16, g)
             self.assertEqual(counts.get("PeerLatency"), pairs + 1, g)
-            self.assertEqual(counts.get("PeerPattern"), 3, g)
+            self.assertEqual(counts.get("PeerPattern"), 6, g)
             self.assertEqual(counts.get("AllHost"), 4, g)
             for fam, n in single.items():
                 self.assertEqual(counts.get(fam), n, f"{fam} at {g} GPUs")

@@ -193,9 +193,28 @@ TEST(PeerModel, PatternsCopyWhatTheyName) {
   EXPECT_TRUE(pattern_copies(peer_pattern::all_pairs, 1).empty());
   EXPECT_EQ(pattern_copies(peer_pattern::one_to_all, 4), (pairs{{0, 1}, {0, 2}, {0, 3}}));
   EXPECT_EQ(pattern_copies(peer_pattern::all_to_one, 3), (pairs{{1, 0}, {2, 0}}));
-  EXPECT_EQ(pattern_copies(peer_pattern::all_pairs, 3), (pairs{{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}}));
+  // In steps: at each, every GPU sends to one other and receives from one other.
+  EXPECT_EQ(pattern_copies(peer_pattern::all_pairs, 3), (pairs{{0, 1}, {1, 2}, {2, 0}, {0, 2}, {1, 0}, {2, 1}}));
+  const auto four = pattern_copies(peer_pattern::all_pairs, 4);
+  EXPECT_EQ(four.size(), 12u);
+  for (std::size_t step = 0; step < 3; ++step) {
+    std::set<int> to, from;
+    for (std::size_t k = 0; k < 4; ++k) {
+      from.insert(four[step * 4 + k].first);
+      to.insert(four[step * 4 + k].second);
+      EXPECT_NE(four[step * 4 + k].first, four[step * 4 + k].second);
+    }
+    EXPECT_EQ(to.size(), 4u);
+    EXPECT_EQ(from.size(), 4u);
+  }
+  EXPECT_EQ((std::set<std::pair<int, int>>(four.begin(), four.end()).size()), 12u);
+  EXPECT_EQ(pattern_gpu_of(peer_pattern::one_to_all, std::make_pair(0, 3)), 3);
+  EXPECT_EQ(pattern_gpu_of(peer_pattern::all_to_one, std::make_pair(3, 0)), 3);
+  EXPECT_EQ(pattern_gpu_of(peer_pattern::all_pairs, std::make_pair(2, 1)), 2);
   EXPECT_EQ(peer_pattern_name(peer_pattern::all_pairs, 1u << 28).str(),
             "PeerPattern/pattern:all_pairs/bytes:268435456");
+  EXPECT_EQ(peer_pattern_name(peer_pattern::one_to_all, 1u << 28, true).str(),
+            "PeerPattern/pattern:one_to_all/engine:sm/bytes:268435456");
   EXPECT_EQ(all_host_name(direction::h2d, 1024, host_pattern::one_to_all).str(),
             "AllHost/dir:h2d/pattern:one_to_all/bytes:1024");
   EXPECT_EQ(all_host_name(direction::d2h, 1024).str(), "AllHost/dir:d2h/bytes:1024");
