@@ -128,6 +128,16 @@ def main():
                  "gbps_gpu1": 15.0}
     expect(abs(peer_check.all_host_ratio(one_round) - 30 / 31) < 1e-12, "one round: gbps is that round's")
     expect(peer_check.all_host_ratio({**one_round, "gbps_gpu1": None}) is None, "a missing GPU rate: no ratio")
+    # gpu_peer reads nvidia-smi's NVLinks to compare with gpu_bench's: the committed topo -m of four H200s.
+    import os
+    topo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results", "multi", "topo_h200x4.txt")
+    with open(topo) as f:
+        links = peer_check.parse_topo(f.read())
+    expect(len(links) == 12 and set(links.values()) == {18}, f"topo -m: NV18 between every pair of four ({links})")
+    expect(peer_check.parse_topo("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tSYS\t0-7\nGPU1\tPIX\t X \t0-7\n")
+           == {(0, 1): 0, (1, 0): 0}, "topo -m: a PCIe path is no NVLink")
+    status = "GPU 0: NVIDIA H200 (UUID: GPU-x)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n\t Link 2: 26.562 GB/s\n"
+    expect(peer_check.parse_nvlink_status(status) == {0: 26.562, 2: 26.562}, "nvlink -s: the links up and their rate")
     print(f"{len(problems)} problem(s)" if problems else "ok: the GPU tests judge as docs/testing.md says")
     return 1 if problems else 0
 

@@ -10,12 +10,16 @@ with a single-GPU Transfer case, against a bare cudaMemcpyPeerAsync loop run in 
   - AllHost reports every GPU's own rate, and its aggregate is no more than their sum, both taken from the
     samples of one round (all_host_ratio);
   - the context has every GPU's NVLinks and every pair's (nvlinks, nvlink_gbps), and no peer copy with peer
-    access exceeds its pair's NVLink peak (per direction) where the pair has one.
+    access exceeds its pair's NVLink peak (per direction) where the pair has one;
+  - where nvidia-smi is on the machine, each GPU's links up and their rate are those `nvidia-smi nvlink -s`
+    prints, and each pair's link count the NV# of `nvidia-smi topo -m` (GPUs matched by PCI bus id).
 Skips (77) with fewer than two GPUs, or where GPUs 0 and 1 cannot access each other's memory. Writes the figures to OUT.json.
 
 usage: peer_check.py GPU_BENCH BARE_PEER OUT.json
 """
 import json
+import re
+import shutil
 import subprocess
 import sys
 
@@ -134,6 +138,7 @@ def main(gpu_bench, bare_exe, out):
         judge_all_host(c, name, bs)
         report["cases"][name] = {k: v for k, v in bs[0].items() if k.startswith("gbps")}
     check_nvlink_facts(c, ctx, count)
+    check_against_nvidia_smi(c, ctx, count)
     for name, bs in runs.items():
         if name.startswith("Peer/") and "/peer_access:on/" in name:
             peak = nvlink_peak(ctx, name)
@@ -171,6 +176,65 @@ def check_nvlink_facts(c, ctx, count):
                 c.check(link == "nvlink", f"topology.{i}-{j}: {links} NVLinks, yet link {link}")
             print(f"GPU {i} -> {j}: link {link}, {links} NVLinks, {gbps} GB/s per direction; GPU {i}: "
                   f"{ctx.get(f'gpu.{i}.nvlinks')} links up of {ctx.get(f'gpu.{i}.nvlink_link_gbps')} GB/s")
+
+
+def parse_topo(text):
+    """`nvidia-smi topo -m`: {(row GPU, column GPU): NVLinks}, 0 for a path without NVLink (SYS, PIX, ...)."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines()]
+    head = next((line.split("\t") for line in lines if re.search(r"\tGPU\d+\t", "\t" + line)), None)
+    if head is None:
+        return {}
+    columns = [(k, int(h[3:])) for k, h in enumerate(head) if re.fullmatch(r"GPU\d+", h.strip())]
+    out = {}
+    for line in lines:
+        cells = line.split("\t")
+        if not re.fullmatch(r"GPU\d+", cells[0].strip()):
+            continue
+        row = int(cells[0].strip()[3:])
+        for k, col in columns:
+            if col != row and k < len(cells):
+                m = re.fullmatch(r"NV(\d+)", cells[k].strip())
+                out[(row, col)] = int(m.group(1)) if m else 0
+    return out
+
+
+def parse_nvlink_status(text):
+    """`nvidia-smi nvlink -s` of one GPU: {link: GB/s} of its links up (an inactive link prints no rate)."""
+    return {int(m.group(1)): float(m.group(2)) for m in re.finditer(r"Link (\d+): ([\d.]+) GB/s", text)}
+
+
+def check_against_nvidia_smi(c, ctx, count):
+    """Each GPU's and pair's NVLink facts against what nvidia-smi prints, GPUs matched by PCI bus id."""
+    if not shutil.which("nvidia-smi"):
+        print("nvidia-smi is not on this machine: NVLink facts not compared with it")
+        return
+    def smi(*args):
+        return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, timeout=60).stdout
+    bus = {}  # nvidia-smi's index -> CUDA's, by bus id
+    for line in smi("--query-gpu=index,pci.bus_id", "--format=csv,noheader").splitlines():
+        index, _, bus_id = (x.strip() for x in line.partition(","))
+        for i in range(count):
+            if ctx.get(f"gpu.{i}.pci_bus_id", "").lower()[-12:] == bus_id.lower()[-12:]:
+                bus[int(index)] = i
+    topo = parse_topo(smi("topo", "-m"))
+    print("nvidia-smi topo -m:\n" + smi("topo", "-m"))
+    for smi_index, i in sorted(bus.items()):
+        text = smi("nvlink", "-s", "-i", str(smi_index))
+        print(f"nvidia-smi nvlink -s -i {smi_index} (CUDA GPU {i}):\n{text}")
+        links = parse_nvlink_status(text)
+        c.check(ctx.get(f"gpu.{i}.nvlinks") == str(len(links)),
+                f"GPU {i}: gpu_bench reads {ctx.get(f'gpu.{i}.nvlinks')} NVLinks up, nvidia-smi {len(links)}")
+        if links:
+            rate = ctx.get(f"gpu.{i}.nvlink_link_gbps", "")
+            ok = re.fullmatch(r"[\d.]+", rate) and all(abs(float(rate) - v) < 0.0015 for v in links.values())
+            c.check(bool(ok), f"GPU {i}: gpu_bench's link rate {rate} GB/s, nvidia-smi's {sorted(set(links.values()))}")
+        for smi_j, j in sorted(bus.items()):
+            if (smi_index, smi_j) in topo:
+                want = topo[(smi_index, smi_j)]
+                have = ctx.get(f"topology.{i}-{j}.nvlinks")
+                c.check(have == str(want), f"GPUs {i} -> {j}: gpu_bench reads {have} NVLinks, nvidia-smi topo -m NV{want}")
+                if have == str(want):
+                    print(f"ok: GPUs {i} -> {j}: {have} NVLinks, as nvidia-smi topo -m says")
 
 
 if __name__ == "__main__":
