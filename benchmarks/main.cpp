@@ -99,6 +99,8 @@ void print_help() {
       "Google Benchmark flags that matter most:\n"
       "  --benchmark_filter=REGEX      run the cases whose names match, e.g. 'Transfer/dir:h2d/mem:pinned'\n"
       "  --benchmark_list_tests        list the case names (no GPU needed, except with --device=all)\n"
+      "  --list_gpus=N                 with --benchmark_list_tests: the cases of a machine of N GPUs, every pair\n"
+      "                                of one link class (no GPU needed, --device=all included)\n"
       "  --benchmark_repetitions=N     repeat each case N times and report mean, median, stddev, cv\n"
       "  --benchmark_out=FILE --benchmark_out_format=json   write the results with the GPU context\n"
       "  --benchmark_min_time=SECONDS  at least this much timed sample time per case (a plain number)\n\n"
@@ -323,6 +325,7 @@ step_result register_cases(run_state& run) {
   // Multi-GPU families register a case per GPU pair, and --device=all a copy of every case per GPU, so
   // registration needs the count; asking for it makes no context.
   const gpu_bench::options& opts = run.opts;
+  if (opts.list_gpus > 0) gpu_bench::list_as_if_gpus(opts.list_gpus);
   run.visible = gpu_bench::visible_gpu_count();
   if (opts.all_devices && run.visible == 0) {
     if (opts.list_only) {
@@ -350,14 +353,19 @@ step_result register_cases(run_state& run) {
   return go_on;
 }
 
-// The GPU is usable, every visible GPU's facts and peaks are known, and the context holds them.
+// The GPU is usable, every visible GPU's facts and peaks are known, and the context holds them. A round run
+// as a process of its own writes a file only its parent reads the medians of: it reads the facts of the GPUs
+// its cases use alone, and makes no context, so that it starts as fast on eight GPUs as on one.
 step_result describe_machine(const run_state& run) {
   const gpu_bench::options& opts = run.opts;
   if (const int rc = check_gpu(opts.device)) return rc;
+  const bool child_round = opts.round > 0;
+  const std::vector<int> used = gpu_bench::gpus_of_selected_cases(run.filter);
   // Every visible GPU's facts: each case samples the health of, and is held to the peaks of, the GPUs
   // it runs on. The context writes each GPU's as gpu.N.*, and the first selected GPU's also as gpu.*.
   std::vector<gpu_bench::device_facts> gpus;
   for (int d = 0; d < run.visible; ++d) {
+    if (child_round && d != opts.device && std::find(used.begin(), used.end(), d) == used.end()) continue;
     const gpu_bench::device_facts& facts = gpus.emplace_back(gpu_bench::read_device_facts(d));
     gpu_bench::set_device_profile(d, gpu_bench::profile_from(facts));
     int others = facts.nvml.other_processes.value_or(0);
@@ -378,6 +386,10 @@ step_result describe_machine(const run_state& run) {
     std::fprintf(stderr,
                  "gpu_bench: warning: --gate=off: no case is held by the gate; GPU times include any "
                  "host enqueue slower than the GPU\n");
+  if (child_round) {
+    (void)bind_to_gpu_node(opts);
+    return go_on;
+  }
   const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
   gpu_bench::context_list context = gpu_bench::collect_gpu_context(device_flag, gpus, opts.device);
   for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context()})

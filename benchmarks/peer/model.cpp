@@ -1,5 +1,7 @@
 #include "benchmarks/peer/model.hpp"
 
+#include <algorithm>
+
 namespace gpu_bench {
 
 std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& sizes) {
@@ -16,6 +18,18 @@ std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& siz
             for (std::uint64_t n : sizes) v.push_back({src, dst, access, d, n, true});
         }
     }
+  return v;
+}
+
+std::vector<peer_case> peer_default_grid(int gpus, const std::vector<std::uint64_t>& sizes,
+                                         const std::vector<std::pair<int, int>>& swept) {
+  std::vector<peer_case> v;
+  if (sizes.empty()) return v;
+  const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  for (const peer_case& c : peer_grid(gpus, sizes)) {
+    const bool sweep = std::find(swept.begin(), swept.end(), std::make_pair(c.src, c.dst)) != swept.end();
+    if (sweep || (c.peer_access && !c.sm && c.bytes == largest)) v.push_back(c);
+  }
   return v;
 }
 
@@ -42,6 +56,14 @@ std::vector<peer_case> peer_latency_grid(int gpus) {
   return v;
 }
 
+std::vector<peer_case> peer_latency_default_grid(int gpus, const std::vector<std::pair<int, int>>& swept) {
+  std::vector<peer_case> v;
+  for (const peer_case& c : peer_latency_grid(gpus))
+    if (c.peer_access || std::find(swept.begin(), swept.end(), std::make_pair(c.src, c.dst)) != swept.end())
+      v.push_back(c);
+  return v;
+}
+
 case_name peer_latency_name(const peer_case& c) {
   case_name n("PeerLatency");
   n.add("src", c.src).add("dst", c.dst).add("peer_access", c.peer_access ? "on" : "off").add("bytes", c.bytes);
@@ -59,17 +81,22 @@ std::vector<std::pair<int, int>> pattern_copies(peer_pattern p, int gpus) {
       for (int s = 1; s < gpus; ++s) v.emplace_back(s, 0);
       break;
     case peer_pattern::all_pairs:
-      for (int s = 0; s < gpus; ++s)
-        for (int d = 0; d < gpus; ++d)
-          if (s != d) v.emplace_back(s, d);
+      for (int step = 1; step < gpus; ++step)
+        for (int s = 0; s < gpus; ++s) v.emplace_back(s, (s + step) % gpus);
       break;
   }
   return v;
 }
 
-case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes) {
+int pattern_gpu_of(peer_pattern p, const std::pair<int, int>& copy) {
+  return p == peer_pattern::one_to_all ? copy.second : copy.first;
+}
+
+case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes, bool sm) {
   case_name n("PeerPattern");
-  n.add("pattern", p).add("bytes", bytes);
+  n.add("pattern", p);
+  if (sm) n.add("engine", "sm");
+  n.add("bytes", bytes);
   return n;
 }
 

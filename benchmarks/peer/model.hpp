@@ -28,16 +28,25 @@ struct peer_case {
 // Every ordered pair of `gpus` GPUs, peer access on then off, oneway then bidir, then sizes, with peer
 // access also by the SMs (engine:sm). bidir only for src < dst: the pair's two directions at once are the
 // same measurement whichever GPU is named first.
-// Empty for fewer than two GPUs.
+// Empty for fewer than two GPUs. What --full registers.
 std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& sizes);
+
+// The default matrix, which grows with the pairs only where pairs differ: every ordered pair's copy with
+// peer access at the largest size, oneway, and bidir for src < dst; and for each pair of `swept` (src < dst,
+// one per link class) everything peer_grid has for it from src to dst: every size, peer access off, engine:sm.
+// In peer_grid's order: N(N-1) + N(N-1)/2 cases, and 16 more per swept pair for three sizes.
+std::vector<peer_case> peer_default_grid(int gpus, const std::vector<std::uint64_t>& sizes,
+                                         const std::vector<std::pair<int, int>>& swept);
 // Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}
 case_name peer_name(const peer_case& c);
 // Bytes a case moves per iteration: N, both directions counted for bidir (2N).
 double peer_bytes_moved(const peer_case& c);
 
 inline constexpr std::uint64_t kPeerLatencyBytes = 4;
-// Every ordered pair, peer access on then off, 4-byte oneway copies.
+// Every ordered pair, peer access on then off, 4-byte oneway copies (--full).
 std::vector<peer_case> peer_latency_grid(int gpus);
+// The default: every ordered pair with peer access, and without it only the pairs of `swept`, src to dst.
+std::vector<peer_case> peer_latency_default_grid(int gpus, const std::vector<std::pair<int, int>>& swept);
 // PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4
 case_name peer_latency_name(const peer_case& c);
 
@@ -49,10 +58,15 @@ inline constexpr enum_entries<peer_pattern, 3> enum_names<peer_pattern> = {{{pee
                                                                             {peer_pattern::all_to_one, "all_to_one"},
                                                                             {peer_pattern::all_pairs, "all_pairs"}}};
 
-// The (src, dst) copies a pattern makes among `gpus` GPUs, in the order their streams are made; empty for
-// fewer than two GPUs.
+// The (src, dst) copies a pattern makes among `gpus` GPUs, in the order they are queued (each on a stream of
+// its own); empty for fewer than two GPUs. all_pairs goes round in steps: step k (1 to N-1) copies every GPU
+// s to GPU (s + k) mod N, so that where a GPU's copies run one after another in the order queued, every GPU
+// receives from one sender at a time rather than all of them sending to GPU 0 first, then to GPU 1, ...
 std::vector<std::pair<int, int>> pattern_copies(peer_pattern p, int gpus);
-// PeerPattern/pattern:{...}/bytes:{N}
-case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes);
+// The GPU each copy's figure belongs to: what it sent (one_to_all: its destination's, each GPU 0 sends to;
+// all_pairs: its source's) or, for all_to_one, what its destination received from it (its source's).
+int pattern_gpu_of(peer_pattern p, const std::pair<int, int>& copy);
+// PeerPattern/pattern:{...}[/engine:sm]/bytes:{N}
+case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes, bool sm = false);
 
 }  // namespace gpu_bench

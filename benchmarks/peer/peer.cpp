@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "benchmarks/peer/model.hpp"
+#include "fixtures/context/gpu_context.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
 #include "fixtures/measure/loop.hpp"
@@ -206,8 +207,10 @@ const family_registration peer_registration{[](family_descriptor& f) {
            "            the peer mapping (the plain name: cudaMemcpyPeerAsync's copy engines).\n" +
            kPeerAccessHelp +
            "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
-           "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. Every visible GPU, whatever --device says;\n"
-           "    no cases with fewer than two GPUs.\n";
+           "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. The default: with peer access, every ordered\n"
+           "    pair oneway and every pair bidir at the largest size; the first pair of each link class (NVML's\n"
+           "    link and NVLink count) also every size, peer access off and engine:sm; --full: all of it for every\n"
+           "    pair. Every visible GPU, whatever --device says; no cases with fewer than two GPUs.\n";
   f.headline = "gbps";
   f.unit = "GB/s";
   f.better_is = better::higher;
@@ -218,14 +221,21 @@ const family_registration peer_registration{[](family_descriptor& f) {
   f.smoke = "^Peer/src:0/dst:1/";
   f.gate = "^Peer/src:[0-9]+/dst:[0-9]+/peer_access:on/dir:bidir/bytes:268435456/";
   f.register_cases = [] {
-    for (const peer_case& c : peer_grid(visible_gpu_count(), sizes_or({1u << 20, 16u << 20, 256u << 20})))
+    const int gpus = visible_gpu_count();
+    if (gpus < 2) return;
+    const auto sizes = sizes_or({1u << 20, 16u << 20, 256u << 20});
+    const auto grid = current_options().full
+                          ? peer_grid(gpus, sizes)
+                          : peer_default_grid(gpus, sizes, pairs_per_link_class(visible_gpu_links()));
+    for (const peer_case& c : grid)
       register_case(peer_name(c), [c](benchmark::State& st) { run_peer_case(st, c); }, {c.src, c.dst});
   };
 }};
 
-// Several peer copies at once, each on a stream of its source GPU, every GPU's gate opening together; the
-// sample's time is the longest GPU's span (events of different GPUs cannot be compared).
-void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t bytes, int gpus) {
+// Several peer copies at once, each on a stream of its own of its source GPU (cudaMemcpyPeerAsync, or with
+// `sm` a copy kernel there), queued in pattern_copies' order behind every GPU's gate; the gates open together
+// and the sample's time is the longest GPU's span (events of different GPUs cannot be compared).
+void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t bytes, int gpus, bool sm) {
   const auto copies = pattern_copies(p, gpus);
   for (const auto& [a, b] : copies)
     if (const std::string why = peer_access_impossible(a, b); !why.empty()) return fail_case(state, why);
@@ -237,7 +247,7 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
     std::vector<peer_leg> v;
     for (const auto& [a, b] : copies)
       v.push_back(peer_leg{a, b, region_of(cache.device_on(a, n, buffer_slot::peer_source), n),
-                           region_of(cache.device_on(b, n, peer_destination_slot(a)), n)});
+                           region_of(cache.device_on(b, n, peer_destination_slot(a)), n), sm});
     return v;
   });
   for (const auto& [a, b] : copies) set_peer_access(a, b, true);
@@ -262,17 +272,19 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
   };
   const auto t = run_case(state, plan);
   if (!t) return;
-  // Each GPU's own figure: what it sent (one_to_all, all_pairs) or received (all_to_one), over its own span.
-  std::map<int, std::pair<double, double>> per_gpu;  // gpu -> (bytes, longest median span of its copies)
-  for (std::size_t i = 0; i < legs.size(); ++i) {
-    const int g = p == peer_pattern::all_to_one ? legs[i].src_dev
-                                                : (p == peer_pattern::one_to_all ? legs[i].dst_dev : legs[i].src_dev);
-    const double span = t->median_of([i](const sample& s) { return s.spans.at(i); });
-    auto& [moved, longest] = per_gpu[g];
-    moved += static_cast<double>(n);
-    longest = std::max(longest, span);
+  // Each GPU's own figure (pattern_gpu_of) over its span in each sample, the longest of its copies' (all of
+  // them start as its gate opens): the median of those spans, not the longest of the copies' medians, which
+  // may come from different samples where the copies finish in a different order each time.
+  std::map<int, std::vector<std::size_t>> of_gpu;
+  for (std::size_t i = 0; i < copies.size(); ++i) of_gpu[pattern_gpu_of(p, copies[i])].push_back(i);
+  for (const auto& [g, idx] : of_gpu) {
+    const double span = t->median_of([&idx = idx](const sample& s) {
+      double longest = 0;
+      for (std::size_t i : idx) longest = std::max(longest, s.spans.at(i));
+      return longest;
+    });
+    state.counters["gbps_gpu" + std::to_string(g)] = rate_gbps(static_cast<double>(n * idx.size()), span);
   }
-  for (const auto& [g, v] : per_gpu) state.counters["gbps_gpu" + std::to_string(g)] = rate_gbps(v.first, v.second);
   case_rates rates;
   rates.bytes = static_cast<double>(n) * static_cast<double>(legs.size());
   rates.host_blocked = host_time::none;
@@ -283,30 +295,34 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
 const family_registration pattern_registration{[](family_descriptor& f) {
   f.name = "PeerPattern";
   f.summary = "several peer copies at once: one GPU to all, all to one, every pair";
-  f.axes = {{"pattern", "{one_to_all,all_to_one,all_pairs}"}, {"bytes", "{N}"}};
+  f.axes = {{"pattern", "{one_to_all,all_to_one,all_pairs}"}, optional_axis("engine", "sm"), {"bytes", "{N}"}};
   f.help = f.name_pattern() +
            "    with peer access, N bytes from GPU 0 to every other GPU (one_to_all), from every other GPU to GPU 0\n"
            "    (all_to_one), or between every ordered pair (all_pairs), all at once, each copy on a stream of its\n"
-           "    source GPU held by that GPU's gate; the gates open together and the sample's time is the longest\n"
-           "    GPU's span. counters  gbps (N x copies / that time), gbps_gpu{i} (what GPU i sent, or for\n"
-           "    all_to_one received, over its own span), copies. 256 MiB unless --sizes is given; two GPUs or more.\n";
+           "    own of its source GPU held by that GPU's gate; the gates open together and the sample's time is\n"
+           "    the longest GPU's span. all_pairs queues its copies in steps: in step k every GPU i copies to GPU\n"
+           "    (i + k) mod N. engine:sm: each copy by a copy kernel on its source GPU (the plain name:\n"
+           "    cudaMemcpyPeerAsync's copy engines).\n"
+           "    counters  gbps (N x copies / that time), gbps_gpu{i} (what GPU i sent, or for one_to_all GPU 0\n"
+           "              sent it, or for all_to_one GPU 0 received from it, over the median of its span),\n"
+           "              copies. 256 MiB unless --sizes is given; two GPUs or more.\n";
   f.headline = "gbps";
   f.unit = "GB/s";
   f.better_is = better::higher;
   f.kind = headline_kind::rate;
   f.host_link = "no";
-  f.plot = "x=bytes;series=pattern";
+  f.plot = "x=bytes;series=pattern,engine";
   f.scope = family_scope::multi_gpu;
   f.smoke = "^PeerPattern/";
   f.register_cases = [] {
     const int gpus = visible_gpu_count();
     if (gpus < 2) return;
     for (peer_pattern p : all_values<peer_pattern>())
-      for (std::uint64_t n : sizes_or({256u << 20})) {
-        std::vector<int> used = device_range(gpus);
-        register_case(
-            peer_pattern_name(p, n), [p, n, gpus](benchmark::State& st) { run_peer_pattern(st, p, n, gpus); }, used);
-      }
+      for (bool sm : {false, true})
+        for (std::uint64_t n : sizes_or({256u << 20}))
+          register_case(
+              peer_pattern_name(p, n, sm),
+              [p, n, gpus, sm](benchmark::State& st) { run_peer_pattern(st, p, n, gpus, sm); }, device_range(gpus));
   };
 }};
 
@@ -317,7 +333,8 @@ const family_registration latency_registration{[](family_descriptor& f) {
   f.help = f.name_pattern() +
            "    one 4-byte cudaMemcpyPeerAsync from GPU i to GPU j on a stream of GPU i, timed as Peer's\n"
            "    oneway cases are. counters: latency_us (mean GPU time of one copy; also the manual time),\n"
-           "    host_blocked_us.\n" +
+           "    host_blocked_us. The default: every ordered pair with peer access, and without it the first\n"
+           "    pair of each link class; --full: every pair both ways.\n" +
            kPeerAccessHelp;
   f.headline = "latency_us";
   f.unit = "us";
@@ -328,7 +345,12 @@ const family_registration latency_registration{[](family_descriptor& f) {
   f.scope = family_scope::multi_gpu;
   f.smoke = "^PeerLatency/src:0/dst:1/";
   f.register_cases = [] {
-    for (const peer_case& c : peer_latency_grid(visible_gpu_count()))
+    const int gpus = visible_gpu_count();
+    if (gpus < 2) return;
+    const auto grid = current_options().full
+                          ? peer_latency_grid(gpus)
+                          : peer_latency_default_grid(gpus, pairs_per_link_class(visible_gpu_links()));
+    for (const peer_case& c : grid)
       register_case(peer_latency_name(c), [c](benchmark::State& st) { run_peer_latency_case(st, c); }, {c.src, c.dst});
   };
 }};

@@ -33,7 +33,7 @@ def memory_nodes():
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
 # The flags whose case counts cases.json records per family, beside the default list's names.
-COUNTED = ("--full", "--sizes=pow2", "--sizes=64K", "--full --sizes=64K")
+COUNTED = ("--full", "--sizes=pow2", "--sizes=64K", "--full --sizes=64K", "--list_gpus=8")
 
 
 def family_names():
@@ -88,7 +88,8 @@ class Help(unittest.TestCase):
                        "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4",
                        "AllHost/dir:{h2d,d2h}[/pattern:{one_to_all,all_to_one}]/bytes:{N}", "Batch/api:{loop,batch,kernel}",
                        "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}", "/engine:{ce,sm}",
-                       "gbps_gpu{i}", "latency_us", "--gate=off", "--link_rounds=N"):
+                       "gbps_gpu{i}", "latency_us", "--gate=off", "--link_rounds=N", "--list_gpus=N",
+                       "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}[/engine:sm]/bytes:{N}"):
             self.assertIn(needle, r.stdout)
 
 
@@ -330,6 +331,58 @@ class DeviceAll(unittest.TestCase):
         r = run("--benchmark_list_tests", "--benchmark_filter=^Peer/", env=self.NO_GPU)
         self.assertEqual(r.returncode, 1)
         self.assertIn("only where a GPU is visible", r.stderr)
+
+
+class ListGpus(unittest.TestCase):
+    """--list_gpus=N lists what a machine of N GPUs registers, on a machine without a GPU."""
+    NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
+
+    def families(self, *flags):
+        r = run("--benchmark_list_tests", *flags, env=self.NO_GPU)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        counts = {}
+        for n in r.stdout.split():
+            self.assertRegex(n, NAME)
+            counts[n.split("/")[0]] = counts.get(n.split("/")[0], 0) + 1
+        return counts, r.stdout.split()
+
+    def test_the_default_grows_with_the_pairs_only_where_pairs_differ(self):
+        # Every ordered pair one way and every pair both ways at 256 MiB, and the sweep of sizes, peer access
+        # off and engine:sm on one pair (every pair is of one link class where no GPU is asked): at G = 8,
+        # 56 + 28 + 16 Peer cases rather than the whole matrix's 756.
+        single, _ = self.families()
+        for g in (2, 4, 8):
+            counts, names = self.families(f"--list_gpus={g}")
+            pairs = g * (g - 1)
+            self.assertEqual(counts.get("Peer"), pairs + pairs // 2 + 16, g)
+            self.assertEqual(counts.get("PeerLatency"), pairs + 1, g)
+            self.assertEqual(counts.get("PeerPattern"), 6, g)
+            self.assertEqual(counts.get("AllHost"), 4, g)
+            for fam, n in single.items():
+                self.assertEqual(counts.get(fam), n, f"{fam} at {g} GPUs")
+            self.assertEqual(len(set(names)), len(names))
+            self.assertIn(f"Peer/src:{g - 1}/dst:{g - 2}/peer_access:on/dir:oneway/bytes:268435456/manual_time", names)
+            self.assertIn("Peer/src:0/dst:1/peer_access:off/dir:bidir/bytes:1048576/manual_time", names)
+            self.assertNotIn("Peer/src:1/dst:0/peer_access:off/dir:oneway/bytes:1048576/manual_time", names)
+        counts, _ = self.families("--list_gpus=8", "--full")
+        self.assertEqual(counts.get("Peer"), 756)
+        self.assertEqual(counts.get("PeerLatency"), 112)
+
+    def test_the_gate_on_every_gpu_of_eight(self):
+        counts, names = self.families("--list_gpus=8", "--preset=gate", "--device=all")
+        self.assertEqual(counts, {"SmallCopy": 16, "Transfer": 32, "Peer": 28})
+        self.assertIn("Transfer/dir:bidir/mem:pinned/bytes:268435456/device:7/manual_time", names)
+        self.assertIn("Peer/src:6/dst:7/peer_access:on/dir:bidir/bytes:268435456/manual_time", names)
+
+    def test_only_with_the_listing(self):
+        r = run("--list_gpus=8", env=self.NO_GPU)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines(),
+                         ["gpu_bench: --list_gpus=N lists the cases of a machine of N GPUs; give it with "
+                          "--benchmark_list_tests"])
+        r = run("--benchmark_list_tests", "--list_gpus=0", env=self.NO_GPU)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--list_gpus takes a whole number from 1 to 64", r.stderr)
 
 
 class SamplingAndPresets(unittest.TestCase):

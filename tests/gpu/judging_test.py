@@ -3,7 +3,8 @@
 whole interval misses fails, one whose interval straddles a limit is too noisy to judge (exit 77, naming
 it); a ratio's interval comes from its factors' interval ends; an effect that misses is measured again once
 and fails only when it misses twice; while other processes share the GPU an effect's miss is undecided; a
-refusal is found among gpu_bench's warnings. Needs no GPU.
+refusal is found among gpu_bench's warnings; gpu_peer judges AllHost's aggregate and its GPUs' own rates on
+one round's samples. Needs no GPU.
 
 usage: judging_test.py
 """
@@ -100,6 +101,43 @@ def main():
     expect(c.refusal_line(f"{warn}\ngpu_bench: --sizes asks for 1 TiB\n") == "gpu_bench: --sizes asks for 1 TiB",
            "the refusal is found among warnings")
     expect(c.refusal_line("gpu_bench: one\ngpu_bench: two\n") is None, "two refusal lines are not one")
+    # gpu_peer's AllHost check: the aggregate of every round's mean against the last round's own GPU rates
+    # once read 159.47 GB/s against their sum of 155.19; one round's samples on both sides cannot do that.
+    import peer_check
+
+    def all_host(rounds_s, per_gpu, bytes_=268435456):
+        moved = bytes_ * len(per_gpu)
+        return {"name": f"AllHost/dir:h2d/bytes:{bytes_}/manual_time", "gpus": float(len(per_gpu)),
+                "gbps": moved / (sum(rounds_s) / len(rounds_s)) / 1e9, "round_times_s": rounds_s,
+                **{f"gbps_gpu{i}": v for i, v in enumerate(per_gpu)}}
+
+    seen = all_host([0.00326, 0.00329, 0.00355], [77.60, 77.59])
+    expect(abs(seen["gbps"] - 159.47) < 0.05 and not seen["gbps"] <= 1.02 * 155.19,
+           f"the made-up run is the one seen, which the rule of every round's mean failed: {seen['gbps']:.2f}")
+    r = peer_check.all_host_ratio(seen)
+    expect(r is not None and r <= 1.0, f"one round's aggregate is within the sum of its GPUs' rates ({r})")
+    c = g.Checker()
+    quiet(peer_check.judge_all_host, c, "AllHost", [seen, all_host([0.0033, 0.0034, 0.0036], [75.0, 75.1]),
+                                                    all_host([0.0034, 0.0032, 0.0035], [77.0, 77.1])])
+    expect(not c.failures and not c.undecided, "rounds that differ from each other do not fail AllHost")
+    c = g.Checker()
+    broken = [all_host([0.0034, 0.0034, 0.0030], [77.6, 77.6]) for _ in range(3)]  # the last round: 179 GB/s
+    quiet(peer_check.judge_all_host, c, "AllHost", broken)
+    expect(len(c.failures) == 1, "an aggregate above its own round's GPU rates fails")
+    one_round = {"name": "AllHost/dir:d2h/bytes:1024/manual_time", "gpus": 2.0, "gbps": 30.0, "gbps_gpu0": 16.0,
+                 "gbps_gpu1": 15.0}
+    expect(abs(peer_check.all_host_ratio(one_round) - 30 / 31) < 1e-12, "one round: gbps is that round's")
+    expect(peer_check.all_host_ratio({**one_round, "gbps_gpu1": None}) is None, "a missing GPU rate: no ratio")
+    # gpu_peer reads nvidia-smi's NVLinks to compare with gpu_bench's: the committed topo -m of four H200s.
+    import os
+    topo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results", "multi", "topo_h200x4.txt")
+    with open(topo) as f:
+        links = peer_check.parse_topo(f.read())
+    expect(len(links) == 12 and set(links.values()) == {18}, f"topo -m: NV18 between every pair of four ({links})")
+    expect(peer_check.parse_topo("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tSYS\t0-7\nGPU1\tPIX\t X \t0-7\n")
+           == {(0, 1): 0, (1, 0): 0}, "topo -m: a PCIe path is no NVLink")
+    status = "GPU 0: NVIDIA H200 (UUID: GPU-x)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n\t Link 2: 26.562 GB/s\n"
+    expect(peer_check.parse_nvlink_status(status) == {0: 26.562, 2: 26.562}, "nvlink -s: the links up and their rate")
     print(f"{len(problems)} problem(s)" if problems else "ok: the GPU tests judge as docs/testing.md says")
     return 1 if problems else 0
 

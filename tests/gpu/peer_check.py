@@ -7,16 +7,23 @@ with a single-GPU Transfer case, against a bare cudaMemcpyPeerAsync loop run in 
     where the copy could only ever cross PCIe;
   - single-GPU case names end in /device:N, once for every visible GPU; the multi-GPU ones carry no device;
   - the context has gpu.count, every GPU's identity and every ordered pair's topology;
-  - AllHost reports every GPU's own rate, and its aggregate is no more than their sum.
+  - AllHost reports every GPU's own rate, and its aggregate is no more than their sum, both taken from the
+    samples of one round (all_host_ratio);
+  - the context has every GPU's NVLinks and every pair's (nvlinks, nvlink_gbps), and no peer copy with peer
+    access exceeds its pair's NVLink peak (per direction) where the pair has one;
+  - where nvidia-smi is on the machine, each GPU's links up and their rate are those `nvidia-smi nvlink -s`
+    prints, and each pair's link count the NV# of `nvidia-smi topo -m` (GPUs matched by PCI bus id).
 Skips (77) with fewer than two GPUs, or where GPUs 0 and 1 cannot access each other's memory. Writes the figures to OUT.json.
 
 usage: peer_check.py GPU_BENCH BARE_PEER OUT.json
 """
 import json
+import re
+import shutil
 import subprocess
 import sys
 
-from gpu_common import SKIP, Checker, iteration_runs, run_gpu_bench
+from gpu_common import SKIP, Checker, iteration_runs, median_interval, run_gpu_bench
 
 BIG = 256 << 20
 FILTER = ("^(Transfer/dir:h2d/mem:pinned/bytes:1048576/|Peer/src:0/dst:1/|PeerLatency/src:0/dst:1/"
@@ -34,6 +41,36 @@ def bare(exe):
     if r.returncode != 0:
         raise SystemExit(f"bare_peer failed ({r.returncode}): {r.stderr}")
     return json.loads(r.stdout)
+
+
+def all_host_ratio(run):
+    """An AllHost run's aggregate over the sum of its GPUs' own rates, both of the samples of the round whose
+    process wrote the file: gbps_gpu{i} are that round's medians of each GPU's own span, and the aggregate
+    over that round's median sample (round_times_s' last, where there were several rounds; gbps itself rests
+    on every round's). A sample's time is its longest GPU's span, so per sample, and so for the medians too,
+    the aggregate is at most the sum: a ratio above 1 is the harness's error. None where a figure is missing."""
+    gpus = int(run.get("gpus") or 0)
+    per_gpu = [run.get(f"gbps_gpu{i}") for i in range(gpus)]
+    if gpus < 1 or None in per_gpu or not sum(per_gpu):
+        return None
+    rounds = run.get("round_times_s")
+    if rounds:
+        moved = int(run["name"].split("/bytes:")[1].split("/")[0]) * gpus
+        aggregate = moved / rounds[-1] / 1e9
+    else:
+        aggregate = run.get("gbps")
+    return None if aggregate is None else aggregate / sum(per_gpu)
+
+
+def judge_all_host(c, name, runs):
+    """AllHost's aggregate against the sum of its GPUs' rates over the repetitions: their median ratio with its
+    95% interval, at most 1 (all_host_ratio)."""
+    ratios = [r for r in (all_host_ratio(b) for b in runs if not b.get("error_occurred")) if r is not None]
+    c.check(len(ratios) == len([b for b in runs if not b.get("error_occurred")]),
+            f"{name}: per-GPU rates or gpus missing")
+    if ratios:
+        m, interval = median_interval(ratios)
+        c.judge(f"{name}: aggregate / sum of the GPUs' own rates, one round's samples", m, interval, high=1.0 + 1e-9)
 
 
 def main(gpu_bench, bare_exe, out):
@@ -97,19 +134,107 @@ def main(gpu_bench, bare_exe, out):
     for name, bs in runs.items():
         if not name.startswith("AllHost/"):
             continue
-        for b in bs:
-            if b.get("error_occurred"):
-                continue
-            per_gpu = [b.get(f"gbps_gpu{i}") for i in range(count)]
-            c.check(None not in per_gpu and b.get("gpus") == count, f"{name}: per-GPU rates or gpus missing")
-            if None not in per_gpu:
-                c.check(b["gbps"] <= 1.02 * sum(per_gpu), f"{name}: aggregate {b['gbps']:.2f} GB/s exceeds the sum "
-                                                          f"of the GPUs' own rates {sum(per_gpu):.2f}")
+        c.check(all(b.get("gpus") == count for b in bs if not b.get("error_occurred")), f"{name}: gpus is not {count}")
+        judge_all_host(c, name, bs)
         report["cases"][name] = {k: v for k, v in bs[0].items() if k.startswith("gbps")}
+    check_nvlink_facts(c, ctx, count)
+    check_against_nvidia_smi(c, ctx, count)
+    for name, bs in runs.items():
+        if name.startswith("Peer/") and "/peer_access:on/" in name:
+            peak = nvlink_peak(ctx, name)
+            for b in bs:
+                for counter in ("gbps_src_to_dst", "gbps_dst_to_src") if "/dir:bidir/" in name else ("gbps",):
+                    if peak and counter in b:
+                        c.check(b[counter] <= 1.02 * peak, f"{name}: {counter} {b[counter]:.1f} GB/s exceeds the pair's "
+                                                           f"NVLink peak of {peak:.1f} GB/s per direction")
     with open(out, "w") as f:
         json.dump(report, f, indent=1)
     return c.finish("Peer, PeerLatency and AllHost verified; peer copies match the bare loop; names and context "
                     "cover every GPU")
+
+
+def nvlink_peak(ctx, name):
+    """The NVLink peak per direction of a Peer case's pair from the context, GB/s; None without one."""
+    src, dst = (name.split(f"/{k}:")[1].split("/")[0] for k in ("src", "dst"))
+    try:
+        return float(ctx.get(f"topology.{src}-{dst}.nvlink_gbps", ""))
+    except ValueError:
+        return None
+
+
+def check_nvlink_facts(c, ctx, count):
+    """Every GPU's NVLinks and every pair's, written as docs/json.md says: a number, none/0, or unavailable."""
+    for i in range(count):
+        for field in ("nvlinks", "nvlink_link_gbps", "profile.nvlink_gbps"):
+            c.check(ctx.get(f"gpu.{i}.{field}"), f"context lacks gpu.{i}.{field}")
+        for j in range(count):
+            if i == j:
+                continue
+            links, gbps, link = (ctx.get(f"topology.{i}-{j}.{k}") for k in ("nvlinks", "nvlink_gbps", "link"))
+            c.check(links is not None and gbps is not None, f"context lacks topology.{i}-{j}.nvlinks or nvlink_gbps")
+            if links not in (None, "unavailable", "0"):
+                c.check(link == "nvlink", f"topology.{i}-{j}: {links} NVLinks, yet link {link}")
+            print(f"GPU {i} -> {j}: link {link}, {links} NVLinks, {gbps} GB/s per direction; GPU {i}: "
+                  f"{ctx.get(f'gpu.{i}.nvlinks')} links up of {ctx.get(f'gpu.{i}.nvlink_link_gbps')} GB/s")
+
+
+def parse_topo(text):
+    """`nvidia-smi topo -m`: {(row GPU, column GPU): NVLinks}, 0 for a path without NVLink (SYS, PIX, ...)."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines()]
+    head = next((line.split("\t") for line in lines if re.search(r"\tGPU\d+\t", "\t" + line)), None)
+    if head is None:
+        return {}
+    columns = [(k, int(h[3:])) for k, h in enumerate(head) if re.fullmatch(r"GPU\d+", h.strip())]
+    out = {}
+    for line in lines:
+        cells = line.split("\t")
+        if not re.fullmatch(r"GPU\d+", cells[0].strip()):
+            continue
+        row = int(cells[0].strip()[3:])
+        for k, col in columns:
+            if col != row and k < len(cells):
+                m = re.fullmatch(r"NV(\d+)", cells[k].strip())
+                out[(row, col)] = int(m.group(1)) if m else 0
+    return out
+
+
+def parse_nvlink_status(text):
+    """`nvidia-smi nvlink -s` of one GPU: {link: GB/s} of its links up (an inactive link prints no rate)."""
+    return {int(m.group(1)): float(m.group(2)) for m in re.finditer(r"Link (\d+): ([\d.]+) GB/s", text)}
+
+
+def check_against_nvidia_smi(c, ctx, count):
+    """Each GPU's and pair's NVLink facts against what nvidia-smi prints, GPUs matched by PCI bus id."""
+    if not shutil.which("nvidia-smi"):
+        print("nvidia-smi is not on this machine: NVLink facts not compared with it")
+        return
+    def smi(*args):
+        return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, timeout=60).stdout
+    bus = {}  # nvidia-smi's index -> CUDA's, by bus id
+    for line in smi("--query-gpu=index,pci.bus_id", "--format=csv,noheader").splitlines():
+        index, _, bus_id = (x.strip() for x in line.partition(","))
+        for i in range(count):
+            if ctx.get(f"gpu.{i}.pci_bus_id", "").lower()[-12:] == bus_id.lower()[-12:]:
+                bus[int(index)] = i
+    topo = parse_topo(smi("topo", "-m"))
+    print("nvidia-smi topo -m:\n" + smi("topo", "-m"))
+    for smi_index, i in sorted(bus.items()):
+        text = smi("nvlink", "-s", "-i", str(smi_index))
+        print(f"nvidia-smi nvlink -s -i {smi_index} (CUDA GPU {i}):\n{text}")
+        links = parse_nvlink_status(text)
+        c.check(ctx.get(f"gpu.{i}.nvlinks") == str(len(links)),
+                f"GPU {i}: gpu_bench reads {ctx.get(f'gpu.{i}.nvlinks')} NVLinks up, nvidia-smi {len(links)}")
+        if links:
+            rate = ctx.get(f"gpu.{i}.nvlink_link_gbps", "")
+            ok = re.fullmatch(r"[\d.]+", rate) and all(abs(float(rate) - v) < 0.0015 for v in links.values())
+            c.check(bool(ok), f"GPU {i}: gpu_bench's link rate {rate} GB/s, nvidia-smi's {sorted(set(links.values()))}")
+        for smi_j, j in sorted(bus.items()):
+            if (smi_index, smi_j) in topo:
+                want = topo[(smi_index, smi_j)]
+                have = ctx.get(f"topology.{i}-{j}.nvlinks")
+                c.check(have == str(want), f"GPUs {i} -> {j}: gpu_bench reads {have} NVLinks, nvidia-smi topo -m NV{want}")
+                if have == str(want):
+                    print(f"ok: GPUs {i} -> {j}: {have} NVLinks, as nvidia-smi topo -m says")
 
 
 if __name__ == "__main__":

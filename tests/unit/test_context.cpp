@@ -49,11 +49,130 @@ TEST(Peak, PcieAndMemory) {
   EXPECT_FALSE(memory_peak_gbps(0, 5120).has_value());
 }
 
-TEST(Peak, NvlinkLanes) {
-  EXPECT_DOUBLE_EQ(*nvlink_lane_gbps(4), 25.0);
-  EXPECT_DOUBLE_EQ(*nvlink_lane_gbps(5), 50.0);
-  EXPECT_FALSE(nvlink_lane_gbps(0).has_value());
-  EXPECT_FALSE(nvlink_lane_gbps(9).has_value());
+#include <map>
+
+#include "fixtures/context/nvml.hpp"
+
+namespace {
+// NVML's answers about one GPU's NVLinks, made up: a link not in `states` is one the device does not have.
+struct fake_nvml final : nvlink_source {
+  unsigned max = 18;
+  std::map<unsigned, state> states;
+  std::map<unsigned, std::string> buses;
+  std::map<unsigned, nvlink_end> ends;
+  std::map<std::pair<unsigned, unsigned>, unsigned long long> fields;  // (field id, scope) -> value
+
+  unsigned max_links() const override { return max; }
+  state link_state(unsigned link) const override {
+    const auto it = states.find(link);
+    return it == states.end() ? state::absent : it->second;
+  }
+  std::optional<std::string> remote_bus(unsigned link) const override {
+    const auto it = buses.find(link);
+    return it == buses.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  std::optional<nvlink_end> remote_end(unsigned link) const override {
+    const auto it = ends.find(link);
+    return it == ends.end() ? std::nullopt : std::optional<nvlink_end>(it->second);
+  }
+  std::optional<unsigned long long> field(unsigned id, unsigned scope) const override {
+    const auto it = fields.find({id, scope});
+    return it == fields.end() ? std::nullopt : std::optional<unsigned long long>(it->second);
+  }
+};
+
+// A GPU of an HGX H200 board: 18 NVLinks up, each to an NVSwitch, at 26562 MB/s each (nvidia-smi nvlink -s:
+// 26.562 GB/s), as NVML of a header with NVML_NVLINK_MAX_LINKS 36 and a driver of 18 links answers.
+fake_nvml hgx_gpu(const std::string& switch_bus) {
+  fake_nvml g;
+  g.max = 36;
+  for (unsigned l = 0; l < 18; ++l) {
+    g.states[l] = nvlink_source::state::up;
+    g.ends[l] = nvlink_end::nvswitch;
+    g.buses[l] = switch_bus;
+    g.fields[{kNvmlFieldNvlinkSpeed, l}] = 26562;
+  }
+  g.fields[{kNvmlFieldNvlinkLinkCount, 0}] = 18;
+  g.fields[{kNvmlFieldNvlinkSpeedCommon, 0}] = 26562;
+  return g;
+}
+}  // namespace
+
+TEST(Nvlink, SwitchedGpusOfAnHgxBoard) {
+  const nvlink_facts a = read_nvlinks(hgx_gpu("00000000:05:00.0"));
+  const nvlink_facts b = read_nvlinks(hgx_gpu("00000000:06:00.0"));
+  ASSERT_TRUE(a.up.has_value());
+  EXPECT_EQ(*a.up, 18u);
+  EXPECT_DOUBLE_EQ(*a.link_gbps, 26.562);
+  EXPECT_NEAR(*a.gbps, 18 * 26.562, 1e-9);
+  EXPECT_EQ(a.links.front().remote_bus, "0000:05:00.0");
+  // Behind the switches a pair may use every link of each, one pair at a time: NV18, as nvidia-smi topo -m says.
+  const nvlink_pair p = pair_nvlinks(a, "0000:18:00.0", b, "0000:2a:00.0", true);
+  EXPECT_EQ(*p.links, 18u);
+  EXPECT_NEAR(*p.gbps, 478.116, 1e-9);
+  // Switches that do not join them (another NVLink partition): no NVLink between them.
+  const nvlink_pair apart = pair_nvlinks(a, "0000:18:00.0", b, "0000:2a:00.0", false);
+  EXPECT_EQ(*apart.links, 0u);
+  EXPECT_EQ(*apart.gbps, 0.0);
+  // Without NVML's word on the pair, switch links say nothing of it.
+  const nvlink_pair unsure = pair_nvlinks(a, "0000:18:00.0", b, "0000:2a:00.0", std::nullopt);
+  EXPECT_FALSE(unsure.links.has_value());
+  EXPECT_FALSE(unsure.gbps.has_value());
+}
+
+TEST(Nvlink, LinksStraightToTheOtherGpuAndAGpuWithout) {
+  // Two GPUs joined by a bridge of 4 links (NVML answers only the common speed), and one on PCIe alone.
+  fake_nvml a, b, pcie;
+  for (unsigned l = 0; l < 4; ++l) {
+    a.states[l] = b.states[l] = nvlink_source::state::up;
+    a.ends[l] = b.ends[l] = nvlink_end::gpu;
+    a.buses[l] = "00000000:2A:00.0";  // NVML's spelling of b's bus; CUDA's is 0000:2a:00.0
+    b.buses[l] = "00000000:18:00.0";
+  }
+  a.states[4] = nvlink_source::state::down;
+  a.fields[{kNvmlFieldNvlinkSpeedCommon, 0}] = b.fields[{kNvmlFieldNvlinkSpeedCommon, 0}] = 25781;
+  const nvlink_facts fa = read_nvlinks(a), fb = read_nvlinks(b), fc = read_nvlinks(pcie);
+  EXPECT_EQ(*fa.up, 4u);
+  EXPECT_DOUBLE_EQ(*fa.link_gbps, 25.781);
+  EXPECT_NEAR(*fa.gbps, 4 * 25.781, 1e-9);
+  EXPECT_EQ(*fc.up, 0u);
+  EXPECT_EQ(*fc.gbps, 0.0);
+  EXPECT_FALSE(fc.link_gbps.has_value());
+  const nvlink_pair ab = pair_nvlinks(fa, "0000:18:00.0", fb, "0000:2a:00.0", std::nullopt);
+  EXPECT_EQ(*ab.links, 4u);
+  EXPECT_NEAR(*ab.gbps, 103.124, 1e-9);
+  const nvlink_pair ac = pair_nvlinks(fa, "0000:18:00.0", fc, "0000:3a:00.0", false);
+  EXPECT_EQ(*ac.links, 0u);
+  EXPECT_EQ(*ac.gbps, 0.0);
+}
+
+TEST(Nvlink, WhatNvmlDoesNotAnswerStaysUnread) {
+  fake_nvml g = hgx_gpu("00000000:05:00.0");
+  g.states[7] = nvlink_source::state::unanswered;  // it may be up
+  const nvlink_facts f = read_nvlinks(g);
+  EXPECT_FALSE(f.up.has_value());
+  EXPECT_FALSE(f.gbps.has_value());
+  EXPECT_FALSE(pair_nvlinks(f, "0000:18:00.0", read_nvlinks(hgx_gpu("0")), "0000:2a:00.0", true).links.has_value());
+  // No speed from NVML: the links are counted, their rate unread.
+  fake_nvml slow = hgx_gpu("00000000:05:00.0");
+  slow.fields.clear();
+  const nvlink_facts s = read_nvlinks(slow);
+  EXPECT_EQ(*s.up, 18u);
+  EXPECT_FALSE(s.link_gbps.has_value());
+  EXPECT_FALSE(s.gbps.has_value());
+  // A link whose far end NVML cannot name may reach the other GPU: the pair is unread.
+  fake_nvml lost = hgx_gpu("00000000:05:00.0");
+  lost.ends.erase(3);
+  lost.buses.erase(3);
+  const nvlink_pair p =
+      pair_nvlinks(read_nvlinks(lost), "0000:18:00.0", read_nvlinks(hgx_gpu("0")), "0000:2a:00.0", true);
+  EXPECT_FALSE(p.links.has_value());
+  // Links of different speeds: the GPU's peak is their sum, one link's rate NVML's common speed.
+  fake_nvml mixed = hgx_gpu("00000000:05:00.0");
+  mixed.fields[{kNvmlFieldNvlinkSpeed, 0}] = 13281;
+  const nvlink_facts m = read_nvlinks(mixed);
+  EXPECT_NEAR(*m.gbps, 17 * 26.562 + 13.281, 1e-9);
+  EXPECT_DOUBLE_EQ(*m.link_gbps, 26.562);
 }
 
 TEST(Peak, BeyondPeakNamesThePeak) {
@@ -93,7 +212,8 @@ TEST(PerGpuFacts, EachGpuItsOwnLinkPeaksClocksAndHealth) {
   f.nvml.memory_clock_max_mhz = 2619;
   f.nvml.memory_bus_width_bits = 5120;
   f.nvml.other_processes = 0;
-  f.nvml.nvlinks_active = 0;
+  f.nvml.nvlink.up = 0;
+  f.nvml.nvlink.gbps = 0.0;
   const context_list c = per_gpu_context(f);
   EXPECT_NO_THROW(check_context(c));
   const std::map<std::string, std::string> m(c.begin(), c.end());
@@ -104,6 +224,8 @@ TEST(PerGpuFacts, EachGpuItsOwnLinkPeaksClocksAndHealth) {
   EXPECT_EQ(m.at("gpu.5.profile.host_link_gbps"), "15.7538");
   EXPECT_EQ(m.at("gpu.5.profile.memory_gbps"), "3352.32");
   EXPECT_EQ(m.at("gpu.5.profile.nvlink_gbps"), "none");
+  EXPECT_EQ(m.at("gpu.5.nvlinks"), "0");
+  EXPECT_EQ(m.at("gpu.5.nvlink_link_gbps"), "none");
   EXPECT_EQ(m.at("gpu.5.clock_sm_mhz"), "1980");
   EXPECT_EQ(m.at("gpu.5.other_processes"), "0");
   EXPECT_EQ(m.count("gpu.5.ecc"), 1u);
@@ -112,6 +234,23 @@ TEST(PerGpuFacts, EachGpuItsOwnLinkPeaksClocksAndHealth) {
   EXPECT_EQ(m.count("gpu.5.name"), 0u);
   EXPECT_EQ(m.count("gpu.5.uuid"), 0u);
   for (const auto& [key, value] : c) EXPECT_EQ(key.rfind("gpu.5.", 0), 0u) << key;
+}
+
+TEST(PerGpuFacts, NvlinksAndTheirPeak) {
+  device_facts f;
+  f.device = 2;
+  f.nvml.nvlink = read_nvlinks(hgx_gpu("00000000:05:00.0"));
+  const context_list c = per_gpu_context(f);
+  EXPECT_NO_THROW(check_context(c));
+  const std::map<std::string, std::string> m(c.begin(), c.end());
+  EXPECT_EQ(m.at("gpu.2.nvlinks"), "18");
+  EXPECT_EQ(m.at("gpu.2.nvlink_link_gbps"), "26.562");
+  EXPECT_EQ(m.at("gpu.2.profile.nvlink_gbps"), "478.116");
+  const context_list unread = per_gpu_context(device_facts{});
+  const std::map<std::string, std::string> u(unread.begin(), unread.end());
+  EXPECT_EQ(u.at("gpu.0.nvlinks"), "unavailable");
+  EXPECT_EQ(u.at("gpu.0.nvlink_link_gbps"), "unavailable");
+  EXPECT_EQ(u.at("gpu.0.profile.nvlink_gbps"), "unavailable");
 }
 
 TEST(HostFacts, LocalCpusOfAnAbsentDeviceAreUnavailable) {

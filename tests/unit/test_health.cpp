@@ -32,7 +32,8 @@ TEST(Profile, FromTypedFacts) {
   f.nvml.pcie_width_max = 16;
   f.nvml.memory_clock_max_mhz = 2619;
   f.nvml.memory_bus_width_bits = 5120;
-  f.nvml.nvlinks_active = 0;
+  f.nvml.nvlink.up = 0;
+  f.nvml.nvlink.gbps = 0.0;
   const device_profile p = profile_from(f);
   EXPECT_EQ(p.pci_bus_id, "0000:00:06.0");
   EXPECT_NEAR(*p.host_link_gbps, 63.0, 0.1);
@@ -47,9 +48,9 @@ TEST(Profile, FromTypedFacts) {
   EXPECT_EQ(m.at("profile.nvlink_gbps"), "none");
   EXPECT_NO_THROW(check_context(c));
 
-  f.nvml.nvlinks_active = 18;
-  f.nvml.nvlink_version = 4;
-  EXPECT_DOUBLE_EQ(*profile_from(f).nvlink_gbps, 450.0);
+  f.nvml.nvlink.up = 18;  // NVML's link speeds, not a table by NVLink version (whose numbering is NVML's own)
+  f.nvml.nvlink.gbps = 18 * 26.562;
+  EXPECT_DOUBLE_EQ(*profile_from(f).nvlink_gbps, 18 * 26.562);
 
   device_facts gen4x8 = f;  // a Gen5 x16 card in a Gen4 x8 slot: NVML's maximum is the slot's
   gen4x8.nvml.pcie_gen_max = 4;

@@ -6,6 +6,7 @@
 
 #include "benchmarks/all_host/model.hpp"
 #include "benchmarks/peer/model.hpp"
+#include "fixtures/context/gpu_context.hpp"
 #include "fixtures/context/topology.hpp"
 
 using namespace gpu_bench;
@@ -27,12 +28,12 @@ TEST(Topology, PcieLevelsAndLinks) {
   EXPECT_EQ(pcie_level_name(50), "system");
   EXPECT_EQ(pcie_level_name(35), "unavailable");
   EXPECT_EQ(pcie_level_name(std::nullopt), "unavailable");
-  EXPECT_EQ(link_name({true, 50}), "nvlink");
-  EXPECT_EQ(link_name({true, std::nullopt}), "nvlink");
-  EXPECT_EQ(link_name({false, 10}), "pcie_switch");
-  EXPECT_EQ(link_name({false, std::nullopt}), "unavailable");
+  EXPECT_EQ(link_name({true, 50, std::nullopt, std::nullopt}), "nvlink");
+  EXPECT_EQ(link_name({true, std::nullopt, std::nullopt, std::nullopt}), "nvlink");
+  EXPECT_EQ(link_name({false, 10, std::nullopt, std::nullopt}), "pcie_switch");
+  EXPECT_EQ(link_name({false, std::nullopt, std::nullopt, std::nullopt}), "unavailable");
   // Without an answer on NVLink a PCIe level would be a guess at the path the bytes take.
-  EXPECT_EQ(link_name({std::nullopt, 30}), "unavailable");
+  EXPECT_EQ(link_name({std::nullopt, 30, std::nullopt, std::nullopt}), "unavailable");
 }
 
 TEST(Topology, KeysForEveryGpuAndEveryOrderedPair) {
@@ -42,12 +43,13 @@ TEST(Topology, KeysForEveryGpuAndEveryOrderedPair) {
   std::vector<gpu_pair> pairs;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
-      if (i != j) pairs.push_back({i, j, true, 0, true, {true, 50}});
-  pairs[1] = {0, 2, false, std::nullopt, std::nullopt, {false, 30}};
+      if (i != j) pairs.push_back({i, j, true, 0, true, {true, 50, 18u, 478.116}});
+  pairs[1] = {0, 2, false, std::nullopt, std::nullopt, {false, 30, 0u, 0.0}};
+  pairs[2] = {1, 0, true, 0, true, {true, std::nullopt, std::nullopt, std::nullopt}};
   const context_list c = format_topology(gpus, pairs);
   EXPECT_NO_THROW(check_context(c));
   const auto m = as_map(c);
-  EXPECT_EQ(m.size(), 1u + 3 * 4 + 6 * 4);
+  EXPECT_EQ(m.size(), 1u + 3 * 4 + 6 * 6);
   EXPECT_EQ(m.at("gpu.count"), "3");
   EXPECT_EQ(m.at("gpu.1.pci_bus_id"), "00000000:2A:00.0");
   EXPECT_EQ(m.at("gpu.1.numa_node"), "none");
@@ -62,6 +64,13 @@ TEST(Topology, KeysForEveryGpuAndEveryOrderedPair) {
   EXPECT_EQ(m.at("topology.0-2.native_atomics"), "unavailable");
   EXPECT_EQ(m.at("topology.0-2.link"), "pcie_host_bridge");
   EXPECT_EQ(m.at("topology.2-1.link"), "nvlink");
+  EXPECT_EQ(m.at("topology.0-1.nvlinks"), "18");
+  EXPECT_EQ(m.at("topology.0-1.nvlink_gbps"), "478.116");
+  EXPECT_EQ(m.at("topology.0-2.nvlinks"), "0");
+  EXPECT_EQ(m.at("topology.0-2.nvlink_gbps"), "none");
+  EXPECT_EQ(m.at("topology.1-0.link"), "nvlink");  // NVML's word, the links it could not follow
+  EXPECT_EQ(m.at("topology.1-0.nvlinks"), "unavailable");
+  EXPECT_EQ(m.at("topology.1-0.nvlink_gbps"), "unavailable");
   EXPECT_EQ(as_map(format_topology({}, {})).at("gpu.count"), "0");
 }
 
@@ -104,6 +113,64 @@ TEST(PeerModel, EveryOrderedPairOnceBidirForOneOrderOnly) {
   EXPECT_DOUBLE_EQ(peer_bytes_moved({0, 1, true, peer_dir::bidir, 1000}), 2000.0);
 }
 
+TEST(PeerModel, TheDefaultGrowsWithThePairsOnlyWherePairsDiffer) {
+  const std::vector<std::uint64_t> sizes = {1u << 20, 16u << 20, 256u << 20};
+  EXPECT_TRUE(peer_default_grid(1, sizes, {{0, 1}}).empty());
+  // Eight GPUs of one link class: every ordered pair one way and every pair both ways at 256 MiB, and the
+  // sweep (sizes, peer access off, engine:sm) between GPUs 0 and 1 alone.
+  const auto hgx = peer_default_grid(8, sizes, {{0, 1}});
+  EXPECT_EQ(hgx.size(), 56u + 28u + 16u);
+  std::set<std::string> names;
+  for (const peer_case& c : hgx) names.insert(peer_name(c).str());
+  EXPECT_EQ(names.size(), hgx.size());
+  EXPECT_TRUE(names.count("Peer/src:7/dst:6/peer_access:on/dir:oneway/bytes:268435456"));
+  EXPECT_TRUE(names.count("Peer/src:6/dst:7/peer_access:on/dir:bidir/bytes:268435456"));
+  EXPECT_FALSE(names.count("Peer/src:6/dst:7/peer_access:on/dir:bidir/bytes:1048576"));
+  EXPECT_FALSE(names.count("Peer/src:2/dst:3/peer_access:off/dir:oneway/bytes:268435456"));
+  EXPECT_FALSE(names.count("Peer/src:2/dst:3/peer_access:on/dir:oneway/engine:sm/bytes:268435456"));
+  EXPECT_TRUE(names.count("Peer/src:0/dst:1/peer_access:off/dir:bidir/bytes:1048576"));
+  EXPECT_TRUE(names.count("Peer/src:0/dst:1/peer_access:on/dir:oneway/engine:sm/bytes:16777216"));
+  EXPECT_FALSE(names.count("Peer/src:1/dst:0/peer_access:off/dir:oneway/bytes:1048576"));
+  // Each case of the default is one of the full grid's, in its order.
+  const auto full = peer_grid(8, sizes);
+  std::size_t at = 0;
+  for (const peer_case& c : hgx) {
+    while (at < full.size() && peer_name(full[at]).str() != peer_name(c).str()) ++at;
+    EXPECT_LT(at, full.size()) << peer_name(c).str();
+  }
+  // Three link classes (say NV2, NV1 and PCIe): a sweep for each.
+  EXPECT_EQ(peer_default_grid(8, sizes, {{0, 1}, {0, 2}, {0, 4}}).size(), 56u + 28u + 3 * 16u);
+  // A --sizes list: the matrix at its largest size.
+  const auto two = peer_default_grid(4, {4096, 1u << 20}, {{0, 1}});
+  EXPECT_EQ(two.size(), 12u + 6u + (2 * 3 - 1) + (2 * 3 - 1));
+  for (const peer_case& c : two)
+    if (!(c.src == 0 && c.dst == 1)) {
+      EXPECT_EQ(c.bytes, 1u << 20) << peer_name(c).str();
+    }
+  const auto lat = peer_latency_default_grid(8, {{0, 1}});
+  EXPECT_EQ(lat.size(), 56u + 1u);
+  EXPECT_EQ(peer_latency_name(lat[1]).str(), "PeerLatency/src:0/dst:1/peer_access:off/bytes:4");
+}
+
+TEST(PeerModel, OnePairPerLinkClass) {
+  std::vector<std::vector<gpu_link>> links(4, std::vector<gpu_link>(4));
+  EXPECT_EQ(pairs_per_link_class(links), (std::vector<std::pair<int, int>>{{0, 1}}));  // unread: one class
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      if (i != j) links[i][j] = {true, std::nullopt, 18u, 478.116};
+  EXPECT_EQ(pairs_per_link_class(links), (std::vector<std::pair<int, int>>{{0, 1}}));
+  // GPUs 0-1 and 2-3 bridged by 4 links, the rest across the host bridge.
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      if (i != j)
+        links[i][j] = (i / 2 == j / 2) ? gpu_link{true, std::nullopt, 4u, 103.1} : gpu_link{false, 30, 0u, 0.0};
+  EXPECT_EQ(link_class(links[0][1]), "nvlink4");
+  EXPECT_EQ(link_class(links[0][2]), "pcie_host_bridge");
+  EXPECT_EQ(link_class(gpu_link{true, std::nullopt, std::nullopt, std::nullopt}), "nvlink");
+  const std::vector<std::pair<int, int>> two_classes = {{0, 1}, {0, 2}};
+  EXPECT_EQ(pairs_per_link_class(links), two_classes);
+}
+
 TEST(PeerModel, LatencyAndAllHostNames) {
   const auto lat = peer_latency_grid(3);
   EXPECT_EQ(lat.size(), 6u * 2);
@@ -126,9 +193,28 @@ TEST(PeerModel, PatternsCopyWhatTheyName) {
   EXPECT_TRUE(pattern_copies(peer_pattern::all_pairs, 1).empty());
   EXPECT_EQ(pattern_copies(peer_pattern::one_to_all, 4), (pairs{{0, 1}, {0, 2}, {0, 3}}));
   EXPECT_EQ(pattern_copies(peer_pattern::all_to_one, 3), (pairs{{1, 0}, {2, 0}}));
-  EXPECT_EQ(pattern_copies(peer_pattern::all_pairs, 3), (pairs{{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}}));
+  // In steps: at each, every GPU sends to one other and receives from one other.
+  EXPECT_EQ(pattern_copies(peer_pattern::all_pairs, 3), (pairs{{0, 1}, {1, 2}, {2, 0}, {0, 2}, {1, 0}, {2, 1}}));
+  const auto four = pattern_copies(peer_pattern::all_pairs, 4);
+  EXPECT_EQ(four.size(), 12u);
+  for (std::size_t step = 0; step < 3; ++step) {
+    std::set<int> to, from;
+    for (std::size_t k = 0; k < 4; ++k) {
+      from.insert(four[step * 4 + k].first);
+      to.insert(four[step * 4 + k].second);
+      EXPECT_NE(four[step * 4 + k].first, four[step * 4 + k].second);
+    }
+    EXPECT_EQ(to.size(), 4u);
+    EXPECT_EQ(from.size(), 4u);
+  }
+  EXPECT_EQ((std::set<std::pair<int, int>>(four.begin(), four.end()).size()), 12u);
+  EXPECT_EQ(pattern_gpu_of(peer_pattern::one_to_all, std::make_pair(0, 3)), 3);
+  EXPECT_EQ(pattern_gpu_of(peer_pattern::all_to_one, std::make_pair(3, 0)), 3);
+  EXPECT_EQ(pattern_gpu_of(peer_pattern::all_pairs, std::make_pair(2, 1)), 2);
   EXPECT_EQ(peer_pattern_name(peer_pattern::all_pairs, 1u << 28).str(),
             "PeerPattern/pattern:all_pairs/bytes:268435456");
+  EXPECT_EQ(peer_pattern_name(peer_pattern::one_to_all, 1u << 28, true).str(),
+            "PeerPattern/pattern:one_to_all/engine:sm/bytes:268435456");
   EXPECT_EQ(all_host_name(direction::h2d, 1024, host_pattern::one_to_all).str(),
             "AllHost/dir:h2d/pattern:one_to_all/bytes:1024");
   EXPECT_EQ(all_host_name(direction::d2h, 1024).str(), "AllHost/dir:d2h/bytes:1024");

@@ -72,6 +72,25 @@ TEST(Options, DeviceAll) {
   EXPECT_EQ(p.device, 3);
 }
 
+TEST(Options, ListGpusOnlyWithTheListing) {
+  argv_holder a({"gpu_bench", "--list_gpus=8", "--benchmark_list_tests", "--device=all"});
+  const options o = parse_options(a.argc, a.ptrs.data());
+  EXPECT_EQ(o.list_gpus, 8);
+  EXPECT_TRUE(o.all_devices);
+  ASSERT_EQ(a.argc, 2);  // Google Benchmark's flag stays for it
+  for (const char* bad : {"--list_gpus=0", "--list_gpus=65", "--list_gpus=x", "--list_gpus"}) {
+    argv_holder b({"gpu_bench", bad, "--benchmark_list_tests"});
+    EXPECT_THROW(parse_options(b.argc, b.ptrs.data()), usage_error) << bad;
+  }
+  try {
+    argv_holder c({"gpu_bench", "--list_gpus=8"});
+    (void)parse_options(c.argc, c.ptrs.data());
+    ADD_FAILURE() << "--list_gpus without --benchmark_list_tests was accepted";
+  } catch (const usage_error& e) {
+    EXPECT_STREQ(e.what(), "--list_gpus=N lists the cases of a machine of N GPUs; give it with --benchmark_list_tests");
+  }
+}
+
 TEST(Options, BadValuesAreUsageErrors) {
   try {
     argv_holder a({"gpu_bench", "--device=foo"});

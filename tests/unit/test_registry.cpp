@@ -149,7 +149,8 @@ TEST(Registry, TheMultiGpuFamiliesNamesAreTheirDeclaredAxes) {
   for (const peer_case& c : peer_latency_grid(4))
     EXPECT_EQ(case_name_problem(declared("PeerLatency"), peer_latency_name(c)), "");
   for (peer_pattern p : all_values<peer_pattern>())
-    EXPECT_EQ(case_name_problem(declared("PeerPattern"), peer_pattern_name(p, 4)), "");
+    for (bool sm : {false, true})
+      EXPECT_EQ(case_name_problem(declared("PeerPattern"), peer_pattern_name(p, 4, sm)), "");
   for (host_pattern p : all_values<host_pattern>())
     for (direction d : {direction::h2d, direction::d2h})
       EXPECT_EQ(case_name_problem(declared("AllHost"), all_host_name(d, 4, p)), "");
@@ -169,6 +170,32 @@ TEST(Registry, LatencyListsPeerCasesWhereThereAreTwoGpus) {
   }
   EXPECT_EQ(peer, 4u);
   EXPECT_NE(declared("Latency").plot.find("peer"), std::string::npos);  // a line per peer in the plot
+}
+
+TEST(Registry, AProcessTouchesTheGpusOfItsSelectedCasesAlone) {
+  family_descriptor single = copy_family();
+  single.register_cases = [] {
+    register_case(case_name("Copy").add("dir", "h2d").add("bytes", 64), [](benchmark::State&) {});
+  };
+  register_family(single, 5, true);
+  family_descriptor pair = copy_family();
+  pair.register_cases = [] {
+    register_case(case_name("Copy").add("dir", "d2h").add("bytes", 64), [](benchmark::State&) {}, {6, 7});
+  };
+  register_family(pair, -1, false);
+  EXPECT_EQ(gpus_of_selected_cases("^Copy/dir:h2d/bytes:64/device:5"), (std::vector<int>{5}));
+  EXPECT_EQ(gpus_of_selected_cases("^Copy/dir:d2h/bytes:64/"), (std::vector<int>{6, 7}));
+  EXPECT_EQ(gpus_of_selected_cases("^Copy/dir:(h2d/bytes:64/device:5|d2h/bytes:64/)"), (std::vector<int>{5, 6, 7}));
+  EXPECT_TRUE(gpus_of_selected_cases("^Nothing/").empty());
+}
+
+TEST(Registry, AOneGpuRunKeepsItsGpusBuffersThroughCasesBetweenOthers) {
+  // --device=0 on four GPUs: a copy between GPUs 2 and 3 keeps GPU 0's buffers, which the next single-GPU
+  // case would otherwise pin and fill again; --device=all (-1) keeps the running case's GPUs' alone.
+  EXPECT_EQ(gpus_kept_for({2, 3}, 0), (std::vector<int>{2, 3, 0}));
+  EXPECT_EQ(gpus_kept_for({0, 3}, 0), (std::vector<int>{0, 3}));
+  EXPECT_EQ(gpus_kept_for({2, 3}, -1), (std::vector<int>{2, 3}));
+  EXPECT_EQ(gpus_kept_for({1}, -1), (std::vector<int>{1}));
 }
 
 TEST(Registry, EveryFamilyIsWellDeclared) {

@@ -53,10 +53,11 @@ def failed(doc: dict, prefix: str, message: str) -> dict:
     return out
 
 
-def multi_gpu(doc: dict, gpus: int = 2, peer_gbps: dict | None = None, links: dict | None = None) -> dict:
+def multi_gpu(doc: dict, gpus: int = 2, peer_gbps: dict | None = None, links: dict | None = None,
+              nvlink_gbps: float | None = None) -> dict:
     """A --device=all gate run of `gpus` GPUs made from a one-GPU run: each single-GPU case once per GPU
     (names ending in /device:N), a Peer bidir case per pair i < j (peer_gbps[(i, j)], default 767) and
-    each pair's link (links[(i, j)], default nvlink)."""
+    each pair's link (links[(i, j)], default nvlink), with its NVLink peak per direction where given."""
     out = copy.deepcopy(doc)
     ctx = out["context"]
     ctx["gpu_bench.device"] = "all"
@@ -70,6 +71,8 @@ def multi_gpu(doc: dict, gpus: int = 2, peer_gbps: dict | None = None, links: di
                 a, b = min(i, j), max(i, j)
                 ctx[f"topology.{i}-{j}.link"] = (links or {}).get((a, b), "nvlink")
                 ctx[f"topology.{i}-{j}.peer_access"] = "yes"
+                if nvlink_gbps is not None:
+                    ctx[f"topology.{i}-{j}.nvlink_gbps"] = f"{nvlink_gbps:g}"
     singles = out["benchmarks"]
     out["benchmarks"] = []
     for i in range(gpus):

@@ -12,6 +12,7 @@ from conftest import run_cli
 from gpu_bench_tools.cli.gate import main
 from gpu_bench_tools.fleet.expectations import load_expectations
 from gpu_bench_tools.fleet.gate import FIRST_LINE_MAX
+from gpu_bench_tools.reading.errors import InputError
 
 # Every figure the shipped expectations hold for the two committed models: (case prefix, counter, name).
 FIGURES = [
@@ -103,6 +104,8 @@ def test_a_run_without_gate_cases_is_errored(capsys):
     assert code == 2 and lines[0].startswith("ERRORED: no h2d case on GPU 0 H200"), lines[0]
     peers = [line for line in lines if "peer bidir" in line]
     assert len(peers) == 6 and all(line.startswith("  ok ") for line in peers)
+    oneway = [line for line in lines if "peer oneway" in line]  # every ordered pair's, held to 90% of the slowest
+    assert len(oneway) == 12 and all(line.startswith("  ok ") and "(min 353.8)" in line for line in oneway), oneway
 
 
 def test_a_model_without_expectation_passes_on_what_it_can_check(tmp_path, capsys):
@@ -194,6 +197,33 @@ def test_several_gpus_and_their_peer_pairs(tmp_path, capsys):
     slow = gf.multi_gpu(gf.read(gf.GATE_H200), gpus=3, peer_gbps={(1, 2): 600.0})
     code, lines, _ = gate(capsys, gf.write(tmp_path / "slow_pair.json", slow))
     assert code == 1 and lines[0] == "DEGRADED: peer bidir 1->2 600 GB/s < 689.9 on GPU 1 H200", lines[0]
+
+
+def test_a_peer_pair_above_its_own_nvlink_peak_is_a_broken_measurement(tmp_path, capsys):
+    # 18 NVLinks of 26.562 GB/s: 478.116 GB/s per direction, 956.23 both ways.
+    doc = gf.multi_gpu(gf.read(gf.GATE_H200), gpus=2, peer_gbps={(0, 1): 1000.0}, nvlink_gbps=478.116)
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "beyond.json", doc))
+    assert code == 1 and lines[0] == "DEGRADED: peer bidir 0->1 1000 GB/s > 956.23 on GPU 0 H200", lines[0]
+    assert any("(min 689.9 max 956.23)" in line for line in lines), lines
+    fine = gf.multi_gpu(gf.read(gf.GATE_H200), gpus=2, nvlink_gbps=478.116)
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "within.json", fine))
+    assert code == 0 and not any("NVLink peak" in line for line in lines), lines
+    # A file without the peak (written before gpu_bench read it) is held to the committed minimum alone.
+    old = gf.multi_gpu(gf.read(gf.GATE_H200), gpus=2, peer_gbps={(0, 1): 1000.0})
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "no_peak.json", old))
+    assert code == 0 and any(line.startswith("  note: a peer pair without an NVLink peak") for line in lines), lines
+
+
+def test_max_nvlink_needs_a_pair_and_a_positive_number(tmp_path):
+    for figure, why in (('case = "Transfer/dir:h2d/mem:pinned/bytes:4"\nmetric = "gbps"\nmax_nvlink = 1.0',
+                         "needs a positive number and a case of a GPU pair"),
+                        ('case = "Peer/src:*/dst:*/peer_access:on/dir:oneway/bytes:4"\nmetric = "gbps"\nmax_nvlink = 0',
+                         "needs a positive number")):
+        p = tmp_path / "e.toml"
+        p.write_text(f'format = 1\n[[gpu]]\nname = "X"\nlink = "PCIe gen5 x16"\n[[gpu.figure]]\n{figure}\n'
+                     'source = "s"\n')
+        with pytest.raises(InputError, match=why):
+            load_expectations(p)
 
 
 def test_a_pair_on_another_link_is_not_judged(tmp_path, capsys):

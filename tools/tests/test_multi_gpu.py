@@ -14,7 +14,7 @@ import synth
 from conftest import run_cli
 from gpu_bench_tools.cli import compare as cli_compare, history as cli_history, plot as cli_plot, report as cli_report
 from gpu_bench_tools.history import render as history_render
-from gpu_bench_tools.reading import load
+from gpu_bench_tools.reading import load, multigpu
 from gpu_bench_tools import plot
 from gpu_bench_tools.compare.compare import compare
 from gpu_bench_tools.compare.render import render_table
@@ -350,3 +350,49 @@ def test_history_keeps_each_device_apart_and_finds_the_slow_one(tmp_path, capsys
     assert sorted(Path(p).name for p in written) == [
         "trend_transfer-dir-h2d-mem-pinned-bytes-268435456-device-0.png",
         "trend_transfer-dir-h2d-mem-pinned-bytes-268435456-device-1.png"]
+
+
+# ---------------------------------------------------------------------------------------------
+# NVLink peaks
+
+
+def with_nvlinks(doc, gpus, links=18, rate=25.0):
+    """The NVLink facts gpu_bench writes since it reads them from NVML: every GPU `links` links of `rate` GB/s,
+    every pair joined by all of them (as behind NVSwitches)."""
+    ctx = doc["context"]
+    peak = f"{links * rate:g}"
+    for i in range(gpus):
+        ctx.update({f"gpu.{i}.nvlinks": str(links), f"gpu.{i}.nvlink_link_gbps": f"{rate:g}",
+                    f"gpu.{i}.profile.nvlink_gbps": peak})
+        for j in range(gpus):
+            if i != j:
+                ctx.update({f"topology.{i}-{j}.nvlinks": str(links), f"topology.{i}-{j}.nvlink_gbps": peak})
+    return doc
+
+
+def test_every_peer_figure_has_its_share_of_the_nvlink_peak(tmp_path):
+    doc = with_nvlinks(synth.make_multi_run(gpus=2, seed=21, families=("Peer",), reps=1, aggregates=False), 2)
+    peer = next(b for b in doc["benchmarks"] if b["name"].startswith("Peer/src:0/dst:1/peer_access:on/dir:oneway/"))
+    pattern = dict(peer, name="PeerPattern/pattern:all_pairs/bytes:268435456/manual_time", gbps=720.0)
+    pattern["run_name"] = pattern["name"]
+    doc["benchmarks"].append(pattern)
+    f = benchmark_file_from_doc(str(tmp_path / "nvlink.json"), doc)
+    assert multigpu.nvlink_peak(f, 0, 1) == 450.0 and multigpu.nvlink_peak(f, 1, 1) is None
+    shares = {c.key: (value, peak, share) for c, value, peak, share in multigpu.peer_shares(f)}
+    oneway = shares["Peer/src:0/dst:1/peer_access:on/dir:oneway/bytes:268435456"]
+    assert oneway[1] == 450.0 and 0.8 < oneway[2] < 0.83  # the model's 370 GB/s of 450
+    assert shares["Peer/src:0/dst:1/peer_access:on/dir:bidir/bytes:268435456"][1] == 900.0  # both ways
+    assert not [k for k in shares if "/peer_access:off/" in k]  # staged through the host: no NVLink peak
+    # all_pairs: each GPU sends at most its own links' worth: 2 x min(450, 450).
+    assert shares["PeerPattern/pattern:all_pairs/bytes:268435456"] == (720.0, 900.0, 0.8)
+    page = build_report([f], with_plots=False)
+    section = page.split(">Peer copies against their NVLink peak</h2>")[1].split("<h2")[0]
+    assert "<code>PeerPattern/pattern:all_pairs/bytes:268435456</code></td><td class=\"num\">720" in section
+    assert "80.0%" in section
+    assert multigpu.gpu_fact(f, 1, "nvlink") == "18 x 25 GB/s = 450 GB/s per direction"
+
+
+def test_a_file_without_nvlink_facts_has_no_shares(data):
+    f = load_file(data["multi4"])
+    assert multigpu.peer_shares(f) == [] and multigpu.gpu_fact(f, 0, "nvlink") is None
+    assert "against their NVLink peak" not in build_report([f], with_plots=False)

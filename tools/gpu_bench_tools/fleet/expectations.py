@@ -25,7 +25,7 @@ FORMAT = 1
 DEFAULT_FILE = "expectations.toml"
 WILDCARD = "*"
 _GPU_KEYS = {"name", "link", "about", "figure"}
-_FIGURE_KEYS = {"case", "metric", "name", "min", "max", "source", "link"}
+_FIGURE_KEYS = {"case", "metric", "name", "min", "max", "source", "link", "max_nvlink"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,9 @@ class Figure:
     maximum: float | None
     source: str
     link: str | None = None  # only pairs of GPUs joined by this link (topology.i-j.link)
+    # At most this many times the pair's NVLink peak per direction, as the run's own context says
+    # (topology.i-j.nvlink_gbps): 1 for one direction's figure, 2 for both directions'.
+    max_nvlink: float | None = None
 
     def matches(self, axes: tuple[tuple[str, str], ...]) -> bool:
         """Whether a case's axes (its device axis already removed) are this figure's."""
@@ -173,11 +176,15 @@ def _figure(d: dict, where: str) -> Figure:
         raise InputError(f"{where}: case {case!r} is not Family/key:value/... (no /device:N, no manual_time)")
     metric = _text(d, "metric", where)
     lo, hi = _number(d, "min", where), _number(d, "max", where)
-    if lo is None and hi is None:
+    per_link = _number(d, "max_nvlink", where)
+    if lo is None and hi is None and per_link is None:
         raise InputError(f"{where}: {case} {metric} has neither min nor max")
+    if per_link is not None and (per_link <= 0 or not {"src", "dst"} <= {k for k, _ in cn.axes}):
+        raise InputError(f"{where}: max_nvlink = {per_link:g} needs a positive number and a case of a GPU pair "
+                         "(src and dst)")
     if lo is not None and hi is not None and lo > hi:
         raise InputError(f"{where}: min {lo:g} is above max {hi:g}")
     return Figure(case=cn.key, family=cn.family, axes=cn.axes, metric=metric,
                   name=_text(d, "name", where, required=False) or f"{cn.key} {metric}",
                   minimum=lo, maximum=hi, source=_text(d, "source", where),
-                  link=_text(d, "link", where, required=False))
+                  link=_text(d, "link", where, required=False), max_nvlink=per_link)

@@ -7,6 +7,9 @@
   said so in a note and passes on what can be checked without one: that every case ran. An operator's
   own file (--expect) without an entry is an error instead (InputError), as a typo there must not pass.
 
+A peer pair's figure may also be held to its pair's NVLink peak as the run's own context states it
+(expectations' max_nvlink, a multiple of topology.i-j.nvlink_gbps): above it the measurement is broken.
+
 The limit is compared with the figure itself (the median of its samples, as gpu_bench reports it), not
 with the edge of its confidence interval: the limits keep a margin far wider than the noise a gate run
 reaches (--noise 0.5%), and an operator reads a threshold the way a node health check applies it.
@@ -23,12 +26,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .expectations import Expectations, Figure, result_link
-from ..reading.multigpu import first_gpu_facts_note, gpu_fact, gpus_used, short_gpu_name, topology
+from ..reading.multigpu import first_gpu_facts_note, gpu_fact, gpus_used, nvlink_peak, short_gpu_name, topology
 
 if TYPE_CHECKING:
     from ..reading.results import BenchmarkFile, Case
 
 PASS, DEGRADED, ERRORED = 0, 1, 2
+NO_NVLINK_PEAK = ("a peer pair without an NVLink peak in the file (topology.i-j.nvlink_gbps): its figures are not "
+                  "held to one")
 WORDS = {PASS: "PASS", DEGRADED: "DEGRADED", ERRORED: "ERRORED"}
 FIRST_LINE_MAX = 80
 _PAIR_AXES = ("src", "dst")
@@ -44,13 +49,23 @@ class Check:
     value: float
     unit: str
     noise_pct: float | None
+    nvlink_max: float | None = None  # max_nvlink times the pair's NVLink peak, where the run states it
+
+    @property
+    def minimum(self) -> float | None:
+        return self.figure.minimum
+
+    @property
+    def maximum(self) -> float | None:
+        """The lower of the figure's max and its NVLink bound."""
+        limits = [x for x in (self.figure.maximum, self.nvlink_max) if x is not None]
+        return min(limits) if limits else None
 
     @property
     def outcome(self) -> str:
-        f = self.figure
-        if f.minimum is not None and self.value < f.minimum:
+        if self.minimum is not None and self.value < self.minimum:
             return "low"
-        if f.maximum is not None and self.value > f.maximum:
+        if self.maximum is not None and self.value > self.maximum:
             return "high"
         return "ok"
 
@@ -64,7 +79,7 @@ class Check:
         if not self.noise_pct:
             return False
         lo, hi = self.value * (1 - self.noise_pct / 100), self.value * (1 + self.noise_pct / 100)
-        return any(x is not None and lo <= x <= hi for x in (self.figure.minimum, self.figure.maximum))
+        return any(x is not None and lo <= x <= hi for x in (self.minimum, self.maximum))
 
 
 @dataclass
@@ -92,7 +107,7 @@ class Verdict:
         if self.status == DEGRADED:
             bad = self.bad_checks
             c = bad[0]
-            rel, limit = ("<", c.figure.minimum) if c.outcome == "low" else (">", c.figure.maximum)
+            rel, limit = ("<", c.minimum) if c.outcome == "low" else (">", c.maximum)
             head = f"DEGRADED: {c.label} {_num(c.value)} {c.unit} {rel} {_num(limit)}"
             return _fit(head, _on_gpu(self, c.gpu), len(bad) - 1)
         if self.checks:
@@ -110,8 +125,8 @@ class Verdict:
         for c in self.checks:
             f = c.figure
             noise = f" ±{c.noise_pct:.2g}%" if c.noise_pct is not None else ""
-            bounds = " ".join(x for x in (f"min {_num(f.minimum)}" if f.minimum is not None else "",
-                                          f"max {_num(f.maximum)}" if f.maximum is not None else "") if x)
+            bounds = " ".join(x for x in (f"min {_num(c.minimum)}" if c.minimum is not None else "",
+                                          f"max {_num(c.maximum)}" if c.maximum is not None else "") if x)
             line = f"  {c.outcome.upper() if c.bad else 'ok':4}  GPU {c.gpu}  {c.label:{width}}  " \
                    f"{_num(c.value)} {c.unit}{noise}  ({bounds})"
             if c.limit_in_noise:
@@ -191,8 +206,15 @@ def _check_figure(f: BenchmarkFile, v: Verdict, fig: Figure, gpu: int, model: st
             continue
         pair = _pair(c)
         label = f"{fig.name} {pair[0]}->{pair[1]}" if pair and fig.is_pattern else fig.name
+        nvlink_max = None
+        if fig.max_nvlink is not None and pair:
+            peak = nvlink_peak(f, *pair)
+            if peak:
+                nvlink_max = fig.max_nvlink * peak
+            elif NO_NVLINK_PEAK not in v.notes:
+                v.notes.append(NO_NVLINK_PEAK)
         v.checks.append(Check(gpu, model, fig, c.key, label, value, unit_of(f, c, fig.metric),
-                              c.written_noise_pct()))
+                              c.written_noise_pct(), nvlink_max))
 
 
 def case_gpu(f: BenchmarkFile, c: Case, used: list[int]) -> int:

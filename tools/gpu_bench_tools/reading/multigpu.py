@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
 from .context_values import UNAVAILABLE
 
 if TYPE_CHECKING:
-    from .results import BenchmarkFile
+    from .results import BenchmarkFile, Case
 
 GPU_FACTS = (("name", ""), ("pci_bus_id", " PCI bus"), ("numa_node", " NUMA node"),
-             ("profile.host_link", " host link"), ("pcie", " PCIe link (now / max)"), ("local_cpus", " local CPUs"))
+             ("profile.host_link", " host link"), ("pcie", " PCIe link (now / max)"), ("local_cpus", " local CPUs"),
+             ("nvlink", " NVLinks"))
 # Written for every GPU by every run of several GPUs; any other per-GPU fact (link, peaks, clocks, health)
 # only since gpu.N.* holds each GPU's own (docs/json.md), before which gpu.* and profile.* held one GPU's.
 IDENTITY_FACTS = ("name", "uuid", "pci_bus_id", "numa_node")
 TOPOLOGY_FACTS = ("link", "peer_access", "perf_rank", "native_atomics")
+# How many NVLinks join a pair and their peak per direction, GB/s (`0` and `none` without): files since
+# gpu_bench read NVLinks from NVML.
+NVLINK_FACTS = ("nvlinks", "nvlink_gbps")
 MAX_GPUS = 64  # a larger index or count in a context is taken for a mistake, not a machine
 _GPU_KEY = re.compile(r"^gpu\.(\d+)\.[a-z_]+$")
 _TOPOLOGY_KEY = re.compile(r"^topology\.(\d+)-(\d+)\.([a-z_]+)$")
@@ -81,6 +86,8 @@ def gpu_fact(f: BenchmarkFile, index: int, key: str) -> str | None:
     """
     if key == "pcie":
         return pcie_text(f, index)
+    if key == "nvlink":
+        return nvlink_text(f, index)
     indexed = f"gpu.{index}.{key}"
     if indexed in f.context:
         return f.fact(indexed)
@@ -98,6 +105,82 @@ def pcie_text(f: BenchmarkFile, index: int | None = None) -> str | None:
     if not any((gen, width, gmax, wmax)):
         return None
     return f"gen{gen or '?'} x{width or '?'} / gen{gmax or '?'} x{wmax or '?'}"
+
+
+def nvlink_text(f: BenchmarkFile, index: int) -> str | None:
+    """'18 x 26.562 GB/s = 478.116 GB/s per direction', 'none', or None where the file has no NVLink facts."""
+    links, rate, peak = (f.fact(f"gpu.{index}.{k}") for k in ("nvlinks", "nvlink_link_gbps", "profile.nvlink_gbps"))
+    if links is None:
+        return None
+    if links == "0":
+        return "none"
+    return f"{links} x {rate or UNAVAILABLE} GB/s = {peak or UNAVAILABLE} GB/s per direction"
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        v = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return v if v is not None and math.isfinite(v) and v > 0 else None
+
+
+def nvlink_peak(f: BenchmarkFile, src: int, dst: int) -> float | None:
+    """The NVLink peak per direction of GPUs src -> dst, GB/s (topology.src-dst.nvlink_gbps); None where the
+    pair has no NVLink or the file does not say."""
+    return _number(f.fact(f"topology.{src}-{dst}.nvlink_gbps"))
+
+
+def gpu_nvlink_peak(f: BenchmarkFile, index: int) -> float | None:
+    """GPU `index`'s NVLink peak per direction over all its links, GB/s (gpu.N.profile.nvlink_gbps)."""
+    return _number(f.fact(f"gpu.{index}.profile.nvlink_gbps"))
+
+
+def peer_peak(f: BenchmarkFile, c: Case) -> float | None:
+    """The NVLink peak a peer figure (its headline, gbps) is a share of, GB/s; None where there is none.
+
+    Peer with peer access: its pair's peak, twice for bidir (both directions count). PeerPattern: per GPU
+    whose figure the pattern reports (pattern_gpu_of in gpu_bench: every sender, or GPU 0 for one_to_all and
+    all_to_one), the lesser of that GPU's own peak and its pairs' peaks summed; all of them added for
+    all_pairs.
+    """
+    if c.family == "Peer":
+        src, dst = c.axis("src"), c.axis("dst")
+        if c.axis("peer_access") != "on" or not (src or "").isdigit() or not (dst or "").isdigit():
+            return None
+        peak = nvlink_peak(f, int(src), int(dst))
+        return None if peak is None else peak * (2 if c.axis("dir") == "bidir" else 1)
+    if c.family != "PeerPattern":
+        return None
+    n = gpu_count(f) or 0
+    pattern = c.axis("pattern")
+    if n < 2 or pattern not in ("one_to_all", "all_to_one", "all_pairs"):
+        return None
+    if pattern == "one_to_all":
+        groups = {0: [(0, d) for d in range(1, n)]}
+    elif pattern == "all_to_one":
+        groups = {0: [(s, 0) for s in range(1, n)]}
+    else:
+        groups = {s: [(s, d) for d in range(n) if d != s] for s in range(n)}
+    total = 0.0
+    for g, pairs in groups.items():
+        own, pair_peaks = gpu_nvlink_peak(f, g), [nvlink_peak(f, a, b) for a, b in pairs]
+        if own is None or None in pair_peaks:
+            return None
+        total += min(own, sum(pair_peaks))
+    return total
+
+
+def peer_shares(f: BenchmarkFile) -> list[tuple[Case, float, float, float]]:
+    """(case, figure, peak, share) of every peer figure with an NVLink peak, in the file's order."""
+    out = []
+    for c in f.cases.values():
+        if not c.ok or c.family not in ("Peer", "PeerPattern") or not c.has_metric("gbps"):
+            continue
+        peak, value = peer_peak(f, c), c.center("gbps")
+        if peak and value is not None and math.isfinite(value):
+            out.append((c, value, peak, value / peak))
+    return out
 
 
 def first_gpu_facts_only(f: BenchmarkFile) -> bool:
@@ -152,11 +235,12 @@ def gpu_uuids(f: BenchmarkFile) -> tuple[str, ...]:
 
 
 def topology(f: BenchmarkFile) -> dict[tuple[int, int], dict[str, str]]:
-    """(src, dst) -> {link, peer_access, perf_rank, native_atomics}, as written ('unavailable' kept)."""
+    """(src, dst) -> {link, peer_access, perf_rank, native_atomics, and where written nvlinks, nvlink_gbps}, as
+    written ('unavailable' kept)."""
     out: dict[tuple[int, int], dict[str, str]] = {}
     for k in f.context:
         m = _TOPOLOGY_KEY.match(str(k))
-        if not m or m.group(3) not in TOPOLOGY_FACTS:
+        if not m or m.group(3) not in TOPOLOGY_FACTS + NVLINK_FACTS:
             continue
         i, j = int(m.group(1)), int(m.group(2))
         if i < MAX_GPUS and j < MAX_GPUS:

@@ -32,7 +32,7 @@ from ..reading.load import (
     short_gpu_name,
     topology,
 )
-from ..reading.multigpu import first_gpu_facts_note
+from ..reading.multigpu import first_gpu_facts_note, peer_shares
 from ..plot import human_bytes, make_plots, section_titles
 from ..plot.canvas import axis_value_key, headline_scale, headline_unit
 
@@ -375,6 +375,23 @@ def topology_html(files: list[BenchmarkFile], labels: list[str]) -> str:
     return "\n".join(parts)
 
 
+def peer_peak_html(files: list[BenchmarkFile], labels: list[str]) -> str:
+    """Per file: every peer figure beside the NVLink peak it is a share of (reading.multigpu.peer_peak)."""
+    parts = []
+    for i, (f, lab) in enumerate(zip(files, labels)):
+        rows = [[f"<code>{_e(c.key)}</code>", fmt_num(value), fmt_num(peak), f"{100 * share:.1f}%"]
+                for c, value, peak, share in peer_shares(f)]
+        if rows:
+            parts.append(f"<h3>[{i + 1}] {_e(lab)}</h3>")
+            parts.append(_table(["case", "GB/s", "NVLink peak (GB/s)", "share"], rows,
+                                classes=[["", "num", "num", "num"]] * len(rows), raw=True))
+    if parts:
+        parts.insert(0, "<p class='note'>The peak is the links' own rate as NVML reads it (the pair's NVLinks per "
+                        "direction, twice that for bidir; for a pattern, each sending GPU's, or GPU 0's, the "
+                        "lesser of its own links and its pairs').</p>")
+    return "\n".join(parts)
+
+
 def default_title(files: list[BenchmarkFile]) -> str:
     def unique(values):
         out = []
@@ -428,6 +445,9 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
         topo = topology_html(files, labels)
         if topo:
             sections.append(("topology", "GPUs and links", topo))
+        peaks = peer_peak_html(files, labels)
+        if peaks:
+            sections.append(("nvlink", "Peer copies against their NVLink peak", peaks))
 
         parts = []
         heads = headlines(files)
