@@ -257,7 +257,9 @@ if [ -z "$wheels" ] && ! "$py" -c 'import pyflakes' >/dev/null 2>&1; then
   pip_install "$py" pyflakes || true
 fi
 missing=$(unmet_requirements "$py")
-$tools_installed || missing="the tools themselves (tools/)${missing:+, $missing}"
+# An install that failed this time may have left one of this checkout from an earlier run, which still works.
+$tools_installed || "$py" -c 'import gpu_bench_tools, sys; sys.exit(not gpu_bench_tools.__file__.startswith(sys.argv[1]))' \
+  "$root/tools/" >/dev/null 2>&1 || missing="the tools themselves (tools/)${missing:+, $missing}"
 if [ -n "$missing" ]; then
   lost="the C++ build goes on; the Python tools, their tests and test.sh's check of the Python files may not run"
   if [ -n "$wheels" ]; then
