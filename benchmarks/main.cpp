@@ -92,7 +92,8 @@ void print_help() {
       "                        (sample_times_s); each round's median is there whenever there are several\n"
       "                        (round_times_s)\n"
       "  --verify=each         check the data after every sample (default: after the last)\n"
-      "  --progress=WHEN       progress lines on stderr: on, off, or auto (default: when stderr is a terminal)\n"
+      "  --progress=WHEN       progress lines on stderr, at most one every 10 s per round: auto (default) and on\n"
+      "                        print them whether stderr is a terminal or a log, off prints none\n"
       "  --families            one line per family: name, scope (single_gpu or multi_gpu), and a filter\n"
       "                        selecting a few small cases that cover its code paths\n"
       "  --help                this text\n\n"
@@ -166,7 +167,9 @@ int check_gpu(int device) {
 gpu_bench::context_list bind_to_gpu_node(const gpu_bench::options& opts) {
   const auto nodes = gpu_bench::host_memory_nodes();
   std::string thread = "unbound";
-  if (const auto why = gpu_bench::numa_unbound_reason(opts.device); why && nodes.size() > 1)
+  // An earlier round's process meets the same machine: the process the user started has said it already.
+  const bool say = opts.round == 0;
+  if (const auto why = gpu_bench::numa_unbound_reason(opts.device); say && why && nodes.size() > 1)
     std::fprintf(stderr, "gpu_bench: warning: %zu NUMA nodes, host memory not bound (%s)\n", nodes.size(),
                  why->c_str());
   const auto node = gpu_bench::host_node_for(opts.device, gpu_bench::numa_place::local);
@@ -174,7 +177,7 @@ gpu_bench::context_list bind_to_gpu_node(const gpu_bench::options& opts) {
     const std::string why = gpu_bench::run_on_node(*node);
     if (why.empty())
       thread = "node " + std::to_string(*node);
-    else
+    else if (say)
       std::fprintf(stderr, "gpu_bench: warning: cannot run on NUMA node %d: %s\n", *node, why.c_str());
   }
   return {{"host.numa_nodes", nodes.empty() ? gpu_bench::kUnavailable : std::to_string(nodes.size())},
@@ -382,7 +385,7 @@ step_result describe_machine(const run_state& run) {
     std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
     return 2;
   }
-  if (!opts.gate)
+  if (!opts.gate && opts.round == 0)
     std::fprintf(stderr,
                  "gpu_bench: warning: --gate=off: no case is held by the gate; GPU times include any "
                  "host enqueue slower than the GPU\n");
@@ -418,10 +421,10 @@ step_result describe_machine(const run_state& run) {
 // The rounds before the last in processes of their own, then the last in this one.
 step_result run_rounds(run_state& run) {
   const gpu_bench::options& opts = run.opts;
-  const bool show_progress = opts.progress == "on" || (opts.progress == "auto" && isatty(STDERR_FILENO));
+  const bool show_progress = gpu_bench::progress_shown(opts.progress) && !opts.list_only;
   gpu_bench::progress progress(static_cast<std::size_t>(std::max(0L, run.matched) * run.repetitions),
-                               opts.max_time_per_case_s, show_progress && !opts.list_only ? stderr : nullptr, 10.0,
-                               opts.rounds, opts.round == 0);
+                               opts.max_time_per_case_s, show_progress ? stderr : nullptr, 10.0, opts.rounds,
+                               opts.round == 0);
   if (opts.round > 0) progress.start_round(opts.round);
   if (!opts.list_only && opts.rounds > 1 && opts.round == 0) {
     const std::string link_filter = gpu_bench::link_round_filter(run.filter, gpu_bench::registered_names());
@@ -433,7 +436,9 @@ step_result run_rounds(run_state& run) {
     }
   }
   gpu_bench::set_run_progress(&progress);
-  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  const auto display = gpu_bench::round_display_reporter(opts.round);
+  const std::size_t ran =
+      display ? benchmark::RunSpecifiedBenchmarks(display.get()) : benchmark::RunSpecifiedBenchmarks();
   gpu_bench::set_run_progress(nullptr);
   gpu_bench::stream_set::clear_cache();
   gpu_bench::buffer_cache::instance().clear();

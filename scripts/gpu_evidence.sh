@@ -2,7 +2,8 @@
 # On a GPU machine: build, run the tests, then the measurements an issue asks for. JSON results and logs land
 # in OUTDIR; logs are packed into OUTDIR/logs_TAG.tgz (a device machine brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: build tests loaded planted smoke default bare gate axes families overlap timeline multi sanitize
+#   steps: build tests loaded planted offline log smoke default bare gate axes families overlap timeline multi
+#          sanitize
 #   (default: build tests)
 #   loaded   the GPU tests again beside tests/gpu/link_load, which loads the host link in bursts: a sound
 #            build must fail none of them (a test too noisy to judge skips, naming why)
@@ -19,6 +20,12 @@
 #            nvbandwidth is built from .ref/ (.ref/build.sh: see docs/multi_gpu.md) where it is there, else left
 #            out and the latency judgement skipped. Files: multi_TAGxG_{patterns,latency}.json (gpu_bench),
 #            multi_TAGxG_references.json and _summary.txt (tests/gpu/peer_references.py), default_TAGxG.json
+#   offline  set-up where no package index answers (docs/setup.md): setup.sh with no wheels (it builds and says
+#            in one line what it could not install), then with GPU_BENCH_WHEELS=$OFFLINE_WHEELS (default
+#            .wheels: the wheels the machine lacks, carried along), then the gate preset, gpu-bench-gate and
+#            gpu-bench-export on its file
+#   log      the README's run as a nightly job makes it, `./scripts/run.sh > run.out 2> run.err`: how many
+#            times run.err holds Google Benchmark's context (once) and its progress lines
 # Environment: BUILD_DIR (default build), TAG (a suffix for file names, default the GPU's name), PLANTED_TESTS
 # (the tests the planted defect must fail, a ctest -R pattern; default gpu_bare_parity|gpu_overlap),
 # MULTI_PARTS, NVB_LATENCY_RUNS, GPU_PEER_RUNS (the multi step's).
@@ -201,6 +208,28 @@ for step in $steps; do
                 >"$logs/timeline.log" 2>&1; echo "timeline rc=$?" ;;
     multi) multi_step ;;
     sanitize) "$root/scripts/sanitize.sh" "$out"; echo "sanitize rc=$?" ;;
+    offline) wheels=${OFFLINE_WHEELS:-$root/.wheels}
+             started=$SECONDS
+             env -u GPU_BENCH_WHEELS BUILD_DIR="$build" "$root/scripts/setup.sh" >"$logs/offline_no_wheels.log" 2>&1
+             echo "setup.sh, no wheels: rc=$? in $((SECONDS - started)) s; its lines:"; grep '^setup:' "$logs/offline_no_wheels.log"
+             echo "wheels carried: $(ls "$wheels" 2>/dev/null | tr '\n' ' ')($(du -sh "$wheels" 2>/dev/null | cut -f1))"
+             started=$SECONDS
+             GPU_BENCH_WHEELS=$wheels BUILD_DIR="$build" "$root/scripts/setup.sh" >"$logs/offline_wheels.log" 2>&1
+             echo "setup.sh, GPU_BENCH_WHEELS: rc=$? in $((SECONDS - started)) s; its lines:"; grep '^setup:' "$logs/offline_wheels.log"
+             bin=$(dirname "$(cat "$build/python")")
+             "$build/gpu_bench" --preset=gate --benchmark_out="$out/gate_offline_$tag.json" --benchmark_out_format=json \
+               >"$logs/offline_gate.out" 2>&1; echo "gate preset rc=$?"
+             "$bin/gpu-bench-gate" "$out/gate_offline_$tag.json"; echo "gpu-bench-gate rc=$?"
+             mkdir -p "$logs/textfile"
+             "$bin/gpu-bench-export" --format prometheus --out "$logs/textfile" "$out/gate_offline_$tag.json"
+             echo "gpu-bench-export rc=$?: $(cat "$logs"/textfile/*.prom 2>/dev/null | grep -vc '^#') samples" ;;
+    log) # run.sh from a folder of its own, as a nightly job runs it; its set-up's lines are in run.err too
+         mkdir -p "$out/log_run"
+         (cd "$out/log_run" && "$root/scripts/run.sh" >"$logs/run_$tag.out" 2>"$out/run_$tag.err")
+         echo "run.sh rc=$?; run.err: $(wc -l <"$out/run_$tag.err") lines, Google Benchmark's context" \
+           "$(grep -c '^Run on (' "$out/run_$tag.err") time(s), $(grep -c '^gpu_bench: \[' "$out/run_$tag.err") progress lines"
+         grep -v '^gpu_bench: \[' "$out/run_$tag.err" | grep '^gpu_bench:\|^setup:'; grep '^gpu_bench: \[' "$out/run_$tag.err" | tail -n 4
+         mv "$out/log_run/gpu_bench.json" "$out/default_log_$tag.json" 2>/dev/null; rm -rf "$out/log_run" ;;
     *) echo "unknown step $step" ;;
   esac
   echo "$step: $(( $(date +%s) - t0 )) s"

@@ -29,10 +29,12 @@ step "build folder" "set BUILD_DIR to a folder path this user can make and run a
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(realpath -m "${BUILD_DIR:-$root/build}")
 
-# A one-line reason from a command's LOG: its last error line (pip's ERROR:, apt's E:), else its last line.
+# A one-line reason from a command's LOG: its last error line (pip's ERROR: or a build's error:, apt's E:), else
+# its last line.
 last_line() {
   local line
-  line=$(grep -E '^[[:space:]]*(ERROR|E):' "$1" | tail -n 1 || true)
+  line=$(grep -E '^[[:space:]]*(ERROR|E|error):' "$1" | grep -v -e subprocess-exited-with-error \
+    -e metadata-generation-failed | tail -n 1 || true)
   [ -n "$line" ] || line=$(grep -v '^[[:space:]]*$' "$1" | tail -n 1 || true)
   echo "${line#"${line%%[![:space:]]*}"}"
 }
@@ -128,21 +130,105 @@ cmake_version=$(cmake --version | sed -n '1s/[^0-9]*\([0-9][0-9.]*\).*/\1/p')
 # --- Python packages ----------------------------------------------------------------------------------------
 # The tools' own dependencies come from tools/pyproject.toml (with its test extra, and for the tests its
 # deploy extra); pyflakes is test.sh's.
-# Offline first, which is enough where everything is there already (machines without a registry), then
-# from the registry. A python that refuses packages (PEP 668) or has no pip gets a virtual environment
-# beside the repository, seeing the system's packages.
+# From a folder of wheels where GPU_BENCH_WHEELS names one (no index asked). Otherwise offline first, which is
+# enough where everything is there already, then from the package index if it answers. A python that refuses
+# packages (PEP 668) or has no pip gets a virtual environment beside the repository, seeing the system's
+# packages. Whatever is still missing is said in one line.
 step "Python packages" "install python3 with pip (Debian/Ubuntu: python3-pip python3-venv) and run again"
 pip_log=$scratch/pip.log
+wheels=${GPU_BENCH_WHEELS:-}
+if [ -n "$wheels" ]; then
+  compgen -G "$wheels/*.whl" >/dev/null ||
+    fail "GPU_BENCH_WHEELS=$wheels is not a folder holding wheels (.whl); make one with scripts/wheels.sh where a package index answers (docs/setup.md), or unset it, and run again"
+  wheels=$(realpath "$wheels")
+fi
+# Whether the package index answers, asked once, through pip with its own settings (PIP_INDEX_URL, pip.conf,
+# proxies) but no retries and a short timeout: where none answers, pip's own retries take minutes.
+index=unasked
+index_answers() {  # PYTHON
+  if [ "$index" = unasked ]; then
+    index=silent
+    "$1" -m pip index versions pip -vv --retries 0 --timeout 5 >"$scratch/index.log" 2>&1 && index=answers
+  fi
+  [ "$index" = answers ]
+}
+# Why it did not: the address pip asked and the error, e.g. "http://host/simple/pip/: [Errno 111] Connection
+# refused".
+index_silence() {
+  local line url why
+  line=$(grep -m 1 '^Could not fetch URL ' "$scratch/index.log" || true)
+  [ -n "$line" ] || { last_line "$scratch/index.log"; return; }
+  url=${line#Could not fetch URL }
+  url=${url%%: *}
+  why=$(grep -o -e '\[Errno [-0-9]*\] [^'"'"'")]*' -e 'timed out' -e 'SSLError' <<<"$line" | tail -n 1 || true)
+  echo "$url: ${why:-no answer}"
+}
+refuses_packages() { grep -q -e externally-managed-environment -e 'No module named pip' "$pip_log"; }
 pip_install() {  # PYTHON ARGS...
-  local py=$1; shift
-  "$py" -m pip install -q --no-index --no-build-isolation "$@" >"$pip_log" 2>&1 ||
-    "$py" -m pip install -q "$@" >"$pip_log" 2>&1
+  local python=$1; shift
+  "$python" -m pip install -q --no-index --no-build-isolation "$@" >"$pip_log" 2>&1 && return 0
+  ! refuses_packages && index_answers "$python" && "$python" -m pip install -q "$@" >"$pip_log" 2>&1
 }
 # The deploy extra (kubernetes-validate, about 108 MB) only for the tests, whose deploy tests use it.
 extras=test
 [ "${GPU_BENCH_SETUP_TESTS:-0}" = 1 ] && extras=test,deploy
-install_tools() { pip_install "$1" -e "$root/tools[$extras]"; }
-refuses_packages() { grep -q -e externally-managed-environment -e 'No module named pip' "$pip_log"; }
+# A folder of wheels is the set to install, resolved where it was made: each wheel goes in as it is, with no
+# resolution against this python's packages (a dependency's own pins, such as apache-otava's of numpy, may
+# name other versions than the ones here), then the tools from this checkout; unmet_requirements then says
+# which of the tools' own requirements are still missing.
+install_tools() {  # PYTHON
+  if [ -n "$wheels" ]; then
+    "$1" -m pip install -q --no-index --no-deps "$wheels"/*.whl >"$pip_log" 2>&1 &&
+      "$1" -m pip install -q --no-index --no-deps --no-build-isolation -e "$root/tools" >"$pip_log" 2>&1
+  else
+    pip_install "$1" -e "$root/tools[$extras]"
+  fi
+}
+# The tools' requirements (tools/pyproject.toml, with the extras set-up installs) and pyflakes that PYTHON
+# does not hold at a version they accept, separated by commas; nothing when it holds them all.
+unmet_requirements() {  # PYTHON
+  "$1" - "$root/tools/pyproject.toml" "$extras" 2>/dev/null <<'PY' || echo "the packages tools/pyproject.toml names, pyflakes"
+import importlib.metadata as md
+import sys
+try:
+    import tomllib
+except ImportError:  # Python 3.10: pip's own copy of it
+    from pip._vendor import tomli as tomllib
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    from pip._vendor.packaging.requirements import Requirement
+
+pyproject, extras = sys.argv[1], sys.argv[2].split(",")
+with open(pyproject, "rb") as f:
+    project = tomllib.load(f)["project"]
+wanted = [(text, "") for text in project["dependencies"] + ["pyflakes"]]
+wanted += [(text, e) for e in extras for text in project.get("optional-dependencies", {}).get(e, [])]
+
+
+def met(req):
+    try:
+        version = md.version(req.name)
+    except md.PackageNotFoundError:
+        return False
+    if not req.specifier.contains(version, prereleases=True):
+        return False
+    for extra in req.extras:  # psycopg[binary]: what its binary extra requires too
+        for text in md.requires(req.name) or []:
+            r = Requirement(text)
+            if r.marker and r.marker.evaluate({"extra": extra}) and not met(r):
+                return False
+    return True
+
+
+missing = []
+for text, extra in wanted:
+    req = Requirement(text)
+    if (req.marker is None or req.marker.evaluate({"extra": extra})) and not met(req):
+        missing.append(text + (f" ({extra} extra)" if extra else ""))
+print(", ".join(missing))
+PY
+}
 venv=$root/.venv
 make_venv() {
   [ -x "$venv/bin/python" ] && return 0
@@ -165,13 +251,26 @@ elif refuses_packages; then
     install_tools "$py" && tools_installed=true
   fi
 fi
-$tools_installed ||
-  warn "could not install the Python tools' packages (tools/pyproject.toml) into $py ($(last_line "$pip_log")): the C++ build goes on, the Python tools and their tests may not run"
 # The interpreter itself, not a launcher such as pyenv's shim, which may pick another one later.
 py=$("$py" -c 'import sys; print(sys.executable)')
-if ! "$py" -c 'import pyflakes' >/dev/null 2>&1; then
-  pip_install "$py" pyflakes ||
-    warn "could not install pyflakes into $py ($(last_line "$pip_log")): test.sh cannot check the Python files"
+if [ -z "$wheels" ] && ! "$py" -c 'import pyflakes' >/dev/null 2>&1; then
+  pip_install "$py" pyflakes || true
+fi
+missing=$(unmet_requirements "$py")
+# An install that failed this time may have left one of this checkout from an earlier run, which still works.
+$tools_installed || "$py" -c 'import gpu_bench_tools, sys; sys.exit(not gpu_bench_tools.__file__.startswith(sys.argv[1]))' \
+  "$root/tools/" >/dev/null 2>&1 || missing="the tools themselves (tools/)${missing:+, $missing}"
+if [ -n "$missing" ]; then
+  lost="the C++ build goes on; the Python tools, their tests and test.sh's check of the Python files may not run"
+  if [ -n "$wheels" ]; then
+    why=""
+    $tools_installed || why=" (pip: $(last_line "$pip_log"))"
+    warn "from GPU_BENCH_WHEELS=$wheels, $py still lacks $missing$why: $lost; add their wheels (scripts/wheels.sh, docs/setup.md) and run again"
+  elif [ "$index" = silent ]; then
+    warn "no package index answers ($(index_silence)), so $py lacks $missing: $lost; to install them offline, make a folder of wheels with scripts/wheels.sh where an index answers and run again with GPU_BENCH_WHEELS=DIR (docs/setup.md)"
+  else
+    warn "could not install $missing into $py ($(last_line "$pip_log")): $lost"
+  fi
 fi
 
 # --- NVML header --------------------------------------------------------------------------------------------
@@ -186,6 +285,7 @@ nvml_wheel_spec() {
 fetch_nvml_wheel() {
   [ -f "$nvml_wheel_dir/nvml.h" ] && return 0
   [ -n "$cuda_major" ] || { echo "nvcc --version names no release" >"$pip_log"; return 1; }
+  index_answers "$py" || { echo "no package index answers: $(index_silence)" >"$pip_log"; return 1; }
   rm -rf "$scratch/wheel" && mkdir -p "$scratch/wheel" "$nvml_wheel_dir"
   "$py" -m pip download -q --no-deps --only-binary=:all: -d "$scratch/wheel" "$(nvml_wheel_spec)" >"$pip_log" 2>&1 || return 1
   "$py" - "$scratch/wheel" "$nvml_wheel_dir" >"$pip_log" 2>&1 <<'EOF'

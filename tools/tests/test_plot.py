@@ -223,6 +223,7 @@ def test_the_value_label_is_on_the_first_column_over_two_lines_where_one_does_no
     for family, label in (("Transfer", "bandwidth (GB/s, 1 GB = 1e9 B),\nhigher is better"),
                           ("SmallCopy", "time (us), lower is better")):  # short enough for one line
         for _, canvas in _generic(files, family):
+            canvas.settle()  # as saving the figure does
             canvas.fig.canvas.draw()
             renderer = canvas.fig.canvas.get_renderer()
             title = canvas.fig._suptitle.get_window_extent(renderer)

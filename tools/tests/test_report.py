@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import synth
-from conftest import SLOW, run_cli
+from conftest import REPO, SLOW, run_cli
 from gpu_bench_tools.cli import report as cli_report
 from gpu_bench_tools.reading.load import load_file
 from gpu_bench_tools.report.report import headlines
@@ -38,7 +38,8 @@ def test_page_is_self_contained(report):
     refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page)
     assert refs and all(r.startswith(("data:image/png;base64,", "#")) for r in refs), set(refs) - {""}
     assert not re.search(r"https?://|url\(|@import|<link|<script", page)
-    assert page.count('<img alt="') >= 12
+    # A figure per family (five), and the timeline's charts.
+    assert page.count('<img alt="') >= 6 + 1
 
 
 def test_page_has_machines_headlines_comparison_and_plots(report):
@@ -276,3 +277,29 @@ def test_report_says_what_plus_minus_means_only_where_it_shows_one(data, tmp_pat
     old = build_report([load_file(data["base"]), load_file(data["h200"])], with_plots=False)
     assert "±" not in old.split(">Headline numbers</h2>")[1].split("<h2")[0]
     assert legend not in old and "noise_pct" not in old
+
+
+DEFAULT_RUNS = [REPO / "results" / "aa" / f"{g}_default_110d606" / f"default_{g}_run1.json" for g in ("h100", "h200")]
+
+
+@pytest.mark.floors
+def test_two_default_runs_make_a_lean_page_with_no_warning_and_notes_named_as_the_project_names_them(
+        tmp_path, capsys, monkeypatch):
+    import warnings
+
+    import gpu_bench_tools
+
+    monkeypatch.chdir(tmp_path)  # the inputs are given by absolute paths, outside the working directory
+    out = tmp_path / "report.html"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, text, err = run_cli(cli_report.main, [*map(str, DEFAULT_RUNS), "-o", str(out)], capsys)
+    assert code == 0 and "wrote" in text and err == ""
+    assert not caught, [str(w.message) for w in caught]  # matplotlib's "constrained_layout not applied" among them
+    page = out.read_text()
+    # The files' one-round copies are widened to the shipped floors, which the note names as the project does.
+    assert "tools/gpu_bench_tools/stats/between_run_floor.toml" in page
+    assert str(Path(gpu_bench_tools.__file__).parent) not in page and "site-packages" not in page
+    # One figure for each kind of figure, under its own heading.
+    sections = re.findall(r'<h2 id="plots-[^"]+">', page)
+    assert len(sections) >= 10 and page.count('<img alt="') == len(sections)

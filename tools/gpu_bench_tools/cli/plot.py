@@ -23,7 +23,7 @@ def build_parser() -> ArgumentParser:
                    help="gpu_bench JSON results; --timeline traces are recognised by their content")
     p.add_argument("--timeline", action="append", default=[], metavar="TRACE.json",
                    help="a Chrome trace written by gpu_bench --timeline (may repeat)")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for the figures (created if missing)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="folder for the figures (created if missing)")
     p.add_argument("--format", default="png,svg", help="comma-separated: png, svg, pdf (default png,svg)")
     p.add_argument("--kind", action="append", metavar="KIND",
                    help="only this plot kind (may repeat): a family's kind (transfer, small_copy, ...), "

@@ -19,7 +19,7 @@ def build_parser() -> ArgumentParser:
     p.add_argument("files", nargs="*", metavar="FILE.json", help="gpu_bench JSON results (the first is the baseline)")
     p.add_argument("--timeline", action="append", default=[], metavar="TRACE.json",
                    help="a Chrome trace written by gpu_bench --timeline (may repeat)")
-    p.add_argument("--out", required=True, metavar="REPORT.html")
+    p.add_argument("-o", "--out", required=True, metavar="REPORT.html")
     p.add_argument("--title", help="page title (default: the GPUs and drivers compared)")
     p.add_argument("--no-plots", action="store_true", help="leave the figures out (a much smaller page)")
     return p

@@ -65,12 +65,13 @@ def available_kinds(inputs: list[BenchmarkFile | Timeline]) -> list[str]:
     return kinds if any(isinstance(x, Timeline) for x in inputs) else [k for k in kinds if k != TIMELINE_KIND]
 
 
-def _makers(files: list[BenchmarkFile], timelines: list[Timeline], labels: list[str] | None = None):
+def _makers(files: list[BenchmarkFile], timelines: list[Timeline], labels: list[str] | None = None,
+            one_per_kind: bool = False):
     """(kinds, make) per family, then the timelines; make() returns [(Plot, Canvas)]."""
     from .gantt import gantt_plots
     from .generic import generic_plots
 
-    ctx = PlotContext(files, labels or file_labels(files))
+    ctx = PlotContext(files, labels or file_labels(files), one_per_kind)
     mods = family_modules()
     for fam in _family_order(files):
         if fam in mods:
@@ -104,7 +105,7 @@ def make_plots(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Plot] = []
-    for family_kinds, make in _makers(files, timelines, labels):
+    for family_kinds, make in _makers(files, timelines, labels, one_per_kind):
         if not set(family_kinds) & set(wanted):
             continue
         made = [pc for pc in make() if pc[0].kind in wanted]

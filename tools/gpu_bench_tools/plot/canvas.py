@@ -46,6 +46,9 @@ class PlotContext:
 
     files: list
     labels: list[str]
+    # Only each kind's figure with the most points is wanted (make_plots' one_per_kind): a maker may draw
+    # that one alone (richest).
+    one_per_kind: bool = False
 
     def descriptor(self, family: str):
         """The family's descriptor from the first file that has the family."""
@@ -54,6 +57,19 @@ class PlotContext:
             if d is not None and family in {c.family for c in f.cases.values()}:
                 return d
         return None
+
+
+def richest(groups: dict, one: bool) -> dict:
+    """`groups` (a figure's key -> its cases, grouped any way), or with `one` only the group of the most
+    cases: the figure make_plots(one_per_kind=True) keeps, drawn without the others."""
+    if not one or len(groups) < 2:
+        return groups
+
+    def count(v) -> int:
+        return sum(count(x) for x in v.values()) if isinstance(v, dict) else len(v)
+
+    best = max(groups, key=lambda k: count(groups[k]))
+    return {best: groups[best]}
 
 
 @dataclass
@@ -172,10 +188,12 @@ class Canvas:
         self.fig = Figure(figsize=(max(6.0, w * ncols), h * nrows + 0.8), layout="constrained")
         FigureCanvasAgg(self.fig)
         self.axes = self.fig.subplots(nrows, ncols, squeeze=False, sharey=sharey)
+        self._ylabel = None  # (axes, label, broken) for settle()
 
     def save(self, out_dir: Path, stem: str, formats: tuple[str, ...], dpi: int) -> list[str]:
         import matplotlib
 
+        self.settle()
         paths = []
         with matplotlib.rc_context({"svg.hashsalt": "gpu_bench", "svg.fonttype": "none"}):
             for fmt in formats:
@@ -189,17 +207,29 @@ class Canvas:
 
     def fit_ylabel(self, axes: list, label: str, broken: str) -> None:
         """Labels the value axis of `axes` with `label`, or with `broken` (the same over two lines) where
-        `label` would be taller than its panel once the layout is solved."""
+        `label` would be taller than its panel once the layout is solved: decided by settle(), when the
+        figure is saved, so that a figure never saved is never laid out."""
         for ax in axes:
             ax.set_ylabel(label)
-        if label == broken or not axes:
+        self._ylabel = (axes, label, broken) if label != broken and axes else None
+
+    def settle(self) -> None:
+        """Solves the layout, once (twice where fit_ylabel's label is taller than its panel and is broken),
+        and keeps it: drawing the figure then solves it no more."""
+        engine = self.fig.get_layout_engine()
+        if engine is None:
             return
-        self.fig.draw_without_rendering()  # solves the layout and places the text without drawing pixels
-        renderer = self.fig.canvas.get_renderer()
-        if any(ax.yaxis.label.get_window_extent(renderer).height > ax.get_window_extent(renderer).height
-               for ax in axes):
-            for ax in axes:
-                ax.set_ylabel(broken)
+        engine.execute(self.fig)
+        if self._ylabel is not None:
+            axes, _, broken = self._ylabel
+            self._ylabel = None
+            renderer = self.fig.canvas.get_renderer()
+            if any(ax.yaxis.label.get_window_extent(renderer).height > ax.get_window_extent(renderer).height
+                   for ax in axes):
+                for ax in axes:
+                    ax.set_ylabel(broken)
+                engine.execute(self.fig)
+        self.fig.set_layout_engine("none")
 
     def legend(self, handles=None, labels=None, ncols: int = 3) -> None:
         """One legend for the whole figure, under the panels, instead of one per panel."""
@@ -208,8 +238,12 @@ class Canvas:
         if handles:
             longest = max(len(str(lab)) for lab in labels)
             fits = max(1, int(self.fig.get_figwidth() / (0.075 * longest + 0.6)))  # about 0.075 in per character
-            self.fig.legend(handles, labels, loc="outside lower center", ncols=min(ncols, len(handles), fits),
-                            fontsize=8, frameon=False)
+            columns = min(ncols, len(handles), fits)
+            self.fig.legend(handles, labels, loc="outside lower center", ncols=columns, fontsize=8, frameon=False)
+            # The legend's rows (about 0.17 in each at 8 pt) are added to the figure rather than taken from its
+            # panels, which many rows would squeeze to nothing.
+            w, h = self.fig.get_size_inches()
+            self.fig.set_size_inches(w, h + 0.17 * math.ceil(len(handles) / columns))
 
 
 def log2_size_axis(ax, xs: list[float], label: str = "transfer size (log2 scale)") -> None:

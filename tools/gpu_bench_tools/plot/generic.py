@@ -26,6 +26,7 @@ from .canvas import (
     metric_point,
     noise_band_handle,
     rest_text,
+    richest,
     set_title,
     slug,
     spans_decades,
@@ -142,6 +143,7 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
             sv = tuple(c.axis(a) for a in series_axes)
             sk = (i, sv if any(v is not None for v in sv) else None, c.axis("device"))
             groups.setdefault(fixed, {}).setdefault(pv, {}).setdefault(sk, []).append((i, c))
+    groups = richest(groups, ctx.one_per_kind)
     def series_key(sv):
         return tuple(axis_value_key(a, v) for a, v in zip(series_axes, sv)) if sv else ()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import os
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -84,6 +85,16 @@ class Headline:
 
 def _e(s: object) -> str:
     return html.escape(str(s), quote=True)
+
+
+def project_paths(text: str) -> str:
+    """`text` with the absolute paths a note may hold made short: the tools' own files (the shipped floors)
+    as the project names them, tools/gpu_bench_tools/..., wherever the package is installed; any other
+    under the working directory relative to it, as the input files are given."""
+    package = Path(__file__).parent.parent
+    for root in dict.fromkeys((str(package), str(package.resolve()))):
+        text = text.replace(root + os.sep, "tools/gpu_bench_tools/")
+    return text.replace(os.getcwd() + os.sep, "")
 
 
 def noise_half_width(case: Case, value: float | None) -> float | None:
@@ -324,7 +335,7 @@ def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
         parts.append(f"<details><summary>Cases not in every file ({len(cmp.only_in)})</summary><ul>{items}</ul>"
                      "</details>")
     for w in cmp.warnings:
-        parts.append(f"<p class='note'>Note: {_e(w)}</p>")
+        parts.append(f"<p class='note'>Note: {_e(project_paths(w))}</p>")
     return "\n".join(parts)
 
 
@@ -440,7 +451,7 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
                 "machines.</p>")
         old_facts = first_gpu_facts_note(sources)
         if old_facts:
-            note += f"<p class='note'>Note: {_e(old_facts)}.</p>"
+            note += f"<p class='note'>Note: {_e(project_paths(old_facts))}.</p>"
         sections.append(("machines", "Machines", note + _table(head, rows, row_classes=diff)))
         topo = topology_html(files, labels)
         if topo:
@@ -472,7 +483,12 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
 
     if with_plots:
         with tempfile.TemporaryDirectory(prefix="gpu_bench_report_") as tmp:
-            plots = make_plots(list(files) + list(timelines), tmp, formats=("png",), dpi=dpi, labels=labels)
+            # One figure per family, the one with the most points: the tables above hold every figure, and a
+            # family's figures for each value of its other axes would multiply the page's size and time
+            # (gpu-bench-plot draws them all). Every timeline given is drawn.
+            plots = make_plots(files, tmp, formats=("png",), dpi=dpi, labels=labels, one_per_kind=True)
+            if timelines:
+                plots += make_plots(timelines, tmp, formats=("png",), dpi=dpi)
             titles = section_titles(files)
             by_kind: dict[str, list[str]] = {}
             for p in plots:

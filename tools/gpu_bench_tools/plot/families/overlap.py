@@ -15,6 +15,7 @@ from ..canvas import (
     order_values,
     rest_axes,
     rest_text,
+    richest,
     set_title,
     slug,
 )
@@ -27,10 +28,10 @@ SCHEDULE_STYLE = {"serial": ("o", ":"), "depth_first": ("s", "--"), "breadth_fir
 
 
 def draw(ctx: PlotContext):
-    return overlap_plots(ctx.files, ctx.labels)
+    return overlap_plots(ctx.files, ctx.labels, ctx.one_per_kind)
 
 
-def overlap_plots(files, labels):
+def overlap_plots(files, labels, one_per_kind: bool = False):
     """Speedup and efficiency against stream count: rows are the two counters, columns the sync placements."""
     used = ("schedule", "streams", "sync")
     groups: dict[tuple, dict[tuple[int, str, str], list[Case]]] = {}
@@ -40,6 +41,7 @@ def overlap_plots(files, labels):
                 continue
             gk = rest_axes(c, used)
             groups.setdefault(gk, {}).setdefault((i, c.axis("schedule", "-"), c.axis("sync", "-")), []).append(c)
+    groups = richest(groups, one_per_kind)
 
     def group_order(gk):
         d = dict(gk)
