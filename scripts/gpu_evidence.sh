@@ -2,8 +2,8 @@
 # On a GPU machine: build, run the tests, then the measurements an issue asks for. JSON results and logs land
 # in OUTDIR; logs are packed into OUTDIR/logs_TAG.tgz (a device machine brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: build tests loaded planted offline log smoke default bare gate axes families overlap timeline multi
-#          sanitize
+#   steps: build tests loaded planted offline log again seed planted_bound smoke default bare gate axes
+#          families overlap timeline multi sanitize
 #   (default: build tests)
 #   loaded   the GPU tests again beside tests/gpu/link_load, which loads the host link in bursts: a sound
 #            build must fail none of them (a test too noisy to judge skips, naming why)
@@ -25,7 +25,12 @@
 #            .wheels: the wheels the machine lacks, carried along), then the gate preset, gpu-bench-gate and
 #            gpu-bench-export on its file
 #   log      the README's run as a nightly job makes it, `./scripts/run.sh > run.out 2> run.err`: how many
-#            times run.err holds Google Benchmark's context (once) and its progress lines
+#            times run.err holds Google Benchmark's context (once) and its progress lines; its default run's
+#            JSON, gzip-compressed, is the first of an A/A pair
+#   again    a second default run, the A/A pair's other (default_again_TAG.json.gz)
+#   seed     Overlap's speedups beside the seed demo's (scripts/seed_compare.py), on this call's default run
+#   planted_bound  a build with the planted defects, whose gpu_overlap must fail under
+#            GPU_BENCH_PLANT=overlap_bound (the bound without its link line)
 # Environment: BUILD_DIR (default build), TAG (a suffix for file names, default the GPU's name), PLANTED_TESTS
 # (the tests the planted defect must fail, a ctest -R pattern; default gpu_bare_parity|gpu_overlap),
 # MULTI_PARTS, NVB_LATENCY_RUNS, GPU_PEER_RUNS (the multi step's).
@@ -229,7 +234,27 @@ for step in $steps; do
          echo "run.sh rc=$?; run.err: $(wc -l <"$out/run_$tag.err") lines, Google Benchmark's context" \
            "$(grep -c '^Run on (' "$out/run_$tag.err") time(s), $(grep -c '^gpu_bench: \[' "$out/run_$tag.err") progress lines"
          grep -v '^gpu_bench: \[' "$out/run_$tag.err" | grep '^gpu_bench:\|^setup:'; grep '^gpu_bench: \[' "$out/run_$tag.err" | tail -n 4
-         mv "$out/log_run/gpu_bench.json" "$out/default_log_$tag.json" 2>/dev/null; rm -rf "$out/log_run" ;;
+         mv "$out/log_run/gpu_bench.json" "$out/default_log_$tag.json" 2>/dev/null && gzip -f "$out/default_log_$tag.json"
+         rm -rf "$out/log_run" ;;
+    again) # a second default run right after the log step's: the A/A pair gpu-bench-aa report judges
+           "$build/gpu_bench" --progress=on --benchmark_out="$out/default_again_$tag.json" --benchmark_out_format=json \
+             >"$logs/default_again_$tag.out" 2>"$logs/default_again_$tag.err"
+           echo "again rc=$?"; tail -n 2 "$logs/default_again_$tag.err"; gzip -f "$out/default_again_$tag.json" ;;
+    seed) # Overlap's speedups beside the seed demo's, on this call's default run (the log step's, else again's)
+          for f in "$out/default_log_$tag.json.gz" "$out/default_again_$tag.json.gz"; do [ -f "$f" ] && break; done
+          gunzip -c "$f" >"$logs/seed_input.json"
+          (cd "$root" && python3 scripts/seed_compare.py "$logs/seed_input.json" "$build/tests/seed_overlap" \
+            "$out/seed_compare_$tag.json" 5) >"$logs/seed_compare.log" 2>&1
+          echo "seed rc=$?"; tail -n 8 "$logs/seed_compare.log"; rm -f "$logs/seed_input.json" ;;
+    planted_bound) # gpu_overlap must fail where the bound leaves out its link line (docs/testing.md)
+          planted_build=$build-planted
+          cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+          { cmake -S "$root" -B "$planted_build" -DCMAKE_BUILD_TYPE=Release -DGPU_BENCH_PLANTED_DEFECTS=ON \
+              -DGPU_BENCH_NVML_INCLUDE="$(cache GPU_BENCH_NVML_INCLUDE)" -DPython3_EXECUTABLE="$(cache Python3_EXECUTABLE)" &&
+              cmake --build "$planted_build" -j "$(nproc)" --target gpu_bench; } >"$logs/setup_planted_bound.log" 2>&1 ||
+            { tail -20 "$logs/setup_planted_bound.log"; exit 1; }
+          GPU_BENCH_PLANT=overlap_bound ctest_logged "$planted_build" ctest_planted_bound -R '^gpu_overlap$' &&
+            echo "planted bound NOT caught" || echo "planted bound caught: gpu_overlap failed as it must" ;;
     *) echo "unknown step $step" ;;
   esac
   echo "$step: $(( $(date +%s) - t0 )) s"

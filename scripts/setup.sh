@@ -173,9 +173,9 @@ pip_install() {  # PYTHON ARGS...
 extras=test
 [ "${GPU_BENCH_SETUP_TESTS:-0}" = 1 ] && extras=test,deploy
 # A folder of wheels is the set to install, resolved where it was made: each wheel goes in as it is, with no
-# resolution against this python's packages (a dependency's own pins, such as apache-otava's of numpy, may
-# name other versions than the ones here), then the tools from this checkout; unmet_requirements then says
-# which of the tools' own requirements are still missing.
+# resolution against this python's packages (a folder made for a node that has most packages holds only the
+# others), then the tools from this checkout; unmet_requirements then says which of the tools' own
+# requirements are still missing.
 install_tools() {  # PYTHON
   if [ -n "$wheels" ]; then
     "$1" -m pip install -q --no-index --no-deps "$wheels"/*.whl >"$pip_log" 2>&1 &&

@@ -58,7 +58,7 @@ says() {  # WHAT TEXT...: the warning holds each TEXT
 # 1. No index, no wheels: one line, naming what is missing and GPU_BENCH_WHEELS, found out quickly.
 setup_to_configure "no index" "$tmp/bare/bin"
 one_warning "no index"
-says "no index" "no package index answers" "apache-otava" "SQLAlchemy" "pyflakes" "GPU_BENCH_WHEELS=DIR" \
+says "no index" "no package index answers" "SQLAlchemy" "pyflakes" "GPU_BENCH_WHEELS=DIR" \
   "scripts/wheels.sh" "docs/setup.md"
 [ "$took" -lt 60 ] || fail "no index: set-up took $took s to reach the configure step"
 say "no index ($took s): $(cat "$tmp/setup.err")"
@@ -83,7 +83,7 @@ PY
 # 2. A folder of wheels that lacks the tools' dependencies: its wheel goes in, and one line names the rest.
 setup_to_configure "a folder without the dependencies" "$tmp/bare/bin" GPU_BENCH_WHEELS="$tmp/wheels"
 one_warning "a folder without the dependencies"
-says "a folder without the dependencies" "GPU_BENCH_WHEELS=$tmp/wheels" "numpy" "apache-otava" "pyflakes" \
+says "a folder without the dependencies" "GPU_BENCH_WHEELS=$tmp/wheels" "numpy" "pyflakes" \
   "scripts/wheels.sh"
 grep -q "no package index" "$tmp/setup.err" && fail "a folder of wheels: the line speaks of the index"
 "$tmp/bare/bin/python3" -c 'import gpu_bench_offline_probe' ||

@@ -80,6 +80,27 @@ def data(tmp_path_factory):
     return files
 
 
+_UNPACKED: dict[str, Path] = {}
+
+
+def aa_set(name: str) -> Path:
+    """The folder of committed A/A set `name`: results/aa/NAME, or NAME.tar.xz unpacked once into a temporary
+    folder (superseded sets are kept as archives, results/README.md)."""
+    folder = REPO / "results" / "aa" / name
+    if folder.is_dir():
+        return folder
+    if name not in _UNPACKED:
+        import tarfile
+        import tempfile
+
+        into = Path(tempfile.mkdtemp(prefix="aa_set_"))
+        with tarfile.open(REPO / "results" / "aa" / f"{name}.tar.xz") as archive:
+            # Our own archives; the data filter where this python has it (3.11.4 on).
+            archive.extractall(into, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        _UNPACKED[name] = into / name
+    return _UNPACKED[name]
+
+
 def real_results() -> list[str]:
     return sorted(str(p) for p in (REPO / "results").glob("*.json"))
 

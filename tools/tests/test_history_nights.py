@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import synth
-from conftest import REPO, run_cli
+from conftest import aa_set, run_cli
 from gpu_bench_tools.cli import history as cli_history
 
 FAMS = ("Transfer",)
@@ -139,7 +139,7 @@ def test_nights_that_know_nothing_of_their_noise_need_five_before_them(tmp_path,
 
 
 def aa_runs(name):
-    return sorted(glob.glob(str(REPO / "results" / "aa" / name / "run_0*.json")))
+    return sorted(glob.glob(str(aa_set(name) / "run_0*.json")))
 
 
 def replay(capsys, *argv):

@@ -336,7 +336,8 @@ def compare(
         models = sorted({short_gpu_name(f.fact("gpu.name") or "") for f in files} - {""})
         which = "; ".join(floors.table_for(g) for g in models) or floors.table_for(None)
         notes.append(f"{floored} comparison(s) have one round on a side, whose noise_pct speaks of one process "
-                     f"only: each is widened to its group's between-run floor ({which}; {floors.source})")
+                     f"only: each is widened to its group's between-run floor ({floors.path}: {which}; "
+                     f"{floors.source})")
 
     untested = sum(1 for r in rows for v in r.versus if v and v.verdict in VERDICTS and not v.tested)
     if untested:
