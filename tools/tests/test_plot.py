@@ -509,3 +509,18 @@ def test_the_report_shows_the_latency_staircase_and_its_headline():
     page = build_report([benchmark_file_from_doc("latency.json", _latency_doc())], dpi=40)
     assert 'id="plots-latency"' in page and "Latency latency_ns vs. footprint" in page and "<img" in page
     assert "Latency: best latency_ns (lower is better" in page
+
+
+def test_each_lines_legend_says_what_change_its_runs_can_show():
+    # gpu_bench's detectable_pct (docs/methodology.md): the legend gives each line's median, so a reader knows
+    # what a "same" verdict between two such runs is worth; a file without it says nothing of it.
+    doc = _with_noise(synth.make_run(schema="2", families=("SmallCopy",), reps=1, errors=False), _noise_of_size)
+    for e in doc["benchmarks"]:
+        e["detectable_pct"] = 2.5 if "/mem:pageable/" in e["name"] else 1.0
+    (_, canvas), = _generic([benchmark_file_from_doc("a.json", doc)], "SmallCopy")
+    legend = [t.get_text() for t in canvas.fig.legends[0].get_texts()]
+    assert any(t.endswith("mem: pinned (detects \u22651%)") for t in legend), legend
+    assert any(t.endswith("mem: pageable (detects \u22652.5%)") for t in legend), legend
+    plain = synth.make_run(schema="2", families=("SmallCopy",), reps=1, errors=False)
+    (_, canvas), = _generic([benchmark_file_from_doc("b.json", plain)], "SmallCopy")
+    assert not any("detects" in t.get_text() for t in canvas.fig.legends[0].get_texts())

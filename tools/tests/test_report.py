@@ -237,6 +237,25 @@ def test_headline_figures_carry_their_noise_pct_interval():
     assert h.has_intervals
 
 
+def test_headline_and_comparison_tables_say_what_change_the_runs_can_show(tmp_path):
+    from gpu_bench_tools.compare.compare import compare
+    from gpu_bench_tools.reading.load import benchmark_file_from_doc
+    from gpu_bench_tools.report.report import DETECTS_LEGEND, _comparison_html
+
+    doc = _noisy_run(lambda name: 0.5, families=("Transfer",))
+    for e in doc["benchmarks"]:
+        e["detectable_pct"] = 1.25
+        seconds = e["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3}[e["time_unit"]]
+        e["round_times_s"] = [seconds * 0.999, seconds, seconds * 1.001]
+    f = benchmark_file_from_doc("n.json", doc)
+    h, = headlines([f])
+    assert all("(detects 1.2%)" in cells[0] for _, cells in h.rows), h.rows
+    cmp = compare([f, f])
+    assert {r.versus[1].detectable_pct for r in cmp.rows} == {1.25}
+    html = _comparison_html(cmp, [f, f])
+    assert "<th>detects [2]</th>" in html and "<td class=\"num\">1.2%</td>" in html and DETECTS_LEGEND in html
+
+
 def test_plus_minus_is_rounded_to_the_interval():
     from gpu_bench_tools.report.report import fmt_interval
 

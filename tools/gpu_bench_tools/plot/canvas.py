@@ -4,6 +4,7 @@ lines with their interval band, size axes, titles and file names."""
 from __future__ import annotations
 
 import math
+import statistics
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,6 +152,16 @@ def metric_point(case: Case, metric: str, x: float, scale: Callable[[float], flo
     if len(vals) >= 2:
         return Point(x, s(c), s(min(vals)), s(max(vals)))
     return Point(x, s(c))
+
+
+def detectable_text(cases: list[Case]) -> str:
+    """' (detects >= 1.2%)': the median over `cases` of the smallest change gpu-bench-compare calls against a
+    run like each (detectable_pct), for a series' legend entry; '' where no case has one."""
+    vals = [d for d in (c.written_detectable_pct() for c in cases) if d is not None]
+    if not vals:
+        return ""
+    mid = statistics.median(vals)
+    return f" (detects \u2265{mid:.2g}%)" if mid < 10 else f" (detects \u2265{mid:.0f}%)"
 
 
 def whiskers(pts: list[Point | None]) -> list[list[float]]:

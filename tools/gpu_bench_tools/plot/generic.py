@@ -17,6 +17,7 @@ from .canvas import (
     Point,
     axis_value_key,
     colours,
+    detectable_text,
     draw_line,
     headline_label,
     headline_scale,
@@ -194,8 +195,8 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
                 noise_drawn |= any(p.noise for p in pts)
                 xs_all += [p.x for p in pts]
                 ys_all += [v for p in pts for v in (p.y, p.lo, p.hi) if v is not None] + [p.y for p in upper]
-                draw_line(ax, pts, colour_of[sk], label(sk), marker=FILE_MARKERS[sk[0] % len(FILE_MARKERS)],
-                          band=band, order=sk[0])
+                draw_line(ax, pts, colour_of[sk], label(sk) + detectable_text([c for _, c in cases]),
+                          marker=FILE_MARKERS[sk[0] % len(FILE_MARKERS)], band=band, order=sk[0])
                 if upper:
                     draw_line(ax, upper, colour_of[sk], f"{label(sk)} (p99)", marker="", ls="--", band=False,
                               order=sk[0])
@@ -264,7 +265,7 @@ def bar_plots(ctx: PlotContext, desc: FamilyDescriptor,
         xs_all = []
         drawn: list[Point] = []
         for i, f in enumerate(ctx.files):
-            ys, pts = [], []
+            ys, pts, shown = [], [], []
             for k, key in enumerate(chunk):
                 c = f.cases.get(key)
                 if c is None or not c.ok or not c.has_metric(desc.headline):
@@ -273,12 +274,13 @@ def bar_plots(ctx: PlotContext, desc: FamilyDescriptor,
                 if p:
                     ys.append(k - 0.4 + hgt * i + hgt / 2)
                     pts.append(p)
+                    shown.append(c)
                     xs_all += [v for v in (p.y, p.lo, p.hi) if v is not None]
             if pts:
                 npoints += len(pts)
                 drawn += pts
-                ax.barh(ys, [p.y for p in pts], hgt, xerr=whiskers(pts), color=palette[i], label=ctx.labels[i],
-                        capsize=2)
+                ax.barh(ys, [p.y for p in pts], hgt, xerr=whiskers(pts), color=palette[i],
+                        label=ctx.labels[i] + detectable_text(shown), capsize=2)
                 if at:
                     # Past the whisker's end, where the label would otherwise be crossed by it.
                     for y, p in zip(ys, pts):

@@ -144,7 +144,15 @@ class Case:
 
     def written_noise_pct(self) -> float | None:
         """The noise gpu_bench wrote (median over repetitions of `noise_pct`), or None for older files."""
-        vals = [s.counters["noise_pct"] for s in self.samples if math.isfinite(s.counters.get("noise_pct", math.nan))]
+        return self._written("noise_pct")
+
+    def written_detectable_pct(self) -> float | None:
+        """The smallest change gpu-bench-compare calls against a run like this one, as gpu_bench wrote it
+        (median over repetitions of `detectable_pct`); None for a run of one round or an older file."""
+        return self._written("detectable_pct")
+
+    def _written(self, counter: str) -> float | None:
+        vals = [s.counters[counter] for s in self.samples if math.isfinite(s.counters.get(counter, math.nan))]
         return statistics.median(vals) if vals else None
 
     def aggregate(self, agg: str, metric: str) -> float | None:

@@ -67,6 +67,8 @@ details summary { cursor: pointer; color: #0969da; }
 # What a figure's "± h" means, said once under the tables that show one.
 PLUS_MINUS_LEGEND = ("± is the interval the next independent run's figure falls in at least 90% of the time "
                      "(noise_pct)")
+DETECTS_LEGEND = ("detects N%: the smallest change gpu-bench-compare calls between two runs like these "
+                  "(detectable_pct; a smaller change reads as the same, whatever it is)")
 
 
 @dataclass
@@ -201,7 +203,9 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
                 # The noise is that of the file's own headline: another version may head the family otherwise.
                 own = files[i].descriptor(fam)
                 half = noise_half_width(c, v) if own is not None and own.headline == desc.headline else None
-                cells.append(f"{fmt_interval(v, half)} {unit}{_where(c, axes, varying)}".replace("  ", " "))
+                detect = c.written_detectable_pct() if half is not None else None
+                seen = f" (detects {detect:.2g}%)" if detect is not None else ""
+                cells.append(f"{fmt_interval(v, half)} {unit}{seen}{_where(c, axes, varying)}".replace("  ", " "))
                 nums.append(v)
                 hws.append(half)
             rows.append((_row_label(key, axes + ("device",)), cells))
@@ -296,7 +300,7 @@ def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
 
     head = ["case", "unit", "[1]"]
     for i in range(2, n + 1):
-        head += [f"[{i}]", f"[{i}]/[1]", f"verdict [{i}]"]
+        head += [f"[{i}]", f"[{i}]/[1]", f"verdict [{i}]", f"detects [{i}]"]
 
     def is_headline(r, i: int) -> bool:
         d = files[i].descriptor(r.family)
@@ -309,15 +313,18 @@ def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
             cls = ["", "", "num"]
             for i in range(1, n):
                 v = r.versus[i]
+                detect = v.detectable_pct if v is not None else None
                 cells += [_e(_comparison_cell(r.cells[i], is_headline(r, i))), _e(fmt_ratio(v)),
-                          _e(fmt_verdict(v, with_p=True))]
-                cls += ["num", "num", v.verdict if v else ""]
+                          _e(fmt_verdict(v, with_p=True)), f"{detect:.2g}%" if detect is not None else "-"]
+                cls += ["num", "num", v.verdict if v else "", "num"]
             body.append(cells)
             classes.append(cls)
         return _table(head, body, classes, raw=True)
 
     if any("±" in _comparison_cell(c, is_headline(r, i)) for r in cmp.rows for i, c in enumerate(r.cells)):
         parts.append(f"<p class='note'>{_e(PLUS_MINUS_LEGEND)}.</p>")
+    if any(v is not None and v.detectable_pct is not None for r in cmp.rows for v in r.versus[1:]):
+        parts.append(f"<p class='note'>{_e(DETECTS_LEGEND)}.</p>")
     changed = [r for r in cmp.rows if any(v and v.verdict not in ("same",) for v in r.versus[1:])]
     changed.sort(key=lambda r: -max(abs((v.speed or 1.0) - 1.0) for v in r.versus[1:] if v))
     if changed:
@@ -464,6 +471,8 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
         heads = headlines(files)
         if any(h.has_intervals for h in heads):
             parts.append(f"<p class='note'>{_e(PLUS_MINUS_LEGEND)}.</p>")
+        if any("(detects " in cell for h in heads for _, cells in h.rows for cell in cells):
+            parts.append(f"<p class='note'>{_e(DETECTS_LEGEND)}.</p>")
         for h in heads:
             parts.append(f"<h3>{_e(h.family)}: {_e(h.what)}</h3>")
             parts.append(_headline_table(h, labels))
