@@ -94,6 +94,10 @@ say "a folder without the dependencies: $(cat "$tmp/setup.err")"
 # tools' editable install needs a setuptools that builds wheels (70.1 and later, or the wheel package); where
 # this python's cannot and no index can bring one, the line must name the tools alone, nothing they need.
 "$full_python" -m venv --system-site-packages "$tmp/full" || fail "python -m venv failed"
+# Where that python is a virtual environment itself (a GPU machine's /opt/torch/.venv), --system-site-packages
+# reaches its base interpreter's packages, not its own: its own are added by a .pth file.
+own=$("$full_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+"$tmp/full/bin/python3" -c 'import sysconfig, sys; open(sysconfig.get_paths()["purelib"] + "/full_python.pth", "w").write(sys.argv[1] + "\n")' "$own"
 setup_to_configure "a folder of wheels" "$tmp/full/bin" GPU_BENCH_WHEELS="$tmp/wheels"
 "$tmp/full/bin/python3" -c 'import gpu_bench_offline_probe' || fail "a folder of wheels: its wheel was not installed"
 if "$tmp/full/bin/python3" -c 'import setuptools.command.bdist_wheel' 2>/dev/null ||
