@@ -29,6 +29,7 @@ class Model:
     grouping: str  # 'spread' (family, spread axes, size band), 'family' (family and size band), 'none', 'pooled'
     detectable_rule: bool = True  # a change must be at least each side's detectable_pct
     min_effect_pct: float = model.MIN_EFFECT_PCT
+    winsorize: bool = False  # a case's own spread over five rounds or more from its winsorized rounds (Yuen)
 
 
 MODELS = (
@@ -47,7 +48,27 @@ MODELS = (
           "prior over its spread group (gpu_bench now)", "trimmed", "spread"),
     Model("groups-trimmed-test-only", "as groups-trimmed, but a change is called on the test and the minimum "
           "effect alone, not also each side's detectable_pct", "trimmed", "spread", detectable_rule=False),
+    Model("groups-trimmed-winsorized", "as groups-trimmed, but a case of five rounds or more takes its own spread "
+          "from its rounds winsorized (the fastest and the slowest set to their neighbours: Yuen's estimate of "
+          "the trimmed mean's variance, on R - 3 degrees of freedom), so one round far off does not widen it",
+          "trimmed", "spread", winsorize=True),
 )
+
+
+def _winsorized(times: Sequence[float], prior: model.Prior) -> tuple[float, float]:
+    """(moderated variance of a round's logarithm, degrees of freedom), the case's own part from its rounds
+    winsorized by one at each end (Yuen): the variance of the trimmed mean is (R - 1) s_w^2 / (h (h - 1)),
+    h = R - 2, taken back to one round's over the center's variance factor, on h - 1 degrees of freedom."""
+    n = len(times)
+    if n < 5:
+        return model.moderated(times, prior)
+    logs = sorted(math.log(t) for t in times)
+    h = n - 2
+    w = [logs[1]] + logs[1:-1] + [logs[-2]]
+    own = (n - 1) * statistics.variance(w) / (h * (h - 1)) / model.variance_factor(n)
+    if prior.usable:
+        return (prior.dof * prior.rel_sd ** 2 + (h - 1) * own) / (prior.dof + h - 1), prior.dof + h - 1
+    return own, h - 1.0
 
 
 @dataclass
@@ -138,8 +159,14 @@ def judge_run(f: BenchmarkFile, m: Model) -> dict[str, Judged]:
         if m.grouping == "pooled":
             half, detectable = _pooled_interval(times, pooled.get(key.split("/", 1)[0], 0.0), tick_rel)
         else:
-            fig = model.combine(times, tick_rel, prior, m.min_effect_pct, m.center)
-            half, detectable = fig.half_width, fig.detectable
+            if m.winsorize:
+                variance, dof = _winsorized(times, prior)
+                spread = math.sqrt(2.0 * model.variance_factor(len(times), m.center) * variance)
+                half = max(tick_rel, math.expm1(model.t975(dof) * spread))
+                detectable = max(tick_rel, m.min_effect_pct / 100.0, math.expm1(model.t975(2 * dof) * spread))
+            else:
+                fig = model.combine(times, tick_rel, prior, m.min_effect_pct, m.center)
+                half, detectable = fig.half_width, fig.detectable
         out[key] = Judged(times, center, half, detectable, prior, tick_rel)
     return out
 
@@ -172,6 +199,15 @@ def _called(m: Model, a: Judged, b: Judged, slower_by: float = 0.0) -> int:
             p = float(ttest_ind(la, lb, equal_var=False).pvalue)
         if not math.isfinite(p):
             p = 1.0 if abs(statistics.fmean(la) - statistics.fmean(lb)) < 1e-12 else 0.0
+    elif m.winsorize:
+        from scipy.stats import t as student
+
+        (va, da), (vb, db) = _winsorized(a.rounds, a.prior), _winsorized(rb, b.prior)
+        sa, sb = model.variance_factor(len(a.rounds)) * va, model.variance_factor(len(rb)) * vb
+        se2 = sa + sb
+        diff = math.log(center_b / a.center)
+        p = float(2 * student.sf(abs(diff) / math.sqrt(se2), se2 ** 2 / (sa ** 2 / da + sb ** 2 / db))) \
+            if se2 > 0 else (1.0 if abs(diff) < 1e-12 else 0.0)
     else:
         _, p = model.moderated_test(a.rounds, a.prior, rb, b.prior, m.center)
     if p >= model.ALPHA or change <= 100.0 * max(a.tick_rel, b.tick_rel):
