@@ -240,7 +240,7 @@ def one_round_comparisons(files: list[BenchmarkFile], floors: Floors, min_effect
     called slower."""
     from ..compare.compare import verdict
     from ..reading.multigpu import short_gpu_name
-    from ..stats.rounds import DEFAULT_SPREAD_AXES, MIN_EFFECT_ONE_ROUND_PCT, spread_group
+    from ..stats.rounds import MIN_EFFECT_ONE_ROUND_PCT, spread_group
 
     effect = MIN_EFFECT_ONE_ROUND_PCT if min_effect_pct is None else min_effect_pct
     shipped = Path(floors.path).resolve() == floors_module.default_path().resolve()
@@ -256,8 +256,7 @@ def one_round_comparisons(files: list[BenchmarkFile], floors: Floors, min_effect
             ra, rb = _round_times(a, key), _round_times(b, key)
             if not ra or not rb:
                 continue
-            d = a.descriptor(case.family)
-            group = spread_group(key, d.spread_axes if d is not None else DEFAULT_SPREAD_AXES)
+            group = spread_group(key, a.spread_axes(case.family))
             half = floors.half_width_pct(case.family, case.axis("mem"), group, gpu)
             if half is None:
                 unfloored.add(case.family)
@@ -358,7 +357,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
                     s.gate_fired += fired
         slows.append(s)
 
-    from ..stats.rounds import DEFAULT_SPREAD_AXES, spread_group
+    from ..stats.rounds import spread_group
 
     measured: dict[str, float] = {}
     groups: dict[str, list[float]] = {}
@@ -367,8 +366,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         mem = files[0].cases[c.key].axis("mem")
         if mem:
             groups.setdefault(floor_key(c.family, mem), []).append(c.rel_sd_pct)
-        d = files[0].descriptor(c.family)
-        group = spread_group(c.key, d.spread_axes if d is not None else DEFAULT_SPREAD_AXES)
+        group = spread_group(c.key, files[0].spread_axes(c.family))
         if group != c.family:
             groups.setdefault(group, []).append(c.rel_sd_pct)
     for key in sorted(groups):

@@ -138,16 +138,10 @@ def _family_pooled_sd(rounds: dict[str, list[float]]) -> dict[str, float]:
 
 def judge_run(f: BenchmarkFile, m: Model) -> dict[str, Judged]:
     rounds = _rounds_of(f)
-    try:
-        tick = float(f.fact("gpu.event_tick_ns") or 0.0) * 1e-9
-    except ValueError:
-        tick = 0.0
+    tick = f.event_tick_s()
 
     def axes_of(family: str):
-        d = f.descriptor(family)
-        if m.grouping == "family":
-            return ()
-        return d.spread_axes if d is not None else model.DEFAULT_SPREAD_AXES
+        return () if m.grouping == "family" else f.spread_axes(family)
 
     priors = model.fit_file_priors(rounds, axes_of, tick) if m.grouping in ("spread", "family") else {}
     pooled = _family_pooled_sd(rounds) if m.grouping == "pooled" else {}

@@ -159,24 +159,14 @@ def _file_priors(f: BenchmarkFile) -> dict[str, round_model.Prior]:
     if cached is None:
         rounds = {k: c.samples[0].round_times_s for k, c in f.cases.items()
                   if c.ok and c.samples and c.samples[0].round_times_s and len(c.samples[0].round_times_s) >= 3}
-        try:
-            tick = float(f.fact("gpu.event_tick_ns") or 0.0) * 1e-9
-        except ValueError:
-            tick = 0.0
-
-        def axes_of(family: str):
-            d = f.descriptor(family)
-            return d.spread_axes if d is not None else round_model.DEFAULT_SPREAD_AXES
-
-        cached = f.__dict__["_round_priors"] = round_model.fit_file_priors(rounds, axes_of, tick)
+        cached = f.__dict__["_round_priors"] = round_model.fit_file_priors(rounds, f.spread_axes, f.event_tick_s())
     return cached
 
 
 def _floor(floors: Floors, a: BenchmarkFile, b: BenchmarkFile, case: Case) -> float | None:
     """The between-run floor a one-round comparison of `case` between files `a` and `b` is widened to: the
     larger of the two GPU models' (the floors of every model measured for a model that has none)."""
-    d = a.descriptor(case.family)
-    group = round_model.spread_group(case.key, d.spread_axes if d is not None else round_model.DEFAULT_SPREAD_AXES)
+    group = round_model.spread_group(case.key, a.spread_axes(case.family))
     found = [floors.half_width_pct(case.family, case.axis("mem"), group, short_gpu_name(f.fact("gpu.name") or ""))
              for f in (a, b)]
     known = [h for h in found if h is not None]

@@ -212,6 +212,20 @@ class BenchmarkFile:
             return None
         return v
 
+    def event_tick_s(self) -> float:
+        """The CUDA event timer's tick the run measured (gpu.event_tick_ns), in seconds; 0 where unknown."""
+        try:
+            return float(self.fact("gpu.event_tick_ns") or 0.0) * 1e-9
+        except ValueError:
+            return 0.0
+
+    def spread_axes(self, family: str) -> tuple[str, ...]:
+        """The axes that, with the size band, make a case of `family` its spread group (its descriptor's)."""
+        from .families import DEFAULT_SPREAD_AXES
+
+        d = self.descriptor(family)
+        return d.spread_axes if d is not None else DEFAULT_SPREAD_AXES
+
     def ok_cases(self) -> list[Case]:
         return [c for c in self.cases.values() if c.ok]
 
