@@ -4,8 +4,10 @@ import json
 import math
 import os
 import statistics
+import io
 import subprocess
 import sys
+from contextlib import redirect_stdout
 
 SKIP = 77
 CONTEXT_KEYS = [
@@ -160,3 +162,27 @@ def checked_twice(evaluate):
         c = Checker()
         passed = evaluate(c)
     return c.finish(passed)
+
+
+# For the scripts that test how the GPU tests judge, on made-up figures (no GPU).
+def quiet(f, *args, **kwargs):
+    """f(*args, **kwargs) with what it prints thrown away."""
+    with redirect_stdout(io.StringIO()):
+        return f(*args, **kwargs)
+
+
+class Expectations:
+    """expect(ok, what): each failed expectation printed as it fails and counted; finish(ok_line) ends the
+    script: its exit status, after the count of problems or `ok_line`."""
+
+    def __init__(self):
+        self.problems = []
+
+    def __call__(self, ok, what):
+        if not ok:
+            self.problems.append(what)
+            print("FAIL:", what)
+
+    def finish(self, ok_line):
+        print(f"{len(self.problems)} problem(s)" if self.problems else ok_line)
+        return 1 if self.problems else 0

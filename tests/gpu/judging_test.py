@@ -16,39 +16,30 @@ from contextlib import redirect_stdout
 import gpu_common as g
 
 
-def quiet(f, *args, **kwargs):
-    with redirect_stdout(io.StringIO()):
-        return f(*args, **kwargs)
-
 
 def main():
-    problems = []
-
-    def expect(ok, what):
-        if not ok:
-            problems.append(what)
-            print("FAIL:", what)
+    expect = g.Expectations()
 
     c = g.Checker()
-    quiet(c.judge, "inside", 0.99, (0.95, 1.02), low=0.97)
-    expect(not c.failures and not c.undecided and quiet(c.finish, "x") == 0, "a figure inside its limit passes")
+    g.quiet(c.judge, "inside", 0.99, (0.95, 1.02), low=0.97)
+    expect(not c.failures and not c.undecided and g.quiet(c.finish, "x") == 0, "a figure inside its limit passes")
     c = g.Checker()
-    quiet(c.judge, "missed", 0.90, (0.88, 0.93), low=0.97)
-    expect(len(c.failures) == 1 and quiet(c.finish, "x") == 1, "a whole interval below the limit fails")
+    g.quiet(c.judge, "missed", 0.90, (0.88, 0.93), low=0.97)
+    expect(len(c.failures) == 1 and g.quiet(c.finish, "x") == 1, "a whole interval below the limit fails")
     c = g.Checker()
-    quiet(c.judge, "straddles", 0.95, (0.90, 1.01), low=0.97)
+    g.quiet(c.judge, "straddles", 0.95, (0.90, 1.01), low=0.97)
     out = io.StringIO()
     with redirect_stdout(out):
         rc = c.finish("x")
     expect(rc == g.SKIP and "too noisy to judge 1 check(s): straddles" in out.getvalue(),
            f"an interval across the limit skips and names the check (exit {rc})")
     c = g.Checker()
-    quiet(c.judge, "gap", 2.1, (1.9, 2.2), low=-0.6, high=0.6)
+    g.quiet(c.judge, "gap", 2.1, (1.9, 2.2), low=-0.6, high=0.6)
     expect(len(c.failures) == 1, "a difference wholly above its upper limit fails")
     c = g.Checker()
-    quiet(c.judge, "failed and undecided", 0.5, (0.4, 0.6), low=0.97)
-    quiet(c.judge, "undecided", 0.95, (0.9, 1.0), low=0.97)
-    expect(quiet(c.finish, "x") == 1, "a failure outweighs an undecided check")
+    g.quiet(c.judge, "failed and undecided", 0.5, (0.4, 0.6), low=0.97)
+    g.quiet(c.judge, "undecided", 0.95, (0.9, 1.0), low=0.97)
+    expect(g.quiet(c.finish, "x") == 1, "a failure outweighs an undecided check")
 
     r, (lo, hi) = g.ratio_interval((1200.0, (1190.0, 1210.0)), (4000.0, (1200.0, 4100.0)))
     expect(math.isclose(r, 0.3) and math.isclose(lo, 1190 / 4100) and math.isclose(hi, 1210 / 1200),
@@ -78,7 +69,7 @@ def main():
         c.check_effect(False, "speedup")
         return "passed"
 
-    expect(quiet(g.checked_twice, broken) == 1 and len(calls) == 2, "an effect missed twice fails")
+    expect(g.quiet(g.checked_twice, broken) == 1 and len(calls) == 2, "an effect missed twice fails")
     calls.clear()
 
     def failing(c):
@@ -87,14 +78,14 @@ def main():
         c.check_effect(False, "speedup")
         return "passed"
 
-    expect(quiet(g.checked_twice, failing) == 1 and len(calls) == 1, "a plain failure is not measured again")
+    expect(g.quiet(g.checked_twice, failing) == 1 and len(calls) == 1, "a plain failure is not measured again")
     c = g.Checker()
     c.set_machine({"context": {"gpu.other_processes": "1"}})
-    quiet(c.check_effect, False, "speedup")
+    g.quiet(c.check_effect, False, "speedup")
     expect(not c.effect_misses and len(c.undecided) == 1, "a missed effect on a shared GPU is undecided")
     c = g.Checker()
     c.set_machine({"context": {"gpu.other_processes": "unavailable"}})
-    quiet(c.check_effect, False, "speedup")
+    g.quiet(c.check_effect, False, "speedup")
     expect(c.effect_misses == ["speedup"], "an unknown process count is not a shared GPU")
 
     warn = "gpu_bench: warning: 1 other process(es) are using GPU 0; figures may suffer"
@@ -117,12 +108,12 @@ def main():
     r = peer_check.all_host_ratio(seen)
     expect(r is not None and r <= 1.0, f"one round's aggregate is within the sum of its GPUs' rates ({r})")
     c = g.Checker()
-    quiet(peer_check.judge_all_host, c, "AllHost", [seen, all_host([0.0033, 0.0034, 0.0036], [75.0, 75.1]),
+    g.quiet(peer_check.judge_all_host, c, "AllHost", [seen, all_host([0.0033, 0.0034, 0.0036], [75.0, 75.1]),
                                                     all_host([0.0034, 0.0032, 0.0035], [77.0, 77.1])])
     expect(not c.failures and not c.undecided, "rounds that differ from each other do not fail AllHost")
     c = g.Checker()
     broken = [all_host([0.0034, 0.0034, 0.0030], [77.6, 77.6]) for _ in range(3)]  # the last round: 179 GB/s
-    quiet(peer_check.judge_all_host, c, "AllHost", broken)
+    g.quiet(peer_check.judge_all_host, c, "AllHost", broken)
     expect(len(c.failures) == 1, "an aggregate above its own round's GPU rates fails")
     one_round = {"name": "AllHost/dir:d2h/bytes:1024/manual_time", "gpus": 2.0, "gbps": 30.0, "gbps_gpu0": 16.0,
                  "gbps_gpu1": 15.0}
@@ -138,8 +129,7 @@ def main():
            == {(0, 1): 0, (1, 0): 0}, "topo -m: a PCIe path is no NVLink")
     status = "GPU 0: NVIDIA H200 (UUID: GPU-x)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n\t Link 2: 26.562 GB/s\n"
     expect(peer_check.parse_nvlink_status(status) == {0: 26.562, 2: 26.562}, "nvlink -s: the links up and their rate")
-    print(f"{len(problems)} problem(s)" if problems else "ok: the GPU tests judge as docs/testing.md says")
-    return 1 if problems else 0
+    return expect.finish("ok: the GPU tests judge as docs/testing.md says")
 
 
 if __name__ == "__main__":

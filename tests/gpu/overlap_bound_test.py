@@ -7,12 +7,10 @@ efficiency the check of tightness. Needs no GPU.
 
 usage: overlap_bound_test.py
 """
-import io
 import json
 import math
 import os
 import sys
-from contextlib import redirect_stdout
 
 import gpu_common as g
 import overlap_check as oc
@@ -21,10 +19,6 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OLD_RUNS = [os.path.join(ROOT, "results", "aa", f"{gpu}_default_110d606", f"default_{gpu}_run{n}.json")
             for gpu in ("h100", "h200") for n in (1, 2)]
 
-
-def quiet(f, *args, **kwargs):
-    with redirect_stdout(io.StringIO()):
-        return f(*args, **kwargs)
 
 
 def case(in_ms, out_ms, both_ms, kernel_ms, bidir_in_ms, bidir_out_ms, s, eff=0.97, lo=0.96, hi=0.98, planted=False):
@@ -36,12 +30,7 @@ def case(in_ms, out_ms, both_ms, kernel_ms, bidir_in_ms, bidir_out_ms, s, eff=0.
 
 
 def main():
-    problems = []
-
-    def expect(ok, what):
-        if not ok:
-            problems.append(what)
-            print("FAIL:", what)
+    expect = g.Expectations()
 
     # The figures of tests/unit/test_overlap.cpp, TheLinkLineTakesTheFastestRateOfBothDirections.
     slow = oc.bound_lines({"in_ms": 9.724, "out_ms": 9.739, "both_ms": 12.9, "kernel_ms": 1.926,
@@ -56,36 +45,32 @@ def main():
         c = g.Checker()
         for b in g.iteration_runs(doc):
             if b["name"].startswith("Overlap/") and not b.get("error_occurred"):
-                quiet(oc.check_holds, c, b["name"], b)
+                g.quiet(oc.check_holds, c, b["name"], b)
         expect(len(c.failures) > 0, f"{os.path.basename(path)}: the bound before this check held in every case")
 
     c = g.Checker()
-    quiet(oc.check_bound, c, "sound", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8), 8)
-    quiet(oc.check_holds, c, "sound", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8))
+    g.quiet(oc.check_bound, c, "sound", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8), 8)
+    g.quiet(oc.check_holds, c, "sound", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8))
     expect(not c.failures, f"a case that follows the formula and holds passes: {c.failures}")
     c = g.Checker()
-    quiet(oc.check_bound, c, "planted", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8, planted=True), 8)
+    g.quiet(oc.check_bound, c, "planted", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8, planted=True), 8)
     expect(len(c.failures) == 1, "a bound without its link line fails the check of the formula")
     c = g.Checker()
-    quiet(oc.check_holds, c, "above", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8, eff=1.03, lo=0.99, hi=1.05))
-    quiet(oc.check_holds, c, "every turn above", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8, eff=1.01, lo=1.004))
+    g.quiet(oc.check_holds, c, "above", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8, eff=1.03, lo=0.99, hi=1.05))
+    g.quiet(oc.check_holds, c, "every turn above", case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, 8, eff=1.01, lo=1.004))
     expect(len(c.failures) == 2, "an efficiency above 1.02, and a lowest turn above 1, each fail")
 
     sweep = {oc.SWEEP.format(sc, st): case(9.8, 9.76, 11.85, 2.14, 11.0, 10.7, st, eff=0.91, lo=0.90, hi=0.92)
              for st in (8, 16) for sc in ("depth_first", "breadth_first")}
     c = g.Checker()
-    quiet(oc.check_tight, c, sweep)
+    g.quiet(oc.check_tight, c, sweep)
     expect(len(c.failures) == 1, "a sweep whose best efficiency at 8 and 16 streams is 0.91 fails as loose")
     sweep[oc.SWEEP.format("breadth_first", 16)].update(efficiency=0.96, efficiency_lo=0.95, efficiency_hi=0.97)
     c = g.Checker()
-    quiet(oc.check_tight, c, sweep)
+    g.quiet(oc.check_tight, c, sweep)
     expect(not c.failures and not c.undecided, "one case at 0.96 is tight enough")
 
-    if problems:
-        print(f"{len(problems)} problem(s)")
-        return 1
-    print("ok: gpu_overlap's checks of the bound")
-    return 0
+    return expect.finish("ok: gpu_overlap's checks of the bound")
 
 
 if __name__ == "__main__":

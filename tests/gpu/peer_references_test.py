@@ -8,12 +8,10 @@ fails. Needs no GPU.
 
 usage: peer_references_test.py
 """
-import io
 import json
 import os
 import sys
 import tempfile
-from contextlib import redirect_stdout
 
 import gpu_common as g
 import peer_references as pr
@@ -34,18 +32,9 @@ def latency_run(gpu, peer, ns, noise=0.4, size=2 << 20, pattern="stride", device
     return b
 
 
-def quiet(f, *args):
-    with redirect_stdout(io.StringIO()):
-        return f(*args)
-
 
 def main():
-    problems = []
-
-    def expect(ok, what):
-        if not ok:
-            problems.append(what)
-            print("FAIL:", what)
+    expect = g.Expectations()
 
     tests = pr.nvbandwidth_tests(nvb_doc([[None, 826.5, 830.1], [828.0, None, 829.0], [831.0, 827.0, None]]))
     pairs = pr.nvbandwidth_pairs(tests["device_to_device_latency_sm"]["matrix"])
@@ -61,7 +50,7 @@ def main():
     expect(set(cases) == {(0, 1, "stride", 2 << 20), (1, 0, "stride", 2 << 20), (0, 1, "stride", 1 << 20),
                           (0, 1, "random", 2 << 20)}, f"cases keyed by GPU, peer, pattern, bytes: {sorted(cases)}")
     c = g.Checker()
-    rows = quiet(pr.judge_peer_latency, c, cases, three)
+    rows = g.quiet(pr.judge_peer_latency, c, cases, three)
     expect(len(rows) == 2 and not c.failures and not c.undecided and all(r["within"] for r in rows),
            f"pairs within 3% of nvbandwidth pass ({c.failures} {c.undecided})")
     expect(rows[0]["nvbandwidth_ns"] == 826.5 and rows[0]["gpu"] == 0 and rows[0]["peer"] == 1,
@@ -69,24 +58,24 @@ def main():
 
     # 5% slower with narrow intervals on both sides: fails.
     c = g.Checker()
-    quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 2 << 20): latency_run(0, 1, 870.0, noise=0.3)}, three)
+    g.quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 2 << 20): latency_run(0, 1, 870.0, noise=0.3)}, three)
     expect(len(c.failures) == 1, "a pair whose whole ratio interval lies beyond 3% fails")
     # 2% faster is within; 3.5% slower with a wide interval straddles the limit: too noisy to judge.
     c = g.Checker()
-    quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 2 << 20): latency_run(0, 1, 810.0)}, three)
+    g.quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 2 << 20): latency_run(0, 1, 810.0)}, three)
     expect(not c.failures and not c.undecided, "2% under nvbandwidth is within 3%")
     c = g.Checker()
-    quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 2 << 20): latency_run(0, 1, 855.5, noise=3.0)}, three)
+    g.quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 2 << 20): latency_run(0, 1, 855.5, noise=3.0)}, three)
     expect(not c.failures and len(c.undecided) == 1, "an interval across the limit is too noisy to judge")
     # No figure for the pair, a failed case, no case at nvbandwidth's footprint: each a failure.
     c = g.Checker()
-    quiet(pr.judge_peer_latency, c, {(3, 1, "stride", 2 << 20): latency_run(3, 1, 830.0)}, three)
+    g.quiet(pr.judge_peer_latency, c, {(3, 1, "stride", 2 << 20): latency_run(3, 1, 830.0)}, three)
     expect(len(c.failures) == 1 and "no figure" in c.failures[0], "a pair nvbandwidth lacks fails")
     c = g.Checker()
-    quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 2 << 20): latency_run(0, 1, 0, error="out of memory")}, three)
+    g.quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 2 << 20): latency_run(0, 1, 0, error="out of memory")}, three)
     expect(len(c.failures) == 1 and "failed" in c.failures[0], "a failed case fails")
     c = g.Checker()
-    quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 1 << 20): latency_run(0, 1, 830.0, size=1 << 20)}, three)
+    g.quiet(pr.judge_peer_latency, c, {(0, 1, "stride", 1 << 20): latency_run(0, 1, 830.0, size=1 << 20)}, three)
     expect(len(c.failures) == 1, "no case at nvbandwidth's footprint fails")
 
     # A run on one GPU (--device=1) names no device: the GPU is the run's own.
@@ -105,15 +94,14 @@ def main():
         good = write("good.json", {"context": {}, "benchmarks": [latency_run(0, 1, 830.0), latency_run(1, 0, 831.0)]})
         bad = write("bad.json", {"context": {}, "benchmarks": [latency_run(0, 1, 900.0, noise=0.2)]})
         out = os.path.join(d, "out.json")
-        rc = quiet(pr.main, ["--gpus", "2", "--latency", good, "--nvb-latency", *nvb, "--out", out])
+        rc = g.quiet(pr.main, ["--gpus", "2", "--latency", good, "--nvb-latency", *nvb, "--out", out])
         expect(rc == 0 and json.load(open(out))["verdict"]["rc"] == 0, f"the script passes within 3% (exit {rc})")
-        rc = quiet(pr.main, ["--gpus", "2", "--latency", bad, "--nvb-latency", *nvb, "--out", out])
+        rc = g.quiet(pr.main, ["--gpus", "2", "--latency", bad, "--nvb-latency", *nvb, "--out", out])
         expect(rc == 1, f"the script fails beyond 3% (exit {rc})")
-        rc = quiet(pr.main, ["--gpus", "2", "--latency", good, "--out", out])
+        rc = g.quiet(pr.main, ["--gpus", "2", "--latency", good, "--out", out])
         expect(rc == g.SKIP, f"without nvbandwidth the script cannot judge (exit {rc})")
 
-    print(f"{len(problems)} problem(s)" if problems else "ok: peer latency is judged against nvbandwidth as documented")
-    return 1 if problems else 0
+    return expect.finish("ok: peer latency is judged against nvbandwidth as documented")
 
 
 if __name__ == "__main__":
