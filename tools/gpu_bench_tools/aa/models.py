@@ -153,14 +153,9 @@ def judge_run(f: BenchmarkFile, m: Model) -> dict[str, Judged]:
         if m.grouping == "pooled":
             half, detectable = _pooled_interval(times, pooled.get(key.split("/", 1)[0], 0.0), tick_rel)
         else:
-            if m.winsorize:
-                variance, dof = _winsorized(times, prior)
-                spread = math.sqrt(2.0 * model.variance_factor(len(times), m.center) * variance)
-                half = max(tick_rel, math.expm1(model.t975(dof) * spread))
-                detectable = max(tick_rel, m.min_effect_pct / 100.0, math.expm1(model.t975(2 * dof) * spread))
-            else:
-                fig = model.combine(times, tick_rel, prior, m.min_effect_pct, m.center)
-                half, detectable = fig.half_width, fig.detectable
+            fig = model.combine(times, tick_rel, prior, m.min_effect_pct, m.center,
+                                _winsorized if m.winsorize else None)
+            half, detectable = fig.half_width, fig.detectable
         out[key] = Judged(times, center, half, detectable, prior, tick_rel)
     return out
 
@@ -193,17 +188,8 @@ def _called(m: Model, a: Judged, b: Judged, slower_by: float = 0.0) -> int:
             p = float(ttest_ind(la, lb, equal_var=False).pvalue)
         if not math.isfinite(p):
             p = 1.0 if abs(statistics.fmean(la) - statistics.fmean(lb)) < 1e-12 else 0.0
-    elif m.winsorize:
-        from scipy.stats import t as student
-
-        (va, da), (vb, db) = _winsorized(a.rounds, a.prior), _winsorized(rb, b.prior)
-        sa, sb = model.variance_factor(len(a.rounds)) * va, model.variance_factor(len(rb)) * vb
-        se2 = sa + sb
-        diff = math.log(center_b / a.center)
-        p = float(2 * student.sf(abs(diff) / math.sqrt(se2), se2 ** 2 / (sa ** 2 / da + sb ** 2 / db))) \
-            if se2 > 0 else (1.0 if abs(diff) < 1e-12 else 0.0)
     else:
-        _, p = model.moderated_test(a.rounds, a.prior, rb, b.prior, m.center)
+        _, p = model.moderated_test(a.rounds, a.prior, rb, b.prior, m.center, _winsorized if m.winsorize else None)
     if p >= model.ALPHA or change <= 100.0 * max(a.tick_rel, b.tick_rel):
         return 0
     if m.detectable_rule and change <= 100.0 * max(a.detectable, b.detectable):

@@ -199,14 +199,14 @@ def moderated(times: Sequence[float], prior: Prior = NO_PRIOR) -> tuple[float, f
 
 
 def combine(times: Sequence[float], floor: float = 0.0, prior: Prior = NO_PRIOR,
-            min_effect_pct: float = MIN_EFFECT_PCT, center: str = CENTER) -> RoundFigure:
+            min_effect_pct: float = MIN_EFFECT_PCT, center: str = CENTER, spread=None) -> RoundFigure:
     """A case's figure from its rounds, as gpu_bench's combine_rounds makes it; `floor` (relative) is what one
-    round's samples and the timer resolve."""
+    round's samples and the timer resolve. `spread`: as moderated_test's."""
     mid = center_of(times, center)
     floor = max(0.0, floor)
     if len(times) < 2:
         return RoundFigure(mid, floor, max(floor, min_effect_pct / 100.0), 0.0, 0.0)
-    variance, dof = moderated(times, prior)
+    variance, dof = (spread or moderated)(times, prior)
     spread = math.sqrt(2.0 * variance_factor(len(times), center) * variance)
     return RoundFigure(mid, max(floor, math.expm1(t975(dof) * spread)),
                        max(floor, math.expm1(t975(2.0 * dof) * spread), min_effect_pct / 100.0),
@@ -214,13 +214,15 @@ def combine(times: Sequence[float], floor: float = 0.0, prior: Prior = NO_PRIOR,
 
 
 def moderated_test(a: Sequence[float], a_prior: Prior, b: Sequence[float], b_prior: Prior,
-                   center: str = CENTER) -> tuple[float, float]:
+                   center: str = CENTER, spread=None) -> tuple[float, float]:
     """(log(center b / center a), two-sided p) of the moderated Welch test on two sides' rounds (two or more
-    each). Where neither side varies, the sides differ for certain (p = 0) or not at all (p = 1)."""
+    each). Where neither side varies, the sides differ for certain (p = 0) or not at all (p = 1). `spread`:
+    what gives a side's (variance, degrees of freedom) in place of `moderated` (a candidate model's)."""
     from scipy.stats import t
 
+    spread = spread or moderated
     diff = math.log(center_of(b, center)) - math.log(center_of(a, center))
-    (va, da), (vb, db) = moderated(a, a_prior), moderated(b, b_prior)
+    (va, da), (vb, db) = spread(a, a_prior), spread(b, b_prior)
     sa, sb = variance_factor(len(a), center) * va, variance_factor(len(b), center) * vb
     se2 = sa + sb
     if not se2 > 0:
