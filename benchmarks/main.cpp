@@ -66,8 +66,9 @@ void print_help() {
       "                        pairs where there are several GPUs (a short node check; no --benchmark_filter)\n"
       "  --rounds=N            measure every case in N rounds, rounds 1 to N-1 in processes of their own run\n"
       "                        one after the other (cases in a shuffled order), the last in this one (default\n"
-      "                        %d, 1 to 20). A case's time is the mean of its rounds' medians less the fastest\n"
-      "                        and the slowest (the middle one of three); noise_pct is the half-width of a\n"
+      "                        %d, 1 to 20). A case's time is the trimmed mean of its rounds' medians (a fifth\n"
+      "                        dropped at each end, at least one: the middle one of three); noise_pct is the\n"
+      "                        half-width of a\n"
       "                        95%% prediction interval for the next run's figure, from the rounds' spread\n"
       "                        moderated by that of the cases of its family, memory kind, direction and size\n"
       "                        band (never narrower than one round's own interval or the timer's tick);\n"
@@ -80,6 +81,10 @@ void print_help() {
       "                        %d): others' traffic on a shared link moves their time over seconds, so their\n"
       "                        figure needs more moments of it. The extra rounds run those cases alone,\n"
       "                        between the others\n"
+      "  --link_max_rounds=N   a link-bound case whose rounds disagree takes more rounds, up to N in all\n"
+      "                        (default %d, 1 to 20), until its detectable_pct is projected to come to\n"
+      "                        --target_detectable; they run after the others, before the last round\n"
+      "  --target_detectable=PCT  the detectable_pct those extra rounds aim at (default %g)\n"
       "  --noise=PCT           stop sampling a case in a round once the relative half-width of the 95%%\n"
       "                        confidence interval of its median is at most PCT over the square root of the\n"
       "                        variance factor of the rounds' center (0.449 for 3 rounds: their center then\n"
@@ -111,8 +116,9 @@ void print_help() {
       "each Google Benchmark run holds the case's whole sampling.\n"
       "Memory kinds: pageable pinned write_combined registered mapped managed_prefetch managed_fault device\n\n"
       "families:\n",
-      GPU_BENCH_VERSION, gpu_bench::kDefaultRounds, gpu_bench::kDefaultLinkRounds, gpu_bench::kDefaultNoisePct,
-      gpu_bench::kDefaultMaxTimePerCaseS, gpu_bench::kMinSamples, gpu_bench::kMinRoundSamples);
+      GPU_BENCH_VERSION, gpu_bench::kDefaultRounds, gpu_bench::kDefaultLinkRounds, gpu_bench::kDefaultLinkMaxRounds,
+      gpu_bench::kDefaultTargetDetectablePct, gpu_bench::kDefaultNoisePct, gpu_bench::kDefaultMaxTimePerCaseS,
+      gpu_bench::kMinSamples, gpu_bench::kMinRoundSamples);
   for (const auto& f : gpu_bench::families())
     std::printf("%s: %s\n%s\n", f.name.c_str(), f.summary.c_str(), f.help.c_str());
   std::printf(
@@ -405,6 +411,10 @@ step_result describe_machine(const run_state& run) {
   context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
   context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
   context.emplace_back("gpu_bench.link_rounds", std::to_string(gpu_bench::rounds_of_case(true)));
+  context.emplace_back("gpu_bench.link_max_rounds",
+                       std::to_string(std::max(opts.link_max_rounds, gpu_bench::rounds_of_case(true))));
+  context.emplace_back("gpu_bench.target_detectable_pct",
+                       gpu_bench::fact_text(std::optional<double>(opts.target_detectable_pct)));
   // How a case's figure combines its rounds (docs/json.md): files before this key held their mean.
   context.emplace_back("gpu_bench.round_center", "trimmed");
   {
@@ -427,10 +437,10 @@ step_result run_rounds(run_state& run) {
                                opts.round == 0);
   if (opts.round > 0) progress.start_round(opts.round);
   if (!opts.list_only && opts.rounds > 1 && opts.round == 0) {
-    const std::string link_filter = gpu_bench::link_round_filter(run.filter, gpu_bench::registered_names());
+    const auto link_cases = gpu_bench::link_round_cases(run.filter, gpu_bench::registered_names());
     const int link_extra = gpu_bench::rounds_of_case(true) - opts.rounds;
-    if (gpu_bench::run_earlier_rounds(run.user_args, opts.rounds, link_filter, link_extra, &progress,
-                                      run.earlier_rounds_timed_s) != 0) {
+    if (gpu_bench::run_earlier_rounds(run.user_args, opts.rounds, link_cases, link_extra, gpu_bench::event_tick_s(),
+                                      &progress, run.earlier_rounds_timed_s) != 0) {
       std::fprintf(stderr, "gpu_bench: interrupted; no output file written\n");
       return 130;
     }

@@ -88,7 +88,8 @@ class Help(unittest.TestCase):
                        "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4",
                        "AllHost/dir:{h2d,d2h}[/pattern:{one_to_all,all_to_one}]/bytes:{N}", "Batch/api:{loop,batch,kernel}",
                        "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}", "/engine:{ce,sm}",
-                       "gbps_gpu{i}", "latency_us", "--gate=off", "--link_rounds=N", "--list_gpus=N",
+                       "gbps_gpu{i}", "latency_us", "--gate=off", "--link_rounds=N", "--link_max_rounds=N",
+                       "--target_detectable=PCT", "--list_gpus=N",
                        "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}[/engine:sm]/bytes:{N}"):
             self.assertIn(needle, r.stdout)
 
@@ -244,6 +245,9 @@ class BadInput(unittest.TestCase):
         self.check_one_line("--link_rounds=0", mention="--link_rounds")
         self.check_one_line("--link_rounds=21", mention="--link_rounds")
         self.check_one_line("--link_rounds", mention="--link_rounds takes a value")
+        self.check_one_line("--link_max_rounds=21", mention="--link_max_rounds")
+        self.check_one_line("--target_detectable=0.5", mention="--target_detectable")
+        self.check_one_line("--target_detectable", mention="--target_detectable takes a value")
 
     def test_bad_gate(self):
         self.check_one_line("--gate=maybe", mention="--gate takes on or off, not 'maybe'")

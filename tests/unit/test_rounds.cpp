@@ -116,15 +116,55 @@ TEST(Rounds, ThePredictionIntervalWidensWithTheRoundsSpread) {
   EXPECT_DOUBLE_EQ(combine_rounds({5.0, 5.0, 5.0}, 0.0025).detectable_half_width, kMinEffectPct / 100);
 }
 
-TEST(Rounds, OneRoundFarOffDoesNotMoveTheFigure) {
+TEST(Rounds, OneRoundFarOffNeitherMovesTheFigureNorWidensItsInterval) {
   // A round a millisecond slow among four that agree: the figure stays theirs (the mean of the middle three),
-  // and the interval says the spread.
-  const std::vector<double> r = {333e-6, 336e-6, 1333e-6, 333e-6, 333e-6};
+  // and the interval is that of the four, as the slow round is winsorized to its neighbour.
+  const std::vector<double> r = {333e-6, 336e-6, 1333e-6, 334e-6, 333e-6};
   const round_figure f = combine_rounds(r, 0.0);
-  EXPECT_NEAR(f.center, 334e-6, 1e-12);
-  EXPECT_GT(f.half_width, 0.5);
+  EXPECT_NEAR(f.center, (333e-6 + 334e-6 + 336e-6) / 3, 1e-12);
+  EXPECT_LT(f.half_width, 0.05);
+  EXPECT_GT(f.half_width, 0.0);
+  // Under five rounds there is nothing to winsorize: the spread is the rounds' own.
+  EXPECT_GT(combine_rounds({333e-6, 1333e-6, 334e-6, 333e-6}, 0.0).half_width, 0.5);
   EXPECT_DOUBLE_EQ(center_of_rounds({2.0, 1.0}), 1.5);
   EXPECT_DOUBLE_EQ(center_of_rounds({3.0, 1.0, 2.0, 10.0}), 2.5);
+  // From ten rounds a fifth is trimmed at each end: two far off move nothing.
+  EXPECT_DOUBLE_EQ(center_of_rounds({9, 1, 1, 1, 1, 1, 1, 1, 1, 9}), 1.0);
+  EXPECT_EQ(rounds_trimmed(2), 0);
+  EXPECT_EQ(rounds_trimmed(3), 1);
+  EXPECT_EQ(rounds_trimmed(9), 1);
+  EXPECT_EQ(rounds_trimmed(10), 2);
+  EXPECT_EQ(rounds_trimmed(15), 3);
+}
+
+TEST(Rounds, WinsorizedSpreadIsYuensOnItsOwnDegreesOfFreedom) {
+  // Five rounds: the lowest and highest set to their neighbours, then (R - 1) s_w^2 / (h (h - 1)), h = 3,
+  // over the center's variance factor.
+  const std::vector<double> r = {1.00, 1.02, 1.01, 1.50, 0.90};
+  std::vector<double> w = {std::log(1.00), std::log(1.00), std::log(1.01), std::log(1.02), std::log(1.02)};
+  double m = 0, ss = 0;
+  for (double x : w) m += x / 5;
+  for (double x : w) ss += (x - m) * (x - m);
+  const own_spread s = rounds_own_spread(r);
+  EXPECT_NEAR(s.variance, 4 * (ss / 4) / (3 * 2) / center_variance_factor(5), 1e-15);
+  EXPECT_DOUBLE_EQ(s.dof, winsorized_dof(5));
+  EXPECT_DOUBLE_EQ(rounds_own_spread({1.0, 1.1, 1.2}).dof, 2.0);
+  EXPECT_THROW(winsorized_dof(4), std::invalid_argument);
+}
+
+TEST(Rounds, ACaseWhoseRoundsDisagreeNeedsMoreRoundsUpToTheMost) {
+  // Rounds that agree to 0.05%: the planned five are enough.
+  EXPECT_EQ(rounds_needed({1.0, 1.0005, 0.9995, 1.0002}, {}, 5, 15, 0.015), 5);
+  // Rounds that spread 1%: a few more bring the detectable change to 1.5%.
+  const int some = rounds_needed({1.0, 1.01, 0.99, 1.005}, {}, 5, 15, 0.015);
+  EXPECT_GT(some, 5);
+  EXPECT_LT(some, 15);
+  // Rounds that spread 5%: no count within the most reaches 1.5%, so it takes the most.
+  EXPECT_EQ(rounds_needed({1.0, 1.05, 0.95, 1.02}, {}, 5, 15, 0.015), 15);
+  // A group's prior that the spread is small carries the case below the target without more rounds.
+  EXPECT_EQ(rounds_needed({1.0, 1.01, 0.99, 1.005}, spread_prior{0.001, 200}, 5, 15, 0.015), 5);
+  // The most is never below the planned.
+  EXPECT_EQ(rounds_needed({1.0, 1.05, 0.95, 1.02}, {}, 5, 3, 0.015), 5);
 }
 
 TEST(Rounds, StudentQuantilesMatchTheTables) {
@@ -147,7 +187,8 @@ TEST(Rounds, SpecialFunctionsMatchTheirValues) {
   for (double x : {0.05, 0.7, 3.7, 40.0, 5000.0}) EXPECT_NEAR(trigamma_inverse(trigamma(x)), x, 1e-6 * x);
   EXPECT_NEAR(center_variance_factor(3), 0.448671, 1e-6);
   EXPECT_NEAR(center_variance_factor(5), 0.2271, 1e-6);
-  EXPECT_NEAR(center_variance_factor(40), 1 / 39.55, 1e-8);
+  EXPECT_NEAR(center_variance_factor(15), 0.0757, 1e-6);
+  EXPECT_NEAR(center_variance_factor(40), 1.14 / 40, 1e-8);
   EXPECT_THROW(digamma(0.0), std::invalid_argument);
 }
 
@@ -171,7 +212,7 @@ class standard_normal {
 TEST(Rounds, IntervalsCoverTheNextRunAtTheirStatedRate) {
   standard_normal normal(12345);
   const double sd = 0.02;
-  for (int n : {3, 5}) {
+  for (int n : {3, 5, 12, 15}) {
     int covered = 0;
     const int trials = 20000;
     for (int i = 0; i < trials; ++i) {
@@ -326,6 +367,48 @@ TEST(Rounds, ACasesPriorComesFromItsGroupsEarlierRounds) {
   EXPECT_EQ(spread_group("S/dir:d2h/mem:pinned/bytes:65536"), "S/dir:d2h/mem:pinned/size:medium");
   EXPECT_EQ(spread_group("S/dir:d2h/mem:pinned/bytes:65535"), "S/dir:d2h/mem:pinned/size:small");
   EXPECT_EQ(spread_group("S/op:x/dir:d2h"), "S/dir:d2h");
+}
+
+TEST(Rounds, OnlyTheLinkBoundCasesWhoseRoundsDisagreeTakeExtraRounds) {
+  // Family E: six copies whose four rounds agree to 0.02%, six whose rounds spread 1.5%, one that spread 8%.
+  const options saved = current_options();
+  options o = saved;
+  o.rounds = 3;
+  o.link_rounds = 5;
+  o.link_max_rounds = 15;
+  o.target_detectable_pct = 1.5;
+  set_current_options(o);
+  std::vector<round_medians> rounds(4);
+  standard_normal normal(7);
+  std::vector<std::string> names;
+  for (int c = 0; c < 6; ++c) {
+    const std::string size = "/bytes:" + std::to_string((1 << 20) << c);
+    for (auto& r : rounds) {
+      r[{"E/dir:d2h/mem:pinned" + size, 0}] = 1e-3 * std::exp(0.0002 * normal());
+      r[{"E/dir:bidir/mem:pinned" + size, 0}] = 1e-3 * std::exp(0.015 * normal());
+    }
+    names.push_back("E/dir:d2h/mem:pinned" + size + "/manual_time");
+    names.push_back("E/dir:bidir/mem:pinned" + size + "/manual_time");
+  }
+  const double wild[] = {1.0, 1.08, 0.93, 1.05};
+  for (std::size_t k = 0; k < rounds.size(); ++k)
+    rounds[k][{"E/dir:h2d/mem:registered/bytes:1048576", 0}] = 1e-3 * wild[k];
+  names.push_back("E/dir:h2d/mem:registered/bytes:1048576/manual_time");
+  for (const auto& r : rounds) add_prior_round(r);
+  const auto extra = extra_link_rounds(names, 1e-9);
+  // The wild case takes the most (15 in all: 10 more); no steady case takes any.
+  ASSERT_EQ(extra.size(), 10u);
+  EXPECT_NE(std::find(extra.back().begin(), extra.back().end(), names.back()), extra.back().end());
+  for (const auto& round : extra)
+    for (const std::string& name : round) EXPECT_EQ(name.find("dir:d2h"), std::string::npos) << name;
+  // Each later round holds a subset of the one before.
+  for (std::size_t k = 1; k < extra.size(); ++k) EXPECT_LE(extra[k].size(), extra[k - 1].size());
+  // The filter that selects a round's cases matches them and nothing else.
+  EXPECT_EQ(filter_matches(exact_names_filter(extra.front()), names), extra.front());
+  o.link_max_rounds = 5;  // no more than the planned rounds: none extra
+  set_current_options(o);
+  EXPECT_TRUE(extra_link_rounds(names, 1e-9).empty());
+  set_current_options(saved);
 }
 
 TEST(Progress, RoundsAreNamedInTheLines) {

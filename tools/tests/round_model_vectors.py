@@ -16,15 +16,17 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 
 def made_up_family() -> list[dict]:
-    """Cases of one family in three spread groups, each case's rounds drawn around 1 ms by its group's
-    spread, some with five rounds, one with a round a millisecond slow."""
+    """Cases of one family in four spread groups, each case's rounds drawn around 1 ms by its group's
+    spread, some with five rounds, some with twelve (two trimmed and winsorized at each end), one with a round
+    a millisecond slow."""
     rng = random.Random(20261127)
     cases = []
-    for dir_, sd, rounds in (("d2h", 0.001, 5), ("h2d", 0.01, 5), ("bidir", 0.04, 3)):
+    for dir_, mem, sd, rounds in (("d2h", "pinned", 0.001, 5), ("h2d", "pinned", 0.01, 5),
+                                  ("bidir", "pinned", 0.04, 3), ("bidir", "registered", 0.03, 12)):
         for k, nbytes in enumerate((1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20)):
             scale = sd * (0.5 + k / 4)  # the group's cases vary a little in their own spread too
             times = [1e-3 * (1 + rng.gauss(0, scale)) for _ in range(rounds)]
-            cases.append({"name": f"F/dir:{dir_}/mem:pinned/bytes:{nbytes}", "rounds": times,
+            cases.append({"name": f"F/dir:{dir_}/mem:{mem}/bytes:{nbytes}", "rounds": times,
                           "floor": 32e-9 / times[-1]})
     cases[2]["rounds"][1] += 1e-3  # one round a millisecond slow
     cases.append({"name": "F/dir:d2h/mem:pinned/bytes:4", "rounds": [5e-6, 5.2e-6, 4.9e-6], "floor": 0.0064})

@@ -45,30 +45,20 @@ MODELS = (
     Model("groups-median", "the median of the rounds; the spread moderated by a prior over its spread group",
           "median", "spread"),
     Model("groups-trimmed", "the mean of the rounds less the fastest and the slowest; the spread moderated by a "
-          "prior over its spread group (gpu_bench now)", "trimmed", "spread"),
+          "prior over its spread group", "trimmed", "spread"),
     Model("groups-trimmed-test-only", "as groups-trimmed, but a change is called on the test and the minimum "
           "effect alone, not also each side's detectable_pct", "trimmed", "spread", detectable_rule=False),
     Model("groups-trimmed-winsorized", "as groups-trimmed, but a case of five rounds or more takes its own spread "
           "from its rounds winsorized (the fastest and the slowest set to their neighbours: Yuen's estimate of "
-          "the trimmed mean's variance, on R - 3 degrees of freedom), so one round far off does not widen it",
-          "trimmed", "spread", winsorize=True),
+          "the trimmed mean's variance, on the degrees of freedom of a chi-square with its moments), so one round far "
+          "off does not widen it; a fifth of the rounds trimmed and winsorized at each end from ten on "
+          "(gpu_bench now)", "trimmed", "spread", winsorize=True),
 )
 
 
-def _winsorized(times: Sequence[float], prior: model.Prior) -> tuple[float, float]:
-    """(moderated variance of a round's logarithm, degrees of freedom), the case's own part from its rounds
-    winsorized by one at each end (Yuen): the variance of the trimmed mean is (R - 1) s_w^2 / (h (h - 1)),
-    h = R - 2, taken back to one round's over the center's variance factor, on h - 1 degrees of freedom."""
-    n = len(times)
-    if n < 5:
-        return model.moderated(times, prior)
-    logs = sorted(math.log(t) for t in times)
-    h = n - 2
-    w = [logs[1]] + logs[1:-1] + [logs[-2]]
-    own = (n - 1) * statistics.variance(w) / (h * (h - 1)) / model.variance_factor(n)
-    if prior.usable:
-        return (prior.dof * prior.rel_sd ** 2 + (h - 1) * own) / (prior.dof + h - 1), prior.dof + h - 1
-    return own, h - 1.0
+def _spread(m: Model):
+    """What gives a side's (variance, degrees of freedom) under model `m`."""
+    return model.moderated if m.winsorize else model.moderated_plain
 
 
 @dataclass
@@ -143,7 +133,7 @@ def judge_run(f: BenchmarkFile, m: Model) -> dict[str, Judged]:
     def axes_of(family: str):
         return () if m.grouping == "family" else f.spread_axes(family)
 
-    priors = model.fit_file_priors(rounds, axes_of, tick) if m.grouping in ("spread", "family") else {}
+    priors = model.fit_file_priors(rounds, axes_of, tick, m.winsorize) if m.grouping in ("spread", "family") else {}
     pooled = _family_pooled_sd(rounds) if m.grouping == "pooled" else {}
     out = {}
     for key, times in rounds.items():
@@ -153,8 +143,7 @@ def judge_run(f: BenchmarkFile, m: Model) -> dict[str, Judged]:
         if m.grouping == "pooled":
             half, detectable = _pooled_interval(times, pooled.get(key.split("/", 1)[0], 0.0), tick_rel)
         else:
-            fig = model.combine(times, tick_rel, prior, m.min_effect_pct, m.center,
-                                _winsorized if m.winsorize else None)
+            fig = model.combine(times, tick_rel, prior, m.min_effect_pct, m.center, _spread(m))
             half, detectable = fig.half_width, fig.detectable
         out[key] = Judged(times, center, half, detectable, prior, tick_rel)
     return out
@@ -189,7 +178,7 @@ def _called(m: Model, a: Judged, b: Judged, slower_by: float = 0.0) -> int:
         if not math.isfinite(p):
             p = 1.0 if abs(statistics.fmean(la) - statistics.fmean(lb)) < 1e-12 else 0.0
     else:
-        _, p = model.moderated_test(a.rounds, a.prior, rb, b.prior, m.center, _winsorized if m.winsorize else None)
+        _, p = model.moderated_test(a.rounds, a.prior, rb, b.prior, m.center, _spread(m))
     if p >= model.ALPHA or change <= 100.0 * max(a.tick_rel, b.tick_rel):
         return 0
     if m.detectable_rule and change <= 100.0 * max(a.detectable, b.detectable):

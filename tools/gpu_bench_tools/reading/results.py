@@ -246,15 +246,22 @@ class BenchmarkFile:
 ROUND_CENTERS = ("trimmed", "median", "mean")
 
 
+def rounds_trimmed(n: int) -> int:
+    """How many rounds the trimmed center drops at each end: a fifth, and one from three rounds on (gpu_bench's
+    rounds_trimmed)."""
+    return 0 if n < 3 else max(1, n // 5)
+
+
 def round_center(times: list[float], how: str = "trimmed") -> float:
     """A case's figure from its rounds' times, as gpu_bench.round_center names it: "trimmed", their mean less
-    the lowest and the highest (the median of three or four; gpu_bench's since that key), "median", or
-    "mean" (files before it)."""
+    the rounds_trimmed(n) lowest and highest (the median of three or four; gpu_bench's since that key),
+    "median", or "mean" (files before it)."""
     if how == "median":
         return statistics.median(times)
-    if how == "mean" or len(times) < 3:
+    g = rounds_trimmed(len(times))
+    if how == "mean" or g == 0:
         return statistics.fmean(times)
-    return statistics.fmean(sorted(times)[1:-1])
+    return statistics.fmean(sorted(times)[g:-g])
 
 
 def cv_pct(vals: list[float]) -> float | None:

@@ -3,9 +3,10 @@
 gpu_bench measures a case in R rounds, each a process of its own, and works on the logarithm of each round's
 median (fixtures/measure/stats.cpp does the same in C++; `tests/data/round_model.json` holds figures both must
 reproduce):
-- the figure is the mean of the rounds less the fastest and the slowest (the median of three), which one round
-  far off cannot move;
-- a round's variance s^2 (R - 1 degrees of freedom) is moderated by a prior (s0, d0) fitted by empirical Bayes
+- the figure is the rounds' trimmed mean (a fifth dropped at each end, at least one: the median of three), which
+  rounds far off cannot move;
+- a round's variance s^2 (own_spread: R - 1 degrees of freedom under five rounds, Yuen's winsorized estimate
+  from five on) is moderated by a prior (s0, d0) fitted by empirical Bayes
   (Smyth 2004, limma's fitFDist) over the cases of its family: s0 per spread group (the family, the values of
   its spread axes, the band of its size), one d0 per family from how far its cases' variances spread around
   their groups' beyond what their own degrees of freedom explain;
@@ -25,7 +26,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..reading.families import DEFAULT_SPREAD_AXES
-from ..reading.results import round_center
+from ..reading.results import round_center, rounds_trimmed
 
 # No smaller change is called faster or slower (compare's --min-effect default): between files with rounds, as
 # the A/A runs chose it; between files without (one process a side, whose spread between runs is unknown
@@ -40,8 +41,8 @@ UNBOUNDED_DOF = 1e6
 SMALL_BYTES = 64 << 10
 LARGE_BYTES = 1 << 20
 
-# How a case's rounds make its figure: "trimmed", the mean of the rounds less the fastest and the slowest (the
-# median of three or four, the mean of the middle three of five), which one round far off cannot move; the
+# How a case's rounds make its figure: "trimmed", the mean of the rounds less a fifth at each end, at least one
+# (the median of three or four, the mean of the middle three of five), which rounds far off cannot move; the
 # candidates judged beside it (aa/models.py): "median" and "mean".
 CENTER = "trimmed"
 
@@ -49,10 +50,10 @@ CENTER = "trimmed"
 # densities (n = 1 to 16); pi / 2n past that.
 _MEDIAN_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.286834, 0.214743, 0.210447, 0.168181,
                     0.166101, 0.138326, 0.137162, 0.117516, 0.116799, 0.102168, 0.101695, 0.090375)
-# The variance of the mean of n standard normal values less the lowest and the highest (n = 1 to 20; the plain
-# mean below three): exact to n = 4, where it is the median, then from 2e7 draws each (within 1e-4).
-_TRIMMED_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.2271, 0.1840, 0.1549, 0.1339, 0.1179, 0.1053,
-                     0.0953, 0.0869, 0.0799, 0.0739, 0.0688, 0.0644, 0.0605, 0.0570, 0.0539, 0.0512)
+# The variance of the mean of n standard normal values less rounds_trimmed(n) at each end (n = 1 to 20; the
+# plain mean below three): exact to n = 4, where it is the median, then from 2e7 draws each (within 1e-4).
+_TRIMMED_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.2271, 0.1840, 0.1549, 0.1339, 0.1179, 0.1133,
+                     0.1016, 0.0921, 0.0842, 0.0776, 0.0757, 0.0703, 0.0656, 0.0615, 0.0579, 0.0568)
 
 
 def median_variance_factor(n: int) -> float:
@@ -69,7 +70,7 @@ def variance_factor(n: int, center: str = CENTER) -> float:
         return median_variance_factor(n)
     if center == "mean":
         return 1.0 / n
-    return _TRIMMED_VARIANCE[n - 1] if n <= len(_TRIMMED_VARIANCE) else 1.0 / (n - 0.45)
+    return _TRIMMED_VARIANCE[n - 1] if n <= len(_TRIMMED_VARIANCE) else 1.14 / n
 
 
 def center_of(times: Sequence[float], center: str = CENTER) -> float:
@@ -116,13 +117,39 @@ class Prior:
 NO_PRIOR = Prior(0.0, 0.0)
 
 
-def log_variance(times: Sequence[float], floor_rel: float = 0.0) -> tuple[float, int]:
-    """(variance of the logarithms, degrees of freedom) of two or more positive times; the variance never
-    below floor_rel^2 or MIN_REL_SD^2."""
-    logs = [math.log(t) for t in times]
-    dof = len(logs) - 1
+# The degrees of freedom of own_spread's winsorized estimate for n = 5 to 20 rounds of normal values: those of the
+# chi-square with its first two moments (2 m^2 / v over 2e6 draws each), fewer than Yuen's h - 1, on which
+# intervals held the next run's figure 93.8% of the time rather than 95% (gpu_bench's winsorized_dof).
+_WINSORIZED_DOF = (1.60, 2.50, 3.43, 4.37, 5.31, 4.00, 4.90, 5.80, 6.73, 7.67, 6.37, 7.26, 8.18, 9.11, 10.01, 8.75)
+
+
+def winsorized_dof(n: int) -> float:
+    if n < 5:
+        raise ValueError("rounds are winsorized from five on")
+    return _WINSORIZED_DOF[n - 5] if n <= 20 else 0.73 * (n - 2 * rounds_trimmed(n))
+
+
+def own_spread(times: Sequence[float], winsorize: bool = True) -> tuple[float, float]:
+    """(variance of one round's logarithm, degrees of freedom) from two or more positive times, as gpu_bench's
+    rounds_own_spread: under five rounds (or without `winsorize`) their sample variance on R - 1; from five on,
+    Yuen's: the rounds winsorized by g = rounds_trimmed(R) at each end give the trimmed mean's variance,
+    (R - 1) s_w^2 / (h (h - 1)) with h = R - 2g, taken back to one round's over the center's variance factor,
+    on winsorized_dof(R) degrees of freedom."""
+    logs = sorted(math.log(t) for t in times)
+    n = len(logs)
+    g = rounds_trimmed(n) if winsorize and n >= 5 else 0
+    if g == 0:
+        return statistics.variance(logs), n - 1.0
+    w = [logs[g]] * g + logs[g:n - g] + [logs[n - 1 - g]] * g
+    h = n - 2 * g
+    return (n - 1) * statistics.variance(w) / (h * (h - 1)) / variance_factor(n), winsorized_dof(n)
+
+
+def log_variance(times: Sequence[float], floor_rel: float = 0.0, winsorize: bool = True) -> tuple[float, float]:
+    """own_spread's (variance, degrees of freedom), the variance never below floor_rel^2 or MIN_REL_SD^2."""
+    variance, dof = own_spread(times, winsorize)
     least = max(floor_rel, MIN_REL_SD)
-    return max(statistics.variance(logs), least * least), dof
+    return max(variance, least * least), dof
 
 
 def _trigamma_inverse(y: float) -> float:
@@ -189,13 +216,17 @@ def t975(dof: float) -> float:
     return float(t.ppf(0.975, dof))
 
 
-def moderated(times: Sequence[float], prior: Prior = NO_PRIOR) -> tuple[float, float]:
+def moderated(times: Sequence[float], prior: Prior = NO_PRIOR, winsorize: bool = True) -> tuple[float, float]:
     """(moderated variance of a round's logarithm, its degrees of freedom) of two or more rounds."""
-    variance = statistics.variance([math.log(t) for t in times])
-    own = len(times) - 1.0
+    variance, own = own_spread(times, winsorize)
     if prior.usable:
         return (prior.dof * prior.rel_sd ** 2 + own * variance) / (prior.dof + own), prior.dof + own
     return variance, own
+
+
+def moderated_plain(times: Sequence[float], prior: Prior = NO_PRIOR) -> tuple[float, float]:
+    """`moderated` on the rounds' plain sample variance, never winsorized (the candidate models')."""
+    return moderated(times, prior, winsorize=False)
 
 
 def combine(times: Sequence[float], floor: float = 0.0, prior: Prior = NO_PRIOR,
@@ -232,7 +263,7 @@ def moderated_test(a: Sequence[float], a_prior: Prior, b: Sequence[float], b_pri
 
 
 def fit_file_priors(rounds_by_case: dict[str, Sequence[float]], spread_axes_of=lambda family: DEFAULT_SPREAD_AXES,
-                    tick_s: float = 0.0) -> dict[str, Prior]:
+                    tick_s: float = 0.0, winsorize: bool = True) -> dict[str, Prior]:
     """The prior each case of a file would have had in gpu_bench's last round: fitted per family on every
     round but the last (the earlier rounds' processes), for a file that does not carry its own."""
     by_family: dict[str, list[tuple[str, str, float, int]]] = {}
@@ -243,7 +274,7 @@ def fit_file_priors(rounds_by_case: dict[str, Sequence[float]], spread_axes_of=l
         family = name.split("/", 1)[0]
         group = spread_group(name, spread_axes_of(family))
         median = statistics.median(earlier)
-        variance, dof = log_variance(earlier, tick_s / median / 2.0 if median > 0 else 0.0)
+        variance, dof = log_variance(earlier, tick_s / median / 2.0 if median > 0 else 0.0, winsorize)
         by_family.setdefault(family, []).append((name, group, variance, dof))
     out: dict[str, Prior] = {}
     for members in by_family.values():
