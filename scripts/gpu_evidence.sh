@@ -244,7 +244,7 @@ for step in $steps; do
           for f in "$out/default_log_$tag.json.gz" "$out/default_again_$tag.json.gz"; do [ -f "$f" ] && break; done
           gunzip -c "$f" >"$logs/seed_input.json"
           (cd "$root" && python3 scripts/seed_compare.py "$logs/seed_input.json" "$build/tests/seed_overlap" \
-            "$out/seed_compare_$tag.json" 5) >"$logs/seed_compare.log" 2>&1
+            "$out/seed_compare_$tag.json") >"$logs/seed_compare.log" 2>&1
           echo "seed rc=$?"; tail -n 8 "$logs/seed_compare.log"; rm -f "$logs/seed_input.json" ;;
     planted_bound) # gpu_overlap must fail where the bound leaves out its link line (docs/testing.md)
           planted_build=$build-planted

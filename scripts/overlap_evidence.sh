@@ -92,7 +92,7 @@ cut -c1-220 "$logs/overlap_default_checks.log" | tail -14
 took "default Overlap"
 
 (cd "$root" && "$(cache Python3_EXECUTABLE)" scripts/seed_compare.py "$out/overlap_default_$tag.json" \
-  "$build/tests/seed_overlap" "$out/seed_compare_$tag.json" 5) 2>&1 | tee "$logs/seed_compare.log"
+  "$build/tests/seed_overlap" "$out/seed_compare_$tag.json") 2>&1 | tee "$logs/seed_compare.log"
 [ "${PIPESTATUS[0]}" = 0 ] || fail "an Overlap speedup below the seed demo's"
 took seed
 exit $status

@@ -130,6 +130,31 @@ double overlap_ideal_s(const stage_times& t, int chunks) {
   return std::max({l.link, l.kernels, l.in, l.out});
 }
 
+double union_length(std::vector<std::pair<double, double>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0;
+  bool open = false;
+  double begin = 0, end = 0;  // the run of overlapping intervals being merged
+  for (const auto& [b, e] : intervals) {
+    if (!(e > b)) continue;
+    if (open && b <= end) {
+      end = std::max(end, e);
+      continue;
+    }
+    if (open) total += end - begin;
+    begin = b;
+    end = e;
+    open = true;
+  }
+  if (open) total += end - begin;
+  return total;
+}
+
+stage_times own_ops_turn(const op_spans& spans, int chunks) {
+  const double in = union_length(spans.in), kernel = union_length(spans.kernel), out = union_length(spans.out);
+  return {in, out, chunks == 1 ? in + out : 0.0, kernel, 0, 0};
+}
+
 stage_times fastest_stages(const std::vector<stage_times>& turns) {
   stage_times best{0, 0, 0, 0, 0, 0};
   auto keep = [](double& into, double v) {

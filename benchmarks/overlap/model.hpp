@@ -89,6 +89,26 @@ bound_lines overlap_bound_lines(const stage_times& t, int chunks);
 // The largest line: the time the case's S equal chunks cannot beat.
 double overlap_ideal_s(const stage_times& t, int chunks);
 
+// The measure of the union of [begin, end) intervals: the time at least one of them was running. An
+// interval whose end is not after its begin adds nothing.
+double union_length(std::vector<std::pair<double, double>> intervals);
+
+// The spans of the pipeline's own operations in one turn, each [begin, end) in seconds from one common
+// reference: every chunk's copy in, kernel and copy out.
+struct op_spans {
+  std::vector<std::pair<double, double>> in, kernel, out;
+};
+// Those operations as one more turn of the stages. Every kernel of the pipeline ran within the union of the
+// kernels' spans, so the payload's kernels can take no longer than that union: it is one more sample of the
+// kernel stage, and the stage's fastest turn then keeps the kernels line, in / S + kernel + out / S, at or
+// below a pipeline that ran its kernels faster than the kernel stage did. Likewise the union of the copies'
+// in spans is one more turn of the in stage and that of the copies out one more of the out stage. The
+// rates of both directions (the chained stage, bidir) take nothing from them: in the pipeline the copies of
+// one direction share the link with the other's and with kernels, and no union of one kind says how fast the
+// link moves both. Except for one chunk, whose copy in and copy out run with nothing beside them: the
+// chained stage is then in + out, the sum of the two.
+stage_times own_ops_turn(const op_spans& spans, int chunks);
+
 // Each stage at its fastest over the turns (a bound is a best case; a stage's slow turn says nothing of
 // what the link or the GPU can do); a field no turn measured (0) stays 0.
 stage_times fastest_stages(const std::vector<stage_times>& turns);

@@ -126,16 +126,37 @@ struct pipeline {
   stream_set& streams;
   op_recorder& rec;
   std::vector<std::pair<std::size_t, std::size_t>> chunks;
-  // Events around a one-chunk pipeline's copy in, kernel and copy out, when set: they run alone there, so
-  // each is one more sample of its stage of the bound.
+  // Events around every chunk's copy in, kernel and copy out, when set (in the paired turns only, never in
+  // the case's own samples): the spans of the pipeline's own operations, one more turn of the bound's
+  // stages (own_ops_turn). Each op's pair sits on the op's own stream, just before and just after it: the
+  // events wait for nothing the op does not wait for and put no stream behind another.
   struct op_marks {
-    cuda_event begin[3], end[3];  // copy in, kernel, copy out
+    explicit op_marks(int chunks) {
+      for (int op = 0; op < 3; ++op) {
+        begin[op].resize(static_cast<std::size_t>(chunks));
+        end[op].resize(static_cast<std::size_t>(chunks));
+      }
+    }
+    std::vector<cuda_event> begin[3], end[3];  // copy in, kernel, copy out; one of each per chunk
+
+    // After the sample completed: every op's [begin, end) in seconds from the first chunk's copy in. The
+    // union of a kind's spans is the same from any common reference, so one whose events came before that
+    // copy's (another stream's) changes nothing.
+    op_spans spans() const {
+      op_spans s;
+      std::vector<std::pair<double, double>>* kinds[3] = {&s.in, &s.kernel, &s.out};
+      const cuda_event& zero = begin[0].front();
+      for (int op = 0; op < 3; ++op)
+        for (std::size_t c = 0; c < begin[op].size(); ++c)
+          kinds[op]->emplace_back(elapsed_seconds(zero, begin[op][c]), elapsed_seconds(zero, end[op][c]));
+      return s;
+    }
   };
   op_marks* marks = nullptr;
 
   cudaStream_t stream_of(int chunk) const { return streams[chunk % streams.size()]; }
   void mark(int op, bool end, int chunk) {
-    if (marks) (end ? marks->end : marks->begin)[op].record(stream_of(chunk));
+    if (marks) (end ? marks->end : marks->begin)[op].at(static_cast<std::size_t>(chunk)).record(stream_of(chunk));
   }
 
   // One chunk's copy: in, host to device, or out, device to host.
@@ -293,7 +314,10 @@ struct stage {
 // does, the pipeline beats it. So a fifth stage, for more than one chunk, times both directions with
 // nothing between them: the whole copy in and the whole copy out at once, each on a stream of its own
 // (bidir), whose two spans give the rate of both directions together; the link line takes the faster of
-// the two rates (model.hpp).
+// the two rates (model.hpp). The copies in, the copies out and the kernels are one schedule each too, run
+// alone, not a bound: a pipeline whose kernels ran faster beside its copies than the kernel stage ran by
+// itself would beat the kernels line. So the pipeline's own operations, in each paired turn, count as one
+// more turn of those three stages (measure_paired_bound).
 struct bound_stages {
   const overlap_buffers& b;
   int ways;
@@ -412,11 +436,14 @@ struct bound_stages {
 // five turns and 20 ms: a load on a shared host link that comes and goes then falls on both alike. The
 // bound is one figure for every turn, made of each stage's fastest turn (a bound is a best case); the
 // efficiency is the median over the turns of that bound over the turn's pipeline, the lowest and highest
-// turn its interval (with five turns, the 94% confidence interval of that median). For one chunk, the
-// pipeline's own copy in, kernel and copy out run alone: each turn's pipeline brackets them with events,
-// and they count as one more turn of those stages, so that no stage that ran slower than the same
-// operation in the pipeline can lift the bound above it. Measured in the round that reports it (the last)
-// only.
+// turn its interval (with five turns, the 94% confidence interval of that median). Each turn's pipeline
+// brackets every chunk's copy in, kernel and copy out with events, and the pipeline's own operations count
+// as one more turn of the stages of one direction and of the kernel stage (own_ops_turn): the union of its
+// kernels' spans is a time in which the GPU ran every kernel of the payload, so a kernel stage that ran
+// slower than the pipeline's kernels cannot lift the kernels line above the pipeline; likewise the unions
+// of its copies in and of its copies out. The stages of both directions (chained, bidir) keep their own
+// turns only, but for one chunk, whose copy in and copy out run alone, their sum. Measured in the round
+// that reports it (the last) only.
 struct paired_bound {
   stage_times fastest{0, 0, 0, 0};
   double ideal_s = 0;
@@ -435,11 +462,10 @@ sample settled(Measure measure) {
 paired_bound measure_paired_bound(bound_stages& st, pipeline_run& run, int chunks) {
   std::vector<stage_times> turns;
   std::vector<double> pipeline_s;
-  pipeline::op_marks marks;
-  const bool own_ops = chunks == 1;
+  pipeline::op_marks marks(chunks);
   case_plan plan;
   plan.measure = [&] {
-    run.p.marks = own_ops ? &marks : nullptr;
+    run.p.marks = &marks;
     const double p = settled([&] { return run.once(); }).seconds;
     run.p.marks = nullptr;
     stage_times turn{
@@ -451,12 +477,7 @@ paired_bound measure_paired_bound(bound_stages& st, pipeline_run& run, int chunk
       turn.bidir_out_s = two_ways.spans.at(1);
     }
     turns.push_back(turn);
-    if (own_ops) {
-      const double i = elapsed_seconds(marks.begin[0], marks.end[0]);
-      const double k = elapsed_seconds(marks.begin[1], marks.end[1]);
-      const double o = elapsed_seconds(marks.begin[2], marks.end[2]);
-      turns.push_back({i, o, i + o, k});
-    }
+    turns.push_back(own_ops_turn(marks.spans(), chunks));
     pipeline_s.push_back(p);
     return sample(p + turn.in_s + turn.out_s + turn.both_s + turn.kernel_s +
                   std::max(turn.bidir_in_s, turn.bidir_out_s));
@@ -582,10 +603,11 @@ const family_registration registration{[](family_descriptor& f) {
       "              ideal / that turn's time; efficiency_lo and _hi the lowest and highest turn), max_error,\n"
       "              and the stages, sampled in turns with the case (5 turns, 20 ms at least), each the\n"
       "              fastest of its turns: in_ms, out_ms, kernel_ms (the whole payload in the case's own S\n"
-      "              chunks over S streams), both_ms (each chunk's copy in then its copy out on its stream,\n"
-      "              in the case's order: the pipeline without kernels), bidir_in_ms and bidir_out_ms (the\n"
-      "              whole copy in and the whole copy out at once, each on a stream of its own: each\n"
-      "              direction's span; 0 for one chunk):\n"
+      "              chunks over S streams; or in a turn's pipeline, the union of those operations' spans),\n"
+      "              both_ms (each chunk's copy in then its copy out on its stream, in the case's order:\n"
+      "              the pipeline without kernels), bidir_in_ms and bidir_out_ms (the whole copy in and the\n"
+      "              whole copy out at once, each on a stream of its own: each direction's span; 0 for one\n"
+      "              chunk):\n"
       "                ideal = max((in + out) / S + middle,               the copy link\n"
       "                            in / S + kernel + out / S,             the kernels\n"
       "                            in + (kernel + out) / S,               the copies in\n"
