@@ -191,7 +191,7 @@ TEST(Registry, AProcessTouchesTheGpusOfItsSelectedCasesAlone) {
 
 TEST(Registry, AOneGpuRunKeepsItsGpusBuffersThroughCasesBetweenOthers) {
   // --device=0 on four GPUs: a copy between GPUs 2 and 3 keeps GPU 0's buffers, which the next single-GPU
-  // case would otherwise pin and fill again; --device=all (-1) keeps the running case's GPUs' alone.
+  // case would otherwise pin and fill again; without a GPU of the run's own (-1), the running case's alone.
   EXPECT_EQ(gpus_kept_for({2, 3}, 0), (std::vector<int>{2, 3, 0}));
   EXPECT_EQ(gpus_kept_for({0, 3}, 0), (std::vector<int>{0, 3}));
   EXPECT_EQ(gpus_kept_for({2, 3}, -1), (std::vector<int>{2, 3}));
