@@ -411,6 +411,20 @@ TEST(Rounds, OnlyTheLinkBoundCasesWhoseRoundsDisagreeTakeExtraRounds) {
   set_current_options(saved);
 }
 
+TEST(Rounds, ExtraRoundsStopWhereTheirCostWouldPassTheBudget) {
+  const std::vector<std::vector<std::string>> plan = {{"A", "B"}, {"A", "B"}, {"A"}, {"A"}};
+  const std::map<std::string, double> wall = {{"A", 1.0}, {"B", 0.5}};
+  // Each round costs its process's start (0.2 s) and its cases: 1.7, 1.7, 1.2, 1.2.
+  EXPECT_EQ(extra_rounds_within(plan, wall, 0.2, 100.0).size(), 4u);
+  EXPECT_EQ(extra_rounds_within(plan, wall, 0.2, 4.6).size(), 3u);
+  EXPECT_EQ(extra_rounds_within(plan, wall, 0.2, 4.5).size(), 2u);
+  EXPECT_TRUE(extra_rounds_within(plan, wall, 0.2, 1.0).empty());
+  // A case no earlier round timed costs as much as the costliest one that was.
+  EXPECT_EQ(extra_rounds_within({{"C"}, {"C"}}, wall, 0.0, 1.5).size(), 1u);
+  // A node's slow process start leaves a short run none.
+  EXPECT_TRUE(extra_rounds_within(plan, wall, 1.3, 2.0).empty());
+}
+
 TEST(Progress, RoundsAreNamedInTheLines) {
   progress p(10, 0.5, nullptr, 10.0, 3, false);
   EXPECT_NE(p.opening().find("each in 3 rounds of their own processes"), std::string::npos) << p.opening();
