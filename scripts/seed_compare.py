@@ -21,7 +21,7 @@ figure itself. A file of one round gives no spread between processes: the interv
 
 Verdict per stream count: "below" where Overlap's interval lies wholly below the demo's (a shortfall
 beyond either side's spread between processes); "at or above" where Overlap's figure is at or above the
-low end of the demo's interval; otherwise "within" (not told apart). "missing" where the file lacks the
+demo's; otherwise "within" (below the demo's figure, but not told apart from it). "missing" where the file lacks the
 case. Writes every figure (each side's per-process or per-round values, intervals and verdicts) to
 OUT.json, prints a table, and exits 1 where any stream count is below or missing (0 otherwise).
 
@@ -122,7 +122,7 @@ def verdict(ours, theirs):
     hi = (ours["interval"] or [ours["speedup"]] * 2)[1]
     if hi < theirs["interval"][0]:
         return "below"
-    if ours["speedup"] >= theirs["interval"][0]:
+    if ours["speedup"] >= theirs["speedup"]:
         return "at or above"
     return "within"
 
