@@ -93,26 +93,38 @@ say "a folder without the dependencies: $(cat "$tmp/setup.err")"
 # 3. The same folder, into a python that holds the rest: no line, and the tools come from this copy. The
 # tools' editable install needs a setuptools that builds wheels (70.1 and later, or the wheel package); where
 # this python's cannot and no index can bring one, the line must name the tools alone, nothing they need.
-"$full_python" -m venv --system-site-packages "$tmp/full" || fail "python -m venv failed"
-# Where that python is a virtual environment itself (a GPU machine's /opt/torch/.venv), --system-site-packages
-# reaches its base interpreter's packages, not its own: its own are added by a .pth file.
-own=$("$full_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-"$tmp/full/bin/python3" -c 'import sysconfig, sys; open(sysconfig.get_paths()["purelib"] + "/full_python.pth", "w").write(sys.argv[1] + "\n")' "$own"
-setup_to_configure "a folder of wheels" "$tmp/full/bin" GPU_BENCH_WHEELS="$tmp/wheels"
-"$tmp/full/bin/python3" -c 'import gpu_bench_offline_probe' || fail "a folder of wheels: its wheel was not installed"
-if "$tmp/full/bin/python3" -c 'import setuptools.command.bdist_wheel' 2>/dev/null ||
-   "$tmp/full/bin/python3" -c 'import wheel' 2>/dev/null; then
-  [ ! -s "$tmp/setup.err" ] || fail "a folder of wheels: set-up said:"$'\n'"$(cat "$tmp/setup.err")"
-  "$tmp/full/bin/python3" -c 'import gpu_bench_tools, sys
-sys.exit(not gpu_bench_tools.__file__.startswith(sys.argv[1]))' "$root/tools" ||
-    fail "a folder of wheels: gpu_bench_tools does not come from $root/tools"
-  "$tmp/full/bin/gpu-bench-gate" --help >/dev/null || fail "a folder of wheels: gpu-bench-gate --help failed"
-  say "a folder of wheels: installed, no line"
+# Only where this python holds the rest: a machine whose python lacks some of the tools' dependencies (and
+# has no index or wheels to bring them) cannot show it, and says so.
+lacking=$("$full_python" - <<'PY'
+import importlib.util
+need = ("numpy", "scipy", "matplotlib", "prometheus_client", "sqlalchemy", "pyflakes", "pytest", "hypothesis", "psycopg")
+print(" ".join(m for m in need if importlib.util.find_spec(m) is None))
+PY
+)
+if [ -n "$lacking" ]; then
+  say "a folder of wheels into a python that holds the rest: not shown here, $full_python lacks $lacking"
 else
-  one_warning "a folder of wheels"
-  grep -q "still lacks the tools themselves (tools/) (pip: " "$tmp/setup.err" ||
-    fail "a folder of wheels: the line names more than the tools:"$'\n'"$(cat "$tmp/setup.err")"
-  say "a folder of wheels: this setuptools cannot build the tools' editable wheel offline; the line names the tools alone"
+  "$full_python" -m venv --system-site-packages "$tmp/full" || fail "python -m venv failed"
+  # Where that python is a virtual environment itself (a GPU machine's /opt/torch/.venv), --system-site-packages
+  # reaches its base interpreter's packages, not its own: its own are added by a .pth file.
+  own=$("$full_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$tmp/full/bin/python3" -c 'import sysconfig, sys; open(sysconfig.get_paths()["purelib"] + "/full_python.pth", "w").write(sys.argv[1] + "\n")' "$own"
+  setup_to_configure "a folder of wheels" "$tmp/full/bin" GPU_BENCH_WHEELS="$tmp/wheels"
+  "$tmp/full/bin/python3" -c 'import gpu_bench_offline_probe' || fail "a folder of wheels: its wheel was not installed"
+  if "$tmp/full/bin/python3" -c 'import setuptools.command.bdist_wheel' 2>/dev/null ||
+     "$tmp/full/bin/python3" -c 'import wheel' 2>/dev/null; then
+    [ ! -s "$tmp/setup.err" ] || fail "a folder of wheels: set-up said:"$'\n'"$(cat "$tmp/setup.err")"
+    "$tmp/full/bin/python3" -c 'import gpu_bench_tools, sys
+sys.exit(not gpu_bench_tools.__file__.startswith(sys.argv[1]))' "$root/tools" ||
+      fail "a folder of wheels: gpu_bench_tools does not come from $root/tools"
+    "$tmp/full/bin/gpu-bench-gate" --help >/dev/null || fail "a folder of wheels: gpu-bench-gate --help failed"
+    say "a folder of wheels: installed, no line"
+  else
+    one_warning "a folder of wheels"
+    grep -q "still lacks the tools themselves (tools/) (pip: " "$tmp/setup.err" ||
+      fail "a folder of wheels: the line names more than the tools:"$'\n'"$(cat "$tmp/setup.err")"
+    say "a folder of wheels: this setuptools cannot build the tools' editable wheel offline; the line names the tools alone"
+  fi
 fi
 
 # 4. GPU_BENCH_WHEELS naming no folder of wheels: one failure line, before any build step.
