@@ -126,10 +126,10 @@ struct pipeline {
   stream_set& streams;
   op_recorder& rec;
   std::vector<std::pair<std::size_t, std::size_t>> chunks;
-  // Events around every chunk's copy in, kernel and copy out, when set (in the paired turns only, never in
-  // the case's own samples): the spans of the pipeline's own operations, one more turn of the bound's
-  // stages (own_ops_turn). Each op's pair sits on the op's own stream, just before and just after it: the
-  // events wait for nothing the op does not wait for and put no stream behind another.
+  // Events around every chunk's copy in, kernel and copy out, when set (in a sample of the paired turns of
+  // its own, never in a sample whose time is reported): the spans of the pipeline's own operations, one more
+  // turn of the bound's stages (own_ops_turn). Each op's pair sits on the op's own stream, just before and
+  // just after it; still they slow the pipeline they bracket (measure_paired_bound says by how much).
   struct op_marks {
     explicit op_marks(int chunks) {
       for (int op = 0; op < 3; ++op) {
@@ -436,8 +436,9 @@ struct bound_stages {
 // five turns and 20 ms: a load on a shared host link that comes and goes then falls on both alike. The
 // bound is one figure for every turn, made of each stage's fastest turn (a bound is a best case); the
 // efficiency is the median over the turns of that bound over the turn's pipeline, the lowest and highest
-// turn its interval (with five turns, the 94% confidence interval of that median). Each turn's pipeline
-// brackets every chunk's copy in, kernel and copy out with events, and the pipeline's own operations count
+// turn its interval (with five turns, the 94% confidence interval of that median). Each turn runs the
+// pipeline once more with every chunk's copy in, kernel and copy out bracketed by events (its time is not
+// the efficiency's: the events slow it), and the pipeline's own operations count
 // as one more turn of the stages of one direction and of the kernel stage (own_ops_turn): the union of its
 // kernels' spans is a time in which the GPU ran every kernel of the payload, so a kernel stage that ran
 // slower than the pipeline's kernels cannot lift the kernels line above the pipeline; likewise the unions
@@ -465,9 +466,7 @@ paired_bound measure_paired_bound(bound_stages& st, pipeline_run& run, int chunk
   pipeline::op_marks marks(chunks);
   case_plan plan;
   plan.measure = [&] {
-    run.p.marks = &marks;
     const double p = settled([&] { return run.once(); }).seconds;
-    run.p.marks = nullptr;
     stage_times turn{
         settled([&] { return st.in.measure(); }).seconds, settled([&] { return st.out.measure(); }).seconds,
         settled([&] { return st.both.measure(); }).seconds, settled([&] { return st.kernel.measure(); }).seconds};
@@ -477,9 +476,16 @@ paired_bound measure_paired_bound(bound_stages& st, pipeline_run& run, int chunk
       turn.bidir_out_s = two_ways.spans.at(1);
     }
     turns.push_back(turn);
+    // The pipeline once more with its operations bracketed, for their spans alone: an event between every
+    // two operations on 8 or 16 streams slowed the pipeline itself by up to a fifth on an H100 (streams
+    // beyond the hardware queues share them, and the events order them), so the efficiency's own pipeline
+    // (p above) carries none.
+    run.p.marks = &marks;
+    const double marked = run.once().seconds;
+    run.p.marks = nullptr;
     turns.push_back(own_ops_turn(marks.spans(), chunks));
     pipeline_s.push_back(p);
-    return sample(p + turn.in_s + turn.out_s + turn.both_s + turn.kernel_s +
+    return sample(p + marked + turn.in_s + turn.out_s + turn.both_s + turn.kernel_s +
                   std::max(turn.bidir_in_s, turn.bidir_out_s));
   };
   // The case's own samples have just run on these buffers and streams: the turns need no warm-up turn, and
