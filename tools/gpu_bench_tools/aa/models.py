@@ -97,6 +97,21 @@ def _is_detection(name: str) -> bool:
         return False
 
 
+def drop_extra_rounds(f: BenchmarkFile) -> None:
+    """Each case of `f` as if it had taken no extra rounds: its first gpu_bench.link_rounds - 1 rounds (the
+    rounds before the extra ones, in the order they ran) and its last. A file without that key is left as is."""
+    try:
+        planned = int(f.fact("gpu_bench.link_rounds") or 0)
+    except ValueError:
+        return
+    if planned < 2:
+        return
+    for case in f.cases.values():
+        if case.samples and case.samples[0].round_times_s and len(case.samples[0].round_times_s) > planned:
+            times = case.samples[0].round_times_s
+            case.samples[0].round_times_s = list(times[:planned - 1]) + [times[-1]]
+
+
 def _rounds_of(f: BenchmarkFile) -> dict[str, list[float]]:
     out = {}
     for key, case in f.cases.items():

@@ -69,10 +69,13 @@ def build_parser() -> ArgumentParser:
     mo.add_argument("sets", nargs="+", metavar="DIR",
                     help="folders, each of one A/A set: its *.json and *.json.gz files in name order are consecutive "
                     "runs (a run on another GPU than most of them, by gpu.uuid, is left out)")
+    mo.add_argument("--without-extra-rounds", action="store_true",
+                    help="judge each case on its rounds as if it had taken no extra rounds: the first "
+                    "gpu_bench.link_rounds - 1 and the last (what --link_max_rounds bought, set against the same runs)")
     return p
 
 
-def _models(dirs: Sequence[str]) -> int:
+def _models(dirs: Sequence[str], without_extra_rounds: bool = False) -> int:
     import glob
 
     from ..aa import models
@@ -88,7 +91,10 @@ def _models(dirs: Sequence[str]) -> int:
         if len(same) < 2:
             print(f"gpu-bench-aa: {d}: left out: fewer than two runs of one GPU (*.json, *.json.gz)", file=sys.stderr)
             continue
-        sets.append((f"{d} ({len(same)} runs)", same))
+        if without_extra_rounds:
+            for f in same:
+                models.drop_extra_rounds(f)
+        sets.append((f"{d} ({len(same)} runs{', extra rounds dropped' if without_extra_rounds else ''})", same))
     if not sets:
         raise InputError("no folder holds two runs of one GPU")
     results = models.judge_sets(sets, progress=lambda label: print(f"gpu-bench-aa: {label}", file=sys.stderr))
@@ -107,7 +113,7 @@ def _main(argv: Sequence[str] | None) -> int:
         results = run_all(args.exe, extra, args.runs, args.out)
         return EXIT_OK if all(r.returncode == 0 for r in results) else EXIT_REGRESSION
     if args.command == "models":
-        return _models(args.sets)
+        return _models(args.sets, args.without_extra_rounds)
     from ..aa import aa
 
     if args.command == "floors":
