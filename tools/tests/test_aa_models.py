@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import aa_set, run_cli
 
 from gpu_bench_tools.aa import models
@@ -37,3 +38,20 @@ def test_models_without_extra_rounds_says_so_and_judges_every_model(capsys):
     assert "extra rounds dropped" in out
     for m in models.MODELS:
         assert f"  {m.name} " in out
+
+
+def test_the_quarter_candidate_drops_and_winsorizes_two_of_eight_rounds():
+    from gpu_bench_tools.reading.results import round_center
+    from gpu_bench_tools.stats import rounds
+
+    times = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.9, 1.8]  # two rounds a burst slowed
+    assert round_center(times, "trimmed") == pytest.approx(sum(sorted(times)[1:-1]) / 6)
+    assert round_center(times, "trimmed25") == pytest.approx(sum(sorted(times)[2:-2]) / 4)
+    fifth, _ = rounds.own_spread(times, True, "trimmed")
+    quarter, dof = rounds.own_spread(times, True, "trimmed25")
+    assert quarter < fifth / 10  # the second slow round no longer widens it
+    assert dof == rounds.winsorized_dof(8, "trimmed25")
+    # Up to seven rounds the two trim alike.
+    seven = times[:7]
+    assert round_center(seven, "trimmed") == round_center(seven, "trimmed25")
+    assert rounds.own_spread(seven, True, "trimmed")[0] == rounds.own_spread(seven, True, "trimmed25")[0]

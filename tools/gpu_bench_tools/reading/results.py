@@ -246,10 +246,15 @@ class BenchmarkFile:
 ROUND_CENTERS = ("trimmed", "median", "mean")
 
 
-def rounds_trimmed(n: int) -> int:
-    """How many rounds the trimmed center drops at each end: a fifth, and one from three rounds on (gpu_bench's
-    rounds_trimmed)."""
-    return 0 if n < 3 else max(1, n // 5)
+def rounds_trimmed(n: int, per: int = 5) -> int:
+    """How many rounds the trimmed center drops at each end: one in `per` (gpu_bench's rounds_trimmed: a fifth),
+    and one from three rounds on."""
+    return 0 if n < 3 else max(1, n // per)
+
+
+# Each trimmed center's share dropped at each end, one round in so many: gpu_bench's "trimmed", and a candidate
+# `gpu-bench-aa models` judges beside it.
+TRIMMED_PER = {"trimmed": 5, "trimmed25": 4}
 
 
 def round_center(times: list[float], how: str = "trimmed") -> float:
@@ -258,7 +263,7 @@ def round_center(times: list[float], how: str = "trimmed") -> float:
     "median", or "mean" (files before it)."""
     if how == "median":
         return statistics.median(times)
-    g = rounds_trimmed(len(times))
+    g = rounds_trimmed(len(times), TRIMMED_PER.get(how, 5))
     if how == "mean" or g == 0:
         return statistics.fmean(times)
     return statistics.fmean(sorted(times)[g:-g])

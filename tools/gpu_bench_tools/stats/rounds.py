@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..reading.families import DEFAULT_SPREAD_AXES
-from ..reading.results import round_center, rounds_trimmed
+from ..reading.results import TRIMMED_PER, round_center, rounds_trimmed
 
 # No smaller change is called faster or slower (compare's --min-effect default): between files with rounds, as
 # the A/A runs chose it; between files without (one process a side, whose spread between runs is unknown
@@ -54,6 +54,9 @@ _MEDIAN_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.286834, 0.214743, 0.210447, 
 # plain mean below three): exact to n = 4, where it is the median, then from 2e7 draws each (within 1e-4).
 _TRIMMED_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.2271, 0.1840, 0.1549, 0.1339, 0.1179, 0.1133,
                      0.1016, 0.0921, 0.0842, 0.0776, 0.0757, 0.0703, 0.0656, 0.0615, 0.0579, 0.0568)
+# The same for a quarter dropped at each end (the candidate "trimmed25"), from 4e6 draws each.
+_TRIMMED25_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.2273, 0.1839, 0.1549, 0.1476, 0.1282, 0.1132,
+                       0.1017, 0.0986, 0.0895, 0.0820, 0.0757, 0.0740, 0.0689, 0.0642, 0.0603, 0.0593)
 
 
 def median_variance_factor(n: int) -> float:
@@ -70,6 +73,8 @@ def variance_factor(n: int, center: str = CENTER) -> float:
         return median_variance_factor(n)
     if center == "mean":
         return 1.0 / n
+    if center == "trimmed25":
+        return _TRIMMED25_VARIANCE[n - 1] if n <= len(_TRIMMED25_VARIANCE) else 1.19 / n
     return _TRIMMED_VARIANCE[n - 1] if n <= len(_TRIMMED_VARIANCE) else 1.14 / n
 
 
@@ -121,15 +126,18 @@ NO_PRIOR = Prior(0.0, 0.0)
 # chi-square with its first two moments (2 m^2 / v over 2e6 draws each), fewer than Yuen's h - 1, on which
 # intervals held the next run's figure 93.8% of the time rather than 95% (gpu_bench's winsorized_dof).
 _WINSORIZED_DOF = (1.60, 2.50, 3.43, 4.37, 5.31, 4.00, 4.90, 5.80, 6.73, 7.67, 6.37, 7.26, 8.18, 9.11, 10.01, 8.75)
+# The same for a quarter winsorized at each end (the candidate "trimmed25"), from 4e6 draws each.
+_WINSORIZED25_DOF = (1.60, 2.50, 3.43, 2.24, 3.11, 3.99, 4.89, 3.73, 4.60, 5.47, 6.37, 5.22, 6.09, 6.96, 7.84, 6.71)
 
 
-def winsorized_dof(n: int) -> float:
+def winsorized_dof(n: int, center: str = CENTER) -> float:
     if n < 5:
         raise ValueError("rounds are winsorized from five on")
-    return _WINSORIZED_DOF[n - 5] if n <= 20 else 0.73 * (n - 2 * rounds_trimmed(n))
+    table = _WINSORIZED25_DOF if center == "trimmed25" else _WINSORIZED_DOF
+    return table[n - 5] if n <= 20 else 0.73 * (n - 2 * rounds_trimmed(n, TRIMMED_PER.get(center, 5)))
 
 
-def own_spread(times: Sequence[float], winsorize: bool = True) -> tuple[float, float]:
+def own_spread(times: Sequence[float], winsorize: bool = True, center: str = CENTER) -> tuple[float, float]:
     """(variance of one round's logarithm, degrees of freedom) from two or more positive times, as gpu_bench's
     rounds_own_spread: under five rounds (or without `winsorize`) their sample variance on R - 1; from five on,
     Yuen's: the rounds winsorized by g = rounds_trimmed(R) at each end give the trimmed mean's variance,
@@ -137,17 +145,19 @@ def own_spread(times: Sequence[float], winsorize: bool = True) -> tuple[float, f
     on winsorized_dof(R) degrees of freedom."""
     logs = sorted(math.log(t) for t in times)
     n = len(logs)
-    g = rounds_trimmed(n) if winsorize and n >= 5 else 0
+    g = rounds_trimmed(n, TRIMMED_PER[center]) if winsorize and n >= 5 and center in TRIMMED_PER else 0
     if g == 0:
         return statistics.variance(logs), n - 1.0
     w = [logs[g]] * g + logs[g:n - g] + [logs[n - 1 - g]] * g
     h = n - 2 * g
-    return (n - 1) * statistics.variance(w) / (h * (h - 1)) / variance_factor(n), winsorized_dof(n)
+    return ((n - 1) * statistics.variance(w) / (h * (h - 1)) / variance_factor(n, center),
+            winsorized_dof(n, center))
 
 
-def log_variance(times: Sequence[float], floor_rel: float = 0.0, winsorize: bool = True) -> tuple[float, float]:
+def log_variance(times: Sequence[float], floor_rel: float = 0.0, winsorize: bool = True,
+                 center: str = CENTER) -> tuple[float, float]:
     """own_spread's (variance, degrees of freedom), the variance never below floor_rel^2 or MIN_REL_SD^2."""
-    variance, dof = own_spread(times, winsorize)
+    variance, dof = own_spread(times, winsorize, center)
     least = max(floor_rel, MIN_REL_SD)
     return max(variance, least * least), dof
 
@@ -216,9 +226,10 @@ def t975(dof: float) -> float:
     return float(t.ppf(0.975, dof))
 
 
-def moderated(times: Sequence[float], prior: Prior = NO_PRIOR, winsorize: bool = True) -> tuple[float, float]:
+def moderated(times: Sequence[float], prior: Prior = NO_PRIOR, winsorize: bool = True,
+              center: str = CENTER) -> tuple[float, float]:
     """(moderated variance of a round's logarithm, its degrees of freedom) of two or more rounds."""
-    variance, own = own_spread(times, winsorize)
+    variance, own = own_spread(times, winsorize, center)
     if prior.usable:
         return (prior.dof * prior.rel_sd ** 2 + own * variance) / (prior.dof + own), prior.dof + own
     return variance, own
@@ -263,7 +274,7 @@ def moderated_test(a: Sequence[float], a_prior: Prior, b: Sequence[float], b_pri
 
 
 def fit_file_priors(rounds_by_case: dict[str, Sequence[float]], spread_axes_of=lambda family: DEFAULT_SPREAD_AXES,
-                    tick_s: float = 0.0, winsorize: bool = True) -> dict[str, Prior]:
+                    tick_s: float = 0.0, winsorize: bool = True, center: str = CENTER) -> dict[str, Prior]:
     """The prior each case of a file would have had in gpu_bench's last round: fitted per family on every
     round but the last (the earlier rounds' processes), for a file that does not carry its own."""
     by_family: dict[str, list[tuple[str, str, float, int]]] = {}
@@ -274,7 +285,7 @@ def fit_file_priors(rounds_by_case: dict[str, Sequence[float]], spread_axes_of=l
         family = name.split("/", 1)[0]
         group = spread_group(name, spread_axes_of(family))
         median = statistics.median(earlier)
-        variance, dof = log_variance(earlier, tick_s / median / 2.0 if median > 0 else 0.0, winsorize)
+        variance, dof = log_variance(earlier, tick_s / median / 2.0 if median > 0 else 0.0, winsorize, center)
         by_family.setdefault(family, []).append((name, group, variance, dof))
     out: dict[str, Prior] = {}
     for members in by_family.values():
