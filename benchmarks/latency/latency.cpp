@@ -134,13 +134,7 @@ class peer_mapping {
  public:
   peer_mapping(int from, int to) : from_(from), to_(to) {
     device_scope on(from);
-    const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
-    if (rc == cudaErrorPeerAccessAlreadyEnabled) {
-      (void)cudaGetLastError();
-      return;
-    }
-    CUDA_CHECK(rc);
-    enabled_ = true;
+    enabled_ = enable_peer_access(from, to);
   }
   ~peer_mapping() {
     if (!enabled_) return;

@@ -155,12 +155,7 @@ chase_setup& setup_for(const std::string& kind, bool random, std::size_t bytes) 
   } else if (const int peer = peer_of(kind); peer >= 0) {
     CUDA_CHECK(cudaSetDevice(peer));
     CUDA_CHECK(cudaMalloc(&s.base, bytes));
-    CUDA_CHECK(cudaSetDevice(device));
-    const cudaError_t rc = cudaDeviceEnablePeerAccess(peer, 0);  // left on: nothing here turns it off
-    if (rc == cudaErrorPeerAccessAlreadyEnabled)
-      (void)cudaGetLastError();
-    else
-      CUDA_CHECK(rc);
+    (void)enable_peer_access(device, peer);  // `device` current again; left on: nothing here turns it off
   } else if (kind == "pinned") {
     CUDA_CHECK(cudaHostAlloc(&s.host, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
     CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&s.base), s.host, 0));

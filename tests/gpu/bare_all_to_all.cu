@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "fixtures/cuda/check.hpp"
+#include "fixtures/cuda/device.hpp"
 
 namespace {
 
@@ -61,15 +62,6 @@ __global__ void push_to_all(const uint4* __restrict__ from, destinations d, std:
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < vectors;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     to[i] = from[i];
-}
-
-void enable_peer(int from, int to) {
-  CUDA_CHECK(cudaSetDevice(from));
-  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
-  if (rc == cudaErrorPeerAccessAlreadyEnabled)
-    (void)cudaGetLastError();
-  else
-    CUDA_CHECK(rc);
 }
 
 struct gpu {
@@ -122,7 +114,7 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "bare_all_to_all: GPU %d cannot access GPU %d's memory\n", a, b);
           return 3;
         }
-        enable_peer(a, b);
+        gpu_bench::enable_peer_access(a, b);
       }
     std::vector<gpu> g(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {

@@ -16,17 +16,9 @@
 #include <vector>
 
 #include "fixtures/cuda/check.hpp"
+#include "fixtures/cuda/device.hpp"
 
 namespace {
-
-void enable_peer(int from, int to) {
-  CUDA_CHECK(cudaSetDevice(from));
-  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
-  if (rc == cudaErrorPeerAccessAlreadyEnabled)
-    (void)cudaGetLastError();
-  else
-    CUDA_CHECK(rc);
-}
 
 double mean(const std::vector<double>& v) {
   double sum = 0;
@@ -58,8 +50,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bare_peer: GPUs %d and %d cannot access each other's memory\n", src, dst);
       return 3;
     }
-    enable_peer(src, dst);
-    enable_peer(dst, src);
+    gpu_bench::enable_peer_access(src, dst);
+    gpu_bench::enable_peer_access(dst, src);
 
     // On each GPU: the buffer it sends from and the one it receives into, a stream, and its events.
     void *a_send = nullptr, *a_recv = nullptr, *b_send = nullptr, *b_recv = nullptr;
