@@ -22,7 +22,7 @@ def verdicts(result, i=1):
 
 
 def test_identical_runs_are_all_same(data, capsys):
-    code, out, err = run_cli(cli_compare.main, [data["base"], data["copy"], "--fail-on-regression", "0"], capsys)
+    code, out, err = run_cli(cli_compare.main, ["--one-round", data["base"], data["copy"], "--fail-on-regression", "0"], capsys)
     assert code == 0, err
     res = compare([load_file(data["base"]), load_file(data["copy"])])
     assert set(verdicts(res).values()) == {"same"}
@@ -56,10 +56,10 @@ def test_slowed_run_is_flagged_exactly_where_it_is_slower(data, capsys):
     assert fam["SmallCopy"].geomean_speed[1] < 0.9 < fam["Overlap"].geomean_speed[1]
     assert fam["Transfer"].counts[1]["slower"] == 7
 
-    code, out, err = run_cli(cli_compare.main, [data["base"], data["slow"], "--fail-on-regression", "5"], capsys)
+    code, out, err = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--fail-on-regression", "5"], capsys)
     assert code == 1
     assert "17 regression(s) beyond 5%" in err and "Transfer/dir:h2d/mem:pinned/bytes:1024" in err
-    code, _, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--fail-on-regression", "50"], capsys)
+    code, _, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--fail-on-regression", "50"], capsys)
     assert code == 0
 
 
@@ -80,7 +80,7 @@ def test_noisy_when_the_test_cannot_tell():
 
 
 def test_without_repetitions_only_ratio_and_a_warning(data, capsys):
-    code, out, err = run_cli(cli_compare.main, [data["single"], data["single_slow"], "--fail-on-regression", "5"],
+    code, out, err = run_cli(cli_compare.main, ["--one-round", data["single"], data["single_slow"], "--fail-on-regression", "5"],
                              capsys)
     assert code == 0  # a ratio alone is not a test, so it does not fail the run
     assert "too few samples on a side for a test to reach p < 0.05" in out
@@ -90,7 +90,7 @@ def test_without_repetitions_only_ratio_and_a_warning(data, capsys):
 
 
 def test_header_names_what_differs(data, capsys):
-    code, out, _ = run_cli(cli_compare.main, [data["base"], data["h200"], "--filter", "^Transfer/dir:h2d"], capsys)
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["h200"], "--filter", "^Transfer/dir:h2d"], capsys)
     assert code == 0
     head = out.split("\n\n")[0]
     assert "What differs between the files:" in head
@@ -102,7 +102,7 @@ def test_header_names_what_differs(data, capsys):
 
 
 def test_cases_only_in_some_files_are_listed(data, capsys):
-    code, out, _ = run_cli(cli_compare.main, [data["base"], data["fewer"]], capsys)
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["fewer"]], capsys)
     assert code == 0
     part = out.split("Cases not in every file")[1]
     assert "Transfer/dir:h2d/mem:pinned/bytes:1024  only in [1]" in part
@@ -110,7 +110,7 @@ def test_cases_only_in_some_files_are_listed(data, capsys):
 
 
 def test_three_files(data, capsys):
-    code, out, _ = run_cli(cli_compare.main, [data["base"], data["night2"], data["slow"], "--format", "json"], capsys)
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["night2"], data["slow"], "--format", "json"], capsys)
     d = json.loads(out)
     assert len(d["files"]) == 3
     row = next(r for r in d["rows"] if r["case"] == "Transfer/dir:h2d/mem:pinned/bytes:268435456")
@@ -119,57 +119,57 @@ def test_three_files(data, capsys):
 
 
 def test_metric_option_and_unknown_metric(data, capsys):
-    code, out, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--metric", "host_blocked_us",
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--metric", "host_blocked_us",
                                               "--filter", "HostBlocking", "--format", "csv"], capsys)
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert rows and all(r["metric"] == "host_blocked_us" and r["unit"] == "us" for r in rows)
-    code, _, err = run_cli(cli_compare.main, [data["base"], data["slow"], "--metric", "furlongs"], capsys)
+    code, _, err = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--metric", "furlongs"], capsys)
     assert code == 2 and "no case has a 'furlongs' counter" in err and len(err.strip().splitlines()) == 1
 
 
 def test_filter_and_bad_regex(data, capsys):
-    code, out, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--filter", "Overlap/.*streams:8"], capsys)
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--filter", "Overlap/.*streams:8"], capsys)
     assert code == 0
     body = [ln for ln in out.splitlines() if ln.startswith(("Transfer/", "Overlap/", "SmallCopy/"))]
     assert body and all("streams:8" in ln for ln in body)
-    code, _, err = run_cli(cli_compare.main, [data["base"], data["slow"], "--filter", "(["], capsys)
+    code, _, err = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--filter", "(["], capsys)
     assert code == 2 and "bad regular expression" in err
-    code, _, err = run_cli(cli_compare.main, [data["base"], data["slow"], "--filter", "NoSuchFamily"], capsys)
+    code, _, err = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--filter", "NoSuchFamily"], capsys)
     assert code == 2 and "no case matches" in err
 
 
 def test_markdown_csv_and_json_formats(data, capsys):
-    _, md, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--format", "markdown"], capsys)
+    _, md, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--format", "markdown"], capsys)
     assert "| case | unit | [1] | [2] | [2]/[1] | verdict [2] |" in md
     assert re.search(r"\| `Transfer/dir:h2d/mem:pinned/bytes:1024` \| GB/s \| .* \| slower \(p=", md)
-    _, text, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--format", "csv"], capsys)
+    _, text, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--format", "csv"], capsys)
     rows = list(csv.DictReader(io.StringIO(text)))
     assert {r["verdict_2"] for r in rows} == {"same", "slower"}
     r = next(r for r in rows if r["case"] == "Transfer/dir:h2d/mem:pinned/bytes:268435456")
     assert float(r["ratio_2"]) == pytest.approx(0.9, rel=0.02) and r["tested_2"] == "1" and r["n_1"] == "5"
-    _, js, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--format", "json"], capsys)
+    _, js, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--format", "json"], capsys)
     d = json.loads(js)
     assert {f["family"] for f in d["families"]} == {"Transfer", "Overlap", "SyncPlacement", "SmallCopy", "HostBlocking"}
 
 
 def test_colour_only_when_asked_or_on_a_terminal(data, capsys, monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
-    _, out, _ = run_cli(cli_compare.main, [data["base"], data["slow"]], capsys)
+    _, out, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"]], capsys)
     assert "\033[" not in out  # captured output is not a terminal
-    _, out, _ = run_cli(cli_compare.main, [data["base"], data["slow"], "--color", "always"], capsys)
+    _, out, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["slow"], "--color", "always"], capsys)
     assert "\033[31m" in out
 
 
 def test_plain_google_benchmark_json_is_accepted_with_one_note(data, capsys):
-    code, out, _ = run_cli(cli_compare.main, [data["plain"], data["base"]], capsys)
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", data["plain"], data["base"]], capsys)
     assert code == 0
     notes = [ln for ln in out.splitlines() if "plain Google Benchmark JSON" in ln]
     assert len(notes) == 1 and data["plain"] in notes[0]
 
 
 def test_benchmark_1_7_and_1_8_files_compare(data, capsys):
-    code, out, _ = run_cli(cli_compare.main, [data["gb171"], data["base"]], capsys)
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", data["gb171"], data["base"]], capsys)
     assert code == 0 and "Google Benchmark" in out  # the version differs and is shown
 
 
@@ -190,7 +190,7 @@ def test_two_full_matrix_files_compare_in_under_two_seconds(tmp_path, capsys):
     importlib.import_module("scipy.stats")  # the interpreter's one-off import, not the comparison
 
     t0 = time.perf_counter()
-    code, out, _ = run_cli(cli_compare.main, [a, b], capsys)
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", a, b], capsys)
     took = time.perf_counter() - t0
     assert code == 0 and out.count("\n") > 1800
     assert took < 2.0, f"comparison took {took:.2f} s"
@@ -212,7 +212,7 @@ def test_a_two_node_run_compares_case_for_case_with_a_one_node_run(tmp_path, cap
     doc["context"].update({"host.numa_nodes": "2", "host.numa_binding": "node 0", "host.numa_thread": "node 0"})
     two = tmp_path / "two_nodes.json"
     two.write_text(json.dumps(doc))
-    code, out, err = run_cli(cli_compare.main, [str(one), str(two)], capsys)
+    code, out, err = run_cli(cli_compare.main, ["--one-round", str(one), str(two)], capsys)
     assert code == 0, err
     res = compare([load_file(str(one)), load_file(str(two))])
     assert len(res.rows) == len(doc["benchmarks"]) - len(twins)

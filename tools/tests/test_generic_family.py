@@ -47,7 +47,7 @@ def test_compare_uses_the_headline_its_unit_and_its_direction(probe, capsys):
     loud = {k for k in v if "mode:loud" in k}
     assert all(v[k].verdict == "slower" and v[k].ratio == pytest.approx(0.8, rel=0.03) for k in loud)
     assert {v[k].verdict for k in v if k not in loud} <= {"same", "noisy"}
-    code, out, err = run_cli(cli_compare.main, [*probe, "--fail-on-regression", "10"], capsys)
+    code, out, err = run_cli(cli_compare.main, ["--one-round", *probe, "--fail-on-regression", "10"], capsys)
     assert code == 1 and "4 regression(s) beyond 10%" in err
     assert re.search(r"^Probe/mode:loud/depth:8\s+pt\s", out, re.M)
 
@@ -103,7 +103,7 @@ def test_schema_1_and_2_are_read_and_another_is_refused(tmp_path, capsys):
     three["context"]["gpu_bench.schema"] = "3"
     p = tmp_path / "three.json"
     p.write_text(json.dumps(three))
-    for main, argv in ((cli_compare.main, [str(p), str(p)]), (cli_plot.main, [str(p), "--out", str(tmp_path)]),
+    for main, argv in ((cli_compare.main, ["--one-round", str(p), str(p)]), (cli_plot.main, [str(p), "--out", str(tmp_path)]),
                        (cli_report.main, [str(p), "--out", str(tmp_path / "r.html")])):
         code, _, err = run_cli(main, argv, capsys)
         assert code == 2 and len(err.strip().splitlines()) == 1

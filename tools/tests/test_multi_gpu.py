@@ -125,7 +125,7 @@ def test_a_slower_peer_link_is_flagged_where_it_is_slower(data, capsys):
                      head)
     assert "GPU 1 -> 0" in head and "GPU 0 -> 2" not in head and "GPUs " not in head  # only what differs
 
-    code, _, err = run_cli(cli_compare.main, [data["multi4"], data["multi4_slow_link"], "--fail-on-regression", "5"],
+    code, _, err = run_cli(cli_compare.main, ["--one-round", data["multi4"], data["multi4_slow_link"], "--fail-on-regression", "5"],
                            capsys)
     assert code == 1 and "14 regression(s) beyond 5%" in err
     assert "Peer/src:0/dst:1/peer_access:on/dir:oneway/bytes:268435456" in err

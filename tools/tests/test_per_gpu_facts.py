@@ -120,7 +120,7 @@ def test_files_without_per_gpu_facts_still_read_with_one_line_saying_so(tmp_path
     assert code == 0 and len([ln for ln in err.splitlines() if "each GPU's own facts" in ln]) == 1
     a = synth.write(tmp_path / "a.json", synth.make_multi_run(gpus=4, seed=1, families=("Transfer",)))
     b = synth.write(tmp_path / "b.json", synth.make_multi_run(gpus=4, seed=2, families=("Transfer",)))
-    code, out, _ = run_cli(cli_compare.main, [a, b], capsys)
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", a, b], capsys)
     assert code == 0 and out.count("each GPU's own facts") == 1
     # A file with each GPU's facts, or of one GPU, says nothing.
     new = eight_gpu_gate_run(tmp_path)
@@ -147,7 +147,7 @@ def two_hosts(tmp_path: Path, cpu: str, name: str, **kw) -> str:
 def test_compare_says_in_one_line_that_two_files_differ_in_host_cpu(tmp_path, capsys):
     a = two_hosts(tmp_path, CPU_A, "a.json")
     b = two_hosts(tmp_path, CPU_B, "b.json")
-    code, out, _ = run_cli(cli_compare.main, [a, b], capsys)
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", a, b], capsys)
     assert code == 0
     said = [ln for ln in out.splitlines() if "host CPU differs" in ln]
     assert said == [f"warning: the host CPU differs: [1] {CPU_A}, 16 CPUs; [2] {CPU_B}, 16 CPUs: 20 host-side "
@@ -155,10 +155,10 @@ def test_compare_says_in_one_line_that_two_files_differ_in_host_cpu(tmp_path, ca
     # The columns of a comparison with host-side figures name the host's CPU as well as the GPU.
     assert f"[1] H100 80GB HBM3, driver 580.159.04, {CPU_A}, 16 CPUs  ({a})" in out
     assert f"[2] H100 80GB HBM3, driver 580.159.04, {CPU_B}, 16 CPUs  ({b})" in out
-    rows = json.loads(run_cli(cli_compare.main, [a, b, "--format", "json"], capsys)[1])["rows"]
+    rows = json.loads(run_cli(cli_compare.main, ["--one-round", a, b, "--format", "json"], capsys)[1])["rows"]
     assert {r["case"].split("/")[0] for r in rows if r["host_side"]} == {"HostBlocking", "SyncPlacement"}
     assert not any(r["host_side"] for r in rows if r["case"].startswith("SyncPlacement/op:add/sync:events"))
-    same = run_cli(cli_compare.main, [a, two_hosts(tmp_path, CPU_A, "c.json", seed=2)], capsys)[1]
+    same = run_cli(cli_compare.main, ["--one-round", a, two_hosts(tmp_path, CPU_A, "c.json", seed=2)], capsys)[1]
     assert "host CPU differs" not in same
 
 

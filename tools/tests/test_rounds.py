@@ -81,11 +81,11 @@ def test_files_as_run_sh_writes_them_fail_on_a_regression(tmp_path, capsys):
     a = write(tmp_path, "a", scaled(base, 1.0, rounds=[1.00, 1.01, 0.99], keep_samples=False))
     for pct, gate in ((30, "10"), (10, "5")):
         b = write(tmp_path, f"b{pct}", scaled(base, 1 + pct / 100, rounds=[1.01, 0.99, 1.00], keep_samples=False))
-        code, _, err = run_cli(cli_compare.main, [a, b, "--fail-on-regression", gate, "--format", "csv"], capsys)
+        code, _, err = run_cli(cli_compare.main, ["--one-round", a, b, "--fail-on-regression", gate, "--format", "csv"], capsys)
         assert code == 1, err
         assert "regression(s) beyond" in err
     same = write(tmp_path, "same", scaled(base, 1.0, rounds=[0.99, 1.01, 1.00], keep_samples=False))
-    code, out, err = run_cli(cli_compare.main, [a, same, "--fail-on-regression", "5"], capsys)
+    code, out, err = run_cli(cli_compare.main, ["--one-round", a, same, "--fail-on-regression", "5"], capsys)
     assert code == 0, err
 
 
@@ -95,16 +95,31 @@ def test_one_round_a_side_is_widened_to_the_between_run_floor(tmp_path, capsys):
     base = base_doc(reps=3)
     a = write(tmp_path, "a", base)
     b = write(tmp_path, "b", scaled(base, 1.03))  # 3% slower in every sample of one process
-    code, out, err = run_cli(cli_compare.main, [a, b, "--floors", str(floors), "--fail-on-regression", "1"], capsys)
+    code, out, err = run_cli(cli_compare.main, ["--one-round", a, b, "--floors", str(floors), "--fail-on-regression", "1"], capsys)
     assert code == 0, err
     assert "widened to its group's between-run floor" in out
     res = compare([load_file(a), load_file(b)], floors=load_floors(floors))
     assert all(r.versus[1].verdict in ("same", "noisy") and r.versus[1].floored for r in res.rows)
     assert all(r.versus[1].noise_pct >= SPREAD_TO_HALF_WIDTH * 2.0 for r in res.rows)
     slow = write(tmp_path, "slow", scaled(base, 1.2))
-    code, out, err = run_cli(cli_compare.main, [a, slow, "--floors", str(floors), "--fail-on-regression", "5"],
+    code, out, err = run_cli(cli_compare.main, ["--one-round", a, slow, "--floors", str(floors), "--fail-on-regression", "5"],
                              capsys)
     assert code == 1, out
+
+
+def test_a_file_of_one_round_is_refused_in_one_line_saying_how_many_rounds_compare_needs(tmp_path, capsys):
+    base = base_doc(reps=3)
+    a = write(tmp_path, "a", base)
+    b = write(tmp_path, "b", scaled(base, 1.10))
+    code, out, err = run_cli(cli_compare.main, [a, b], capsys)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "a.json ran each case in one round" in lines[0]
+    assert "at least 3 rounds a side" in lines[0] and "--one-round" in lines[0]
+    # A side of runs with rounds of their own is judged.
+    with_rounds = write(tmp_path, "r", scaled(base, 1.0, rounds=[1.0, 1.01, 0.99]))
+    code, out, err = run_cli(cli_compare.main, [with_rounds, with_rounds], capsys)
+    assert code == 0, err
 
 
 def test_several_runs_a_side_are_judged_on_the_runs(tmp_path, capsys):
@@ -120,7 +135,7 @@ def test_several_runs_a_side_are_judged_on_the_runs(tmp_path, capsys):
     code, out, err = run_cli(cli_compare.main, ["--per-side", "3", *side_a, *slow_b, "--fail-on-regression", "5"],
                              capsys)
     assert code == 1, out
-    code, _, err = run_cli(cli_compare.main, ["--per-side", "2", *side_a], capsys)
+    code, _, err = run_cli(cli_compare.main, ["--one-round", "--per-side", "2", *side_a], capsys)
     assert code == 2 and "multiple of 2" in err
 
 
@@ -131,7 +146,7 @@ def test_a_figure_that_is_not_a_number_is_refused(tmp_path, capsys, field):
     entry = next(e for e in runs_of(bad) if e["name"].startswith("Transfer/dir:h2d/mem:pinned"))
     entry[field] = float("nan")
     a, b = write(tmp_path, "a", base), write(tmp_path, "b", bad)
-    code, out, err = run_cli(cli_compare.main, [a, b], capsys)
+    code, out, err = run_cli(cli_compare.main, ["--one-round", a, b], capsys)
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and "not a finite number" in err, err
 

@@ -55,7 +55,7 @@ def test_five_against_five_can_be_significant_at_alpha_001(capsys, tmp_path):
     res = compare([load_file(a), load_file(b)], alpha=0.01)
     v = res.rows[0].versus[1]
     assert v.tested and v.method == "exact" and v.p_value == pytest.approx(2 / 252) and v.verdict == "slower"
-    code, _, err = run_cli(cli_compare.main, [a, b, "--alpha", "0.01", "--fail-on-regression", "5"], capsys)
+    code, _, err = run_cli(cli_compare.main, ["--one-round", a, b, "--alpha", "0.01", "--fail-on-regression", "5"], capsys)
     assert code == 1 and "19.9% slower (p=0.0079)" in err
 
 
@@ -130,6 +130,6 @@ def test_the_smallest_p_of_many_samples_is_zero_not_an_overflow():
 def test_two_sampled_default_runs_compare(capsys):
     # The committed default matrices with every sample (--samples=on): cases with hundreds of samples a side.
     h100, h200 = (REPO / "results" / "sampled" / f"default_{g}.json.gz" for g in ("h100", "h200"))
-    code, out, err = run_cli(cli_compare.main, [str(h100), str(h200)], capsys)
+    code, out, err = run_cli(cli_compare.main, ["--one-round", str(h100), str(h200)], capsys)
     assert code == 0 and "Traceback" not in err, err
     assert "Transfer (" in out and "Batch" not in out

@@ -31,7 +31,10 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--per-side", type=positive_int, default=1, metavar="N",
                    help="each side is N runs of the same command, given one after the other (e.g. three runs of "
                    "each machine: --per-side 3 a1 a2 a3 b1 b2 b3); a case is then judged on every run's rounds")
-    p.add_argument("--floors", metavar="FILE", help="between-run floors for files of one round (TOML, as "
+    p.add_argument("--one-round", action="store_true",
+                   help="judge a side of one round (gpu_bench --rounds=1, or a file from before rounds) on the "
+                   "between-run floors rather than refusing it; those floors are wide, so only large changes show")
+    p.add_argument("--floors", metavar="FILE", help="between-run floors for --one-round (TOML, as "
                    "gpu-bench-aa report --floor or gpu-bench-aa floors writes it; default: the one shipped with the "
                    "tools)")
     p.add_argument("--metric", help="compare this counter (gbps, time, host_blocked_us, ...) for every case")
@@ -62,6 +65,15 @@ def _main(argv: Sequence[str] | None) -> int:
     floors = load_floors(args.floors)
     loaded = load_files(args.files)
     files = [cmp_mod.merge_runs(loaded[k:k + n]) for k in range(0, len(loaded), n)]
+    if not args.one_round:
+        for f in files:
+            if cmp_mod.one_round_side(f):
+                raise InputError(
+                    f"{f.path} ran each case in one round, whose spread says nothing of the next process's, so "
+                    f"no change within the between-run floors can be called; compare needs at least "
+                    f"{cmp_mod.ROUNDS_NEEDED} rounds a side (gpu_bench's default --rounds={cmp_mod.ROUNDS_NEEDED}, "
+                    f"or --per-side {cmp_mod.ROUNDS_NEEDED} with as many runs of one round), or --one-round to "
+                    "judge on the floors anyway")
     result = cmp_mod.compare(files, metric=args.metric, case_filter=args.filter, alpha=args.alpha,
                              min_effect_pct=args.min_effect, floors=floors)
     if args.metric and not result.rows:

@@ -369,6 +369,20 @@ def compare(
     )
 
 
+# The fewest rounds a side needs for compare to judge on its own spread: gpu_bench's default --rounds. Two
+# give one degree of freedom (Student's t of 12.7 at 95%).
+ROUNDS_NEEDED = 3
+
+
+def one_round_side(f: BenchmarkFile) -> bool:
+    """Whether a side of a comparison is one gpu_bench run whose cases ran in one round each (--rounds=1, or a
+    file from before rounds): its noise_pct speaks of one process only. Plain Google Benchmark files are judged
+    on their samples, with a note."""
+    if getattr(f, "runs", 1) > 1 or not f.is_gpu_bench:
+        return False
+    return not any(len(s.round_times_s or ()) >= 2 for c in f.cases.values() for s in c.samples)
+
+
 def merge_runs(files: list[BenchmarkFile]) -> BenchmarkFile:
     """Several runs of one command as one side of a comparison: every run's repetitions (and rounds) of a
     case together, the first run's context. Each run counts as a round where a run has no rounds of its own.
