@@ -52,9 +52,10 @@ MODELS = (
           "from its rounds winsorized (the fastest and the slowest set to their neighbours: Yuen's estimate of "
           "the trimmed mean's variance, on the degrees of freedom of a chi-square with its moments), so one round far "
           "off does not widen it; a fifth of the rounds trimmed and winsorized at each end from ten on "
-          "(gpu_bench now)", "trimmed", "spread", winsorize=True),
+          "(gpu_bench until its center became trimmed25)", "trimmed", "spread", winsorize=True),
     Model("groups-quarter-winsorized", "as groups-trimmed-winsorized, but a quarter of the rounds trimmed and "
-          "winsorized at each end (two of eight), so two rounds a burst slowed neither move the figure nor widen it",
+          "winsorized at each end (two of eight), so two rounds a burst slowed neither move the figure nor widen it "
+          "(gpu_bench now)",
           "trimmed25", "spread", winsorize=True),
 )
 

@@ -243,7 +243,7 @@ class BenchmarkFile:
         return self.families.get(family)
 
 
-ROUND_CENTERS = ("trimmed", "median", "mean")
+ROUND_CENTERS = ("trimmed25", "trimmed", "median", "mean")
 
 
 def rounds_trimmed(n: int, per: int = 5) -> int:
@@ -252,15 +252,15 @@ def rounds_trimmed(n: int, per: int = 5) -> int:
     return 0 if n < 3 else max(1, n // per)
 
 
-# Each trimmed center's share dropped at each end, one round in so many: gpu_bench's "trimmed", and a candidate
-# `gpu-bench-aa models` judges beside it.
+# Each trimmed center's share dropped at each end, one round in so many: gpu_bench's "trimmed25" (a quarter),
+# and "trimmed" (a fifth: its files before that, and a model `gpu-bench-aa models` judges beside it).
 TRIMMED_PER = {"trimmed": 5, "trimmed25": 4}
 
 
-def round_center(times: list[float], how: str = "trimmed") -> float:
-    """A case's figure from its rounds' times, as gpu_bench.round_center names it: "trimmed", their mean less
-    the rounds_trimmed(n) lowest and highest (the median of three or four; gpu_bench's since that key),
-    "median", or "mean" (files before it)."""
+def round_center(times: list[float], how: str = "trimmed25") -> float:
+    """A case's figure from its rounds' times, as gpu_bench.round_center names it: "trimmed25" or "trimmed",
+    their mean less the rounds_trimmed(n) lowest and highest (a quarter or a fifth; the median of three or
+    four), "median", or "mean" (files before that key)."""
     if how == "median":
         return statistics.median(times)
     g = rounds_trimmed(len(times), TRIMMED_PER.get(how, 5))

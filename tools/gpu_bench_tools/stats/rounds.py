@@ -3,7 +3,7 @@
 gpu_bench measures a case in R rounds, each a process of its own, and works on the logarithm of each round's
 median (fixtures/measure/stats.cpp does the same in C++; `tests/data/round_model.json` holds figures both must
 reproduce):
-- the figure is the rounds' trimmed mean (a fifth dropped at each end, at least one: the median of three), which
+- the figure is the rounds' trimmed mean (a quarter dropped at each end, at least one: the median of three), which
   rounds far off cannot move;
 - a round's variance s^2 (own_spread: R - 1 degrees of freedom under five rounds, Yuen's winsorized estimate
   from five on) is moderated by a prior (s0, d0) fitted by empirical Bayes
@@ -41,10 +41,10 @@ UNBOUNDED_DOF = 1e6
 SMALL_BYTES = 64 << 10
 LARGE_BYTES = 1 << 20
 
-# How a case's rounds make its figure: "trimmed", the mean of the rounds less a fifth at each end, at least one
-# (the median of three or four, the mean of the middle three of five), which rounds far off cannot move; the
-# candidates judged beside it (aa/models.py): "median" and "mean".
-CENTER = "trimmed"
+# How a case's rounds make its figure: "trimmed25", the mean of the rounds less a quarter at each end, at least one
+# (the median of three or four, the mean of the middle three of five, the middle four of eight), which rounds
+# far off cannot move; the candidates judged beside it (aa/models.py): "trimmed" (a fifth), "median", "mean".
+CENTER = "trimmed25"
 
 # The variance of the median of n standard normal values, by numerical integration over the order statistics'
 # densities (n = 1 to 16); pi / 2n past that.
@@ -54,7 +54,7 @@ _MEDIAN_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.286834, 0.214743, 0.210447, 
 # plain mean below three): exact to n = 4, where it is the median, then from 2e7 draws each (within 1e-4).
 _TRIMMED_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.2271, 0.1840, 0.1549, 0.1339, 0.1179, 0.1133,
                      0.1016, 0.0921, 0.0842, 0.0776, 0.0757, 0.0703, 0.0656, 0.0615, 0.0579, 0.0568)
-# The same for a quarter dropped at each end (the candidate "trimmed25"), from 4e6 draws each.
+# The same for a quarter dropped at each end ("trimmed25", gpu_bench's center), from 4e6 draws each.
 _TRIMMED25_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.2273, 0.1839, 0.1549, 0.1476, 0.1282, 0.1132,
                        0.1017, 0.0986, 0.0895, 0.0820, 0.0757, 0.0740, 0.0689, 0.0642, 0.0603, 0.0593)
 
@@ -79,7 +79,7 @@ def variance_factor(n: int, center: str = CENTER) -> float:
 
 
 def center_of(times: Sequence[float], center: str = CENTER) -> float:
-    """`center` of the rounds' times: "trimmed", "median" or "mean"."""
+    """`center` of the rounds' times: "trimmed25", "trimmed", "median" or "mean"."""
     return round_center(list(times), center)
 
 
@@ -124,9 +124,9 @@ NO_PRIOR = Prior(0.0, 0.0)
 
 # The degrees of freedom of own_spread's winsorized estimate for n = 5 to 20 rounds of normal values: those of the
 # chi-square with its first two moments (2 m^2 / v over 2e6 draws each), fewer than Yuen's h - 1, on which
-# intervals held the next run's figure 93.8% of the time rather than 95% (gpu_bench's winsorized_dof).
+# intervals held the next run's figure 93.8% of the time rather than 95%: a fifth winsorized ("trimmed").
 _WINSORIZED_DOF = (1.60, 2.50, 3.43, 4.37, 5.31, 4.00, 4.90, 5.80, 6.73, 7.67, 6.37, 7.26, 8.18, 9.11, 10.01, 8.75)
-# The same for a quarter winsorized at each end (the candidate "trimmed25"), from 4e6 draws each.
+# The same for a quarter winsorized at each end ("trimmed25", gpu_bench's winsorized_dof), from 4e6 draws each.
 _WINSORIZED25_DOF = (1.60, 2.50, 3.43, 2.24, 3.11, 3.99, 4.89, 3.73, 4.60, 5.47, 6.37, 5.22, 6.09, 6.96, 7.84, 6.71)
 
 
