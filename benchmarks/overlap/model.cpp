@@ -121,7 +121,19 @@ bound_lines overlap_bound_lines(const stage_times& t, int chunks) {
   if (t.bidir_in_s > 0 && t.bidir_out_s > 0)
     middle = std::min(middle, rest * 2.0 / (1.0 / t.bidir_in_s + 1.0 / t.bidir_out_s));
   if (t.both_s > 0) middle = std::min(middle, std::max(0.0, t.both_s - ends));
-  return {ends + middle, t.in_s / s + t.kernel_s + t.out_s / s, t.in_s + (t.kernel_s + t.out_s) / s,
+  double link = ends + middle;
+  if (chunks > 1 && t.in_s > 0 && t.out_s > 0 && t.kernel_s > 0) {
+    // No copy out starts before one chunk's copy in and kernel (`first`), and no copy in runs after the
+    // last chunk's copy in, whose kernel and copy out follow (`last`): one direction idles through each.
+    // What the other direction can move meanwhile, at its rate alone, leaves `left` payloads for the rest,
+    // at the fastest rate both ways (middle / (2 rest) a payload). Never above the chained stage, as above.
+    const double first = (t.in_s + t.kernel_s) / s, last = (t.kernel_s + t.out_s) / s;
+    const double left = std::max(0.0, (1.0 - first / t.in_s) + (1.0 - last / t.out_s));
+    double idle_ends = first + last + left * middle / (2.0 * rest);
+    if (t.both_s > 0) idle_ends = std::min(idle_ends, t.both_s);
+    link = std::max(link, idle_ends);
+  }
+  return {link, t.in_s / s + t.kernel_s + t.out_s / s, t.in_s + (t.kernel_s + t.out_s) / s,
           (t.in_s + t.kernel_s) / s + t.out_s};
 }
 

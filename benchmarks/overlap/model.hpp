@@ -77,10 +77,14 @@ struct stage_times {
 // spans (the payload both ways over the sum of the two directions' rates while they ran together); (S-1)/S
 // of 2 min(in, out) (both ways at the faster direction's rate alone); and the chained stage's own middle,
 // both - (in + out) / S (the link line is never above the chained stage itself). A rate the link reached
-// once it can reach again, so the fastest of them is what the pipeline's middle cannot beat. The fill and
-// drain count the copies only: the first and the last chunk's kernels also leave one direction idle, but
-// the rate both ways comes from two whole copies, not the pipeline's mix of chunks, and is known to a
-// percent or two, about what those kernels would add.
+// once it can reach again, so the fastest of them is what the pipeline's middle cannot beat.
+// The first and the last chunk's kernels also leave one direction idle: no copy out can start before a
+// chunk's copy in and kernel, (in + kernel) / S, and no copy in can run once the last one's is done, whose
+// kernel and copy out take (kernel + out) / S. Through those stretches the other direction moves at its rate
+// alone, at most (in + kernel) / S / in of its payload and (kernel + out) / S / out; what is left of both
+// payloads moves at the middle's rate, middle / (2 (S-1)/S) a payload (a rate both ways is at least either
+// alone, so stretching either end moves nothing faster). The link line is the larger of the two forms,
+// the second never above the chained stage.
 // For S = 1 the link line is in + out and the kernel line in + kernel + out, the serial time.
 struct bound_lines {
   double link, kernels, in, out;

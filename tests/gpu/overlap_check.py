@@ -38,7 +38,12 @@ def bound_lines(b, s):
         middle = min(middle, rest * 2.0 / (1.0 / bi + 1.0 / bo))
     if both > 0:
         middle = min(middle, max(0.0, both - ends))
-    return {"link": ends + middle, "kernels": i / s + k + o / s, "in": i + (k + o) / s, "out": (i + k) / s + o}
+    link = ends + middle
+    if s > 1 and i > 0 and o > 0 and k > 0:  # one direction idles through the first and the last kernel
+        first, last = (i + k) / s, (k + o) / s
+        idle_ends = first + last + max(0.0, 2.0 - first / i - last / o) * middle / (2.0 * rest)
+        link = max(link, min(idle_ends, both) if both > 0 else idle_ends)
+    return {"link": link, "kernels": i / s + k + o / s, "in": i + (k + o) / s, "out": (i + k) / s + o}
 
 
 def check_bound(c, name, b, s):

@@ -21,10 +21,12 @@ TEST(OverlapModel, IdealIsSerialForOneChunkAndTheBottleneckForMany) {
   const stage_times t = ms(10, 8, 18.5, 3);
   EXPECT_NEAR(overlap_ideal_s(t, 1), 21e-3, 1e-12);           // in + kernel + out
   EXPECT_NEAR(overlap_bound_lines(t, 1).link, 18e-3, 1e-12);  // one chunk overlaps nothing: in + out
-  // Four chunks: the copy-in line is 10 + 11/4 = 12.75 ms; the link line 18/4 + 3/4 * 2 * 8 = 16.5 (the
-  // middle's bytes both ways at the faster direction's rate, under the chained stage's own middle, 14).
+  // Four chunks: the copy-in line is 10 + 11/4 = 12.75 ms. The link line: no copy out before (10 + 3)/4 =
+  // 3.25 ms, no copy in for the last (3 + 8)/4 = 2.75 ms, and the 2 - 3.25/10 - 2.75/8 = 1.33125 payloads
+  // left at the faster direction's rate both ways, 8 ms a payload (the chained stage's own, 14 ms for
+  // 3/4 of both, is slower): 3.25 + 2.75 + 10.65 = 16.65.
   EXPECT_NEAR(overlap_bound_lines(t, 4).in, 12.75e-3, 1e-12);
-  EXPECT_NEAR(overlap_ideal_s(t, 4), 16.5e-3, 1e-12);
+  EXPECT_NEAR(overlap_ideal_s(t, 4), 16.65e-3, 1e-12);
   for (int s = 1; s < 64; ++s) EXPECT_LE(overlap_ideal_s(t, s + 1), overlap_ideal_s(t, s) + 1e-15);
   // Kernel-bound: the kernels plus one chunk's copies.
   const stage_times k = ms(2, 2, 3, 20, 2.2, 2.2);
@@ -40,9 +42,13 @@ TEST(OverlapModel, IdealIsSerialForOneChunkAndTheBottleneckForMany) {
 // stage ran slow no longer lifts the link above what the pipeline did.
 TEST(OverlapModel, TheLinkLineTakesTheFastestRateOfBothDirections) {
   const double ends = (9.724 + 9.739) / 8;
-  // Slow chained stage, bidir at 10.6 ms each way: the middle is 7/8 of 10.6.
+  // Slow chained stage, bidir at 10.6 ms each way: a payload both ways takes 10.6 ms, 5.3 one way, after
+  // the ends each direction idles through.
   const stage_times slow = ms(9.724, 9.739, 12.9, 1.926, 10.6, 10.6);
-  EXPECT_NEAR(overlap_bound_lines(slow, 8).link, (ends + 7.0 / 8 * 10.6) * 1e-3, 1e-12);
+  const double first = (9.724 + 1.926) / 8, last = (1.926 + 9.739) / 8;
+  const double left = 2 - first / 9.724 - last / 9.739;
+  EXPECT_NEAR(overlap_bound_lines(slow, 8).link, (first + last + left * 5.3) * 1e-3, 1e-12);
+  EXPECT_GT(overlap_bound_lines(slow, 8).link, (ends + 7.0 / 8 * 10.6) * 1e-3);
   EXPECT_LT(overlap_ideal_s(slow, 8), 12.19e-3);
   // Fast chained stage: the link is the chained stage itself, which the bidir stage's rate would put higher.
   const stage_times fast = ms(9.724, 9.739, 11.77, 1.926, 10.9, 10.9);
@@ -56,16 +62,19 @@ TEST(OverlapModel, TheLinkLineTakesTheFastestRateOfBothDirections) {
 TEST(OverlapModel, TheBidirRateIsTheSumOfBothDirectionsRates) {
   const stage_times t = ms(9.8, 9.76, 0, 2.14, 11.8, 10.4);  // no chained stage measured
   const double h = 2.0 / (1.0 / 11.8 + 1.0 / 10.4);
-  EXPECT_NEAR(overlap_bound_lines(t, 16).link, ((9.8 + 9.76) / 16 + 15.0 / 16 * h) * 1e-3, 1e-12);
+  const double first = (9.8 + 2.14) / 16, last = (2.14 + 9.76) / 16;
+  EXPECT_NEAR(overlap_bound_lines(t, 16).link, (first + last + (2 - first / 9.8 - last / 9.76) * h / 2) * 1e-3,
+              1e-12);
 }
 
 // Where both directions together are no faster than one alone (pageable copies, which the host stages one
 // at a time), the middle still cannot beat the faster direction's rate for all of its bytes.
 TEST(OverlapModel, TheLinkNeverBeatsTheFasterDirectionAlone) {
   const stage_times t = ms(60, 34, 95, 2, 60, 95);
-  const double ends = (60.0 + 34.0) / 8;
-  EXPECT_NEAR(overlap_bound_lines(t, 8).link, (ends + 7.0 / 8 * 2 * 34) * 1e-3, 1e-12);
-  EXPECT_NEAR(overlap_ideal_s(t, 8), (ends + 7.0 / 8 * 68) * 1e-3, 1e-12);
+  const double first = (60.0 + 2) / 8, last = (2 + 34.0) / 8;
+  const double link = first + last + (2 - first / 60 - last / 34) * 34;
+  EXPECT_NEAR(overlap_bound_lines(t, 8).link, link * 1e-3, 1e-12);
+  EXPECT_NEAR(overlap_ideal_s(t, 8), link * 1e-3, 1e-12);
 }
 
 // Small chunks: each copy's own cost dominates, and the copies of both directions, chained per stream as
@@ -75,6 +84,25 @@ TEST(OverlapModel, TheLinkNeverBeatsTheFasterDirectionAlone) {
 TEST(OverlapModel, TheLinkIsNeverAboveTheChainedCopiesThemselves) {
   const stage_times t = ms(4, 4, 6, 0.5, 8, 8);
   EXPECT_DOUBLE_EQ(overlap_ideal_s(t, 8), 6e-3);
+}
+
+// The first and the last chunk's kernels keep one direction idle, so they lift the link line: with no
+// kernel it is the copies' own, a longer kernel never lowers it, and it stays under the chained stage.
+TEST(OverlapModel, TheFirstAndLastKernelsKeepOneDirectionIdle) {
+  // The H200's pinned 512 MiB in 16 chunks (a default run at 64ce113 on GPU 0 of four): its pipeline took
+  // 11.63 ms, a bound of the copies alone 10.99.
+  const stage_times t = ms(9.7629, 9.7922, 11.2936, 1.9226, 10.2903, 10.5597);
+  const double copies_only = overlap_bound_lines(ms(9.7629, 9.7922, 11.2936, 0, 10.2903, 10.5597), 16).link;
+  EXPECT_NEAR(copies_only, 10.994e-3, 1e-6);
+  EXPECT_NEAR(overlap_bound_lines(t, 16).link, 11.106e-3, 1e-6);
+  EXPECT_LT(overlap_ideal_s(t, 16), 11.63e-3);
+  double before = 0;
+  for (double k : {0.0, 0.5, 1.0, 2.0, 4.0}) {
+    const double link = overlap_bound_lines(ms(9.7629, 9.7922, 11.2936, k, 10.2903, 10.5597), 16).link;
+    EXPECT_GE(link, before);
+    EXPECT_LE(link, 11.2936e-3 + 1e-15);
+    before = link;
+  }
 }
 
 TEST(OverlapModel, TheSerialBoundIsTheSumOfItsStages) {
