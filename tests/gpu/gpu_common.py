@@ -41,15 +41,22 @@ def iteration_runs(doc):
     return [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
 
 
+def tools_module(name):
+    """A module of the tools (gpu_bench_tools...), installed or from this source tree."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+        return importlib.import_module(name)
+
+
 def median_interval(values):
     """The median of `values` and the 95% confidence interval of it, (lo, hi), by the tools' own statistics
     (gpu_bench_tools.stats, as every tool computes noise_pct); every value's range where too few values reach
     95%, and an unbounded interval under two values."""
-    try:
-        from gpu_bench_tools.stats.stats import median_ci
-    except ImportError:
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-        from gpu_bench_tools.stats.stats import median_ci
+    median_ci = tools_module("gpu_bench_tools.stats.stats").median_ci
     vals = [v for v in values if math.isfinite(v)]
     if not vals:
         return math.nan, (-math.inf, math.inf)

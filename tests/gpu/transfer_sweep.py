@@ -8,7 +8,9 @@ import math
 import statistics
 import sys
 
-from gpu_common import CONTEXT_KEYS, checked_twice, iteration_runs, list_cases, run_gpu_bench
+from gpu_common import CONTEXT_KEYS, checked_twice, iteration_runs, list_cases, run_gpu_bench, tools_module
+
+round_center = tools_module("gpu_bench_tools.reading.results").round_center
 
 FILTER = "Transfer/.*/bytes:(4|65536|16777216)/"
 
@@ -79,20 +81,22 @@ def evaluate(c, exe, out):
         bps = b.get("bytes_per_second", 0)
         c.check(abs(bps / 1e9 - gbps) <= 0.01 * gbps, f"{name}: bytes_per_second {bps} vs gbps {gbps}")
         # --samples=on: the last round's samples, whose median is that round's; the reported time is the
-        # mean of every round's median less the fastest and the slowest (three rounds by default, each a process of its own; five for pinned
-        # and registered copies of 1 MiB and more, whose time follows the host link's load).
+        # rounds' trimmed mean, as the context's gpu_bench.round_center names it (three rounds by default, each
+        # a process of its own; five for pinned and registered copies of 1 MiB and more, whose time follows
+        # the host link's load, and up to gpu_bench.link_max_rounds where their rounds disagree).
         times = sorted(b.get("sample_times_s", []))
         rounds = b.get("round_times_s", [])
         link_bound = bytes_ >= 1 << 20 and ("mem:pinned" in name or "mem:registered" in name)
-        want_rounds = 5 if link_bound else 3
+        fewest, most = (int(ctx["gpu_bench.link_rounds"]), int(ctx["gpu_bench.link_max_rounds"])) if link_bound \
+            else (3, 3)
         c.check(len(times) == b.get("samples"), f"{name}: {len(times)} sample times for {b.get('samples')} samples")
-        c.check(len(rounds) == want_rounds == b.get("rounds"),
-                f"{name}: {len(rounds)} round times, rounds {b.get('rounds')}, not {want_rounds}")
+        c.check(len(rounds) == b.get("rounds") and fewest <= len(rounds) <= most,
+                f"{name}: {len(rounds)} round times, rounds {b.get('rounds')}, not {fewest} to {most}")
         if times and rounds:
             median = statistics.median(times)
             c.check(abs(median - rounds[-1]) <= 1e-3 * median + 1e-9,
                     f"{name}: the last round's median {rounds[-1]} s is not its samples' {median} s")
-            center = statistics.fmean(sorted(rounds)[1:-1])  # less the fastest and the slowest round
+            center = round_center(rounds, ctx.get("gpu_bench.round_center", "trimmed25"))
             c.check(abs(center * 1e6 - b["real_time"]) <= 1e-3 * b["real_time"] + 1e-3,
                     f"{name}: real_time {b['real_time']} us is not the rounds' center {center * 1e6} us")
         # The smallest change a comparison calls: never below compare's minimum effect, never above what the
