@@ -63,8 +63,7 @@ TEST(OverlapModel, TheBidirRateIsTheSumOfBothDirectionsRates) {
   const stage_times t = ms(9.8, 9.76, 0, 2.14, 11.8, 10.4);  // no chained stage measured
   const double h = 2.0 / (1.0 / 11.8 + 1.0 / 10.4);
   const double first = (9.8 + 2.14) / 16, last = (2.14 + 9.76) / 16;
-  EXPECT_NEAR(overlap_bound_lines(t, 16).link, (first + last + (2 - first / 9.8 - last / 9.76) * h / 2) * 1e-3,
-              1e-12);
+  EXPECT_NEAR(overlap_bound_lines(t, 16).link, (first + last + (2 - first / 9.8 - last / 9.76) * h / 2) * 1e-3, 1e-12);
 }
 
 // Where both directions together are no faster than one alone (pageable copies, which the host stages one
