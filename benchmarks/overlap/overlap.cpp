@@ -622,8 +622,11 @@ const family_registration registration{[](family_descriptor& f) {
       "                             both - (in + out) / S)\n"
       "              (each resource's busy time plus the fill and drain it cannot overlap, for S chunks; the\n"
       "              link's middle: the rest of both directions' bytes at the fastest rate the link showed\n"
-      "              for them, H the harmonic mean). A case above efficiency 1.02 is marked in its label\n"
-      "              and warned about on stderr.\n"
+      "              for them, H the harmonic mean). For S > 1 the copy link is at least\n"
+      "                min(first + last + left * middle / (2 (S - 1) / S), both), first = (in + kernel) / S,\n"
+      "                last = (kernel + out) / S, left = 2 - first / in - last / out\n"
+      "              (one direction idles through the first and the last chunk's kernel). A case above\n"
+      "              efficiency 1.02 is marked in its label and warned about on stderr.\n"
       "    The default runs 43 cases around pinned 512 MiB with work 1; --full runs every\n"
       "    combination (2352). --sizes replaces 512 MiB with each size given (and 16 MiB to 1 GiB under --full).\n";
   f.headline = "gbps";

@@ -246,9 +246,9 @@ class BenchmarkFile:
 ROUND_CENTERS = ("trimmed25", "trimmed", "median", "mean")
 
 
-def rounds_trimmed(n: int, per: int = 5) -> int:
-    """How many rounds the trimmed center drops at each end: one in `per` (gpu_bench's rounds_trimmed: a fifth),
-    and one from three rounds on."""
+def rounds_trimmed(n: int, per: int) -> int:
+    """How many rounds a trimmed center drops at each end: one in `per` (TRIMMED_PER: 4 for gpu_bench's
+    trimmed25, as its rounds_trimmed, 5 for trimmed), and one from three rounds on."""
     return 0 if n < 3 else max(1, n // per)
 
 
