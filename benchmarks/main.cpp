@@ -493,14 +493,16 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
     for (const auto& r : gpu_bench::recorded_runs())
       samples.push_back({r.name, r.repetition, &r.times_s, &r.round_times_s, r.wall_s, r.sampling_wall_s,
                          r.calibration_wall_s, r.round_prior.rel_sd, r.round_prior.dof});
-    const std::string why = gpu_bench::annotate_results(
-        out.temp_path(),
-        {{"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
-         {"gpu_bench.timed_s",
-          gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() + run.earlier_rounds_timed_s))},
-         {"gpu_bench.calibration_timed_s",
-          gpu_bench::fact_text(std::optional<double>(gpu_bench::calibration_timed_seconds_total()))}},
-        samples);
+    std::vector<std::pair<std::string, std::string>> totals = {
+        {"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
+        {"gpu_bench.timed_s",
+         gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() + run.earlier_rounds_timed_s))},
+        {"gpu_bench.calibration_timed_s",
+         gpu_bench::fact_text(std::optional<double>(gpu_bench::calibration_timed_seconds_total()))}};
+    if (!gpu_bench::earlier_round_processes().empty())
+      totals.emplace_back("gpu_bench.round_processes",
+                          gpu_bench::round_processes_text(gpu_bench::earlier_round_processes()));
+    const std::string why = gpu_bench::annotate_results(out.temp_path(), totals, samples);
     if (!why.empty()) std::fprintf(stderr, "gpu_bench: warning: %s\n", why.c_str());
   }
   // Failed cases are in the file with their error messages: keep what was measured.

@@ -426,6 +426,12 @@ TEST(Rounds, ExtraRoundsStopWhereTheirCostWouldPassTheBudget) {
   EXPECT_TRUE(extra_rounds_within(plan, wall, 1.3, 2.0).empty());
 }
 
+TEST(Rounds, EachEarlierRoundsProcessIsWrittenWithItsWallCasesAndTimedSeconds) {
+  EXPECT_EQ(round_processes_text({}), "");
+  EXPECT_EQ(round_processes_text({{"round_1", 75.214, 70.1, 30.25}, {"link_1", 7.3, 6.0, 0}, {"extra_1", 5.126, 0, 0}}),
+            "round_1=75.21/70.10/30.25 link_1=7.30/6.00/0.00 extra_1=5.13/0.00/0.00");
+}
+
 TEST(Progress, RoundsAreNamedInTheLines) {
   progress p(10, 0.5, nullptr, 10.0, 3, false);
   EXPECT_NE(p.opening().find("each in 3 rounds of their own processes"), std::string::npos) << p.opening();
