@@ -41,11 +41,13 @@ struct gpu_lane {
 };
 
 // Pinned host memory (portable, so any GPU may copy it; allocated with its own GPU current) and device
-// memory in the direction's slots, as Transfer uses them, and priming buffers in the priming slots.
+// memory, and priming buffers in the priming slots. Both directions copy between the same pair of each
+// GPU's buffers (the h2d slots): each case fills its source and poisons its destination before it starts,
+// so a round pins and fills a GPU's 256 MiB once rather than once per direction.
 // one_to_all: every GPU reads GPU 0's host buffer; all_to_one: GPU g writes part g of one buffer of GPU 0's.
 std::vector<gpu_lane> make_lanes(direction dir, std::size_t n, int gpus, host_pattern pattern) {
   auto& cache = buffer_cache::instance();
-  const buffer_slot slot = dir == direction::h2d ? buffer_slot::h2d : buffer_slot::d2h;
+  const buffer_slot slot = buffer_slot::h2d;
   const buffer_slot prime_slot = dir == direction::h2d ? buffer_slot::h2d_prime : buffer_slot::d2h_prime;
   const std::size_t small = std::min<std::size_t>(n, 64 << 10);
   char* shared = nullptr;
