@@ -53,7 +53,8 @@ std::vector<gpu_lane> make_lanes(direction dir, std::size_t n, int gpus, host_pa
   char* shared = nullptr;
   char* shared_dev = nullptr;
   if (pattern == host_pattern::all_to_one) {
-    host_buffer& b = cache.host_on(0, mem_kind::pinned, n * static_cast<std::size_t>(gpus), buffer_slot::all_to_one);
+    // GPU 0's d2h slot, which Transfer's pinned copies out of GPU 0 use too: a round pins it once for both.
+    host_buffer& b = cache.host_on(0, mem_kind::pinned, n * static_cast<std::size_t>(gpus), buffer_slot::d2h);
     shared = static_cast<char*>(b.data());
     shared_dev = static_cast<char*>(b.device_ptr());
   }
