@@ -187,6 +187,9 @@ TEST(Registry, AProcessTouchesTheGpusOfItsSelectedCasesAlone) {
   EXPECT_EQ(gpus_of_selected_cases("^Copy/dir:d2h/bytes:64/"), (std::vector<int>{6, 7}));
   EXPECT_EQ(gpus_of_selected_cases("^Copy/dir:(h2d/bytes:64/device:5|d2h/bytes:64/)"), (std::vector<int>{5, 6, 7}));
   EXPECT_TRUE(gpus_of_selected_cases("^Nothing/").empty());
+  EXPECT_EQ(cases_on_one_gpu({"Copy/dir:d2h/bytes:64/manual_time", "Copy/dir:h2d/bytes:64/device:5/manual_time",
+                              "Copy/dir:bidir/bytes:64/manual_time"}),
+            (std::vector<std::string>{"Copy/dir:h2d/bytes:64/device:5/manual_time"}));
 }
 
 TEST(Registry, AOneGpuRunKeepsItsGpusBuffersThroughCasesBetweenOthers) {
