@@ -2,7 +2,7 @@
 # On a GPU machine: build, run the tests, then the measurements an issue asks for. JSON results and logs land
 # in OUTDIR; logs are packed into OUTDIR/logs_TAG.tgz (a device machine brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: build tests loaded planted offline log again seed planted_bound smoke default bare gate axes
+#   steps: build tests loaded planted offline log again broad seed planted_bound smoke default bare gate axes
 #          families overlap timeline multi sanitize
 #   (default: build tests)
 #   loaded   the GPU tests again beside tests/gpu/link_load, which loads the host link in bursts: a sound
@@ -28,6 +28,8 @@
 #            times run.err holds Google Benchmark's context (once) and its progress lines; its default run's
 #            JSON, gzip-compressed, is the first of an A/A pair
 #   again    a second default run, the A/A pair's other (default_again_TAG.json.gz)
+#   broad    BROAD_RUNS (default 6) runs of gpu-bench-aa's broad subset (gpu-bench-aa run --broad), packed
+#            as broad_TAG.tgz: the nights gpu-bench-history replay checks
 #   seed     Overlap's speedups beside the seed demo's (scripts/seed_compare.py), on this call's default run
 #   planted_bound  a build with the planted defects, whose gpu_overlap must fail under
 #            GPU_BENCH_PLANT=overlap_bound (the bound without its link line)
@@ -240,6 +242,13 @@ for step in $steps; do
            "$build/gpu_bench" --progress=on --benchmark_out="$out/default_again_$tag.json" --benchmark_out_format=json \
              >"$logs/default_again_$tag.out" 2>"$logs/default_again_$tag.err"
            echo "again rc=$?"; tail -n 2 "$logs/default_again_$tag.err"; gzip -f "$out/default_again_$tag.json" ;;
+    broad) # BROAD_RUNS (default 6) A/A runs of gpu-bench-aa's broad subset, for the history check's replay
+           # (docs/tools.md); packed into one archive, as a device machine brings back only a few files
+           (cd "$root/tools" && PYTHONPATH=. python3 -c "import sys; from gpu_bench_tools.cli.aa import main; sys.exit(main())" \
+              run --broad --runs "${BROAD_RUNS:-6}" --exe "$build/gpu_bench" --out "$out/broad_$tag" -- --progress=off) \
+             >"$logs/broad_$tag.log" 2>&1
+           echo "broad rc=$?"; tail -n "${BROAD_RUNS:-6}" "$logs/broad_$tag.log"
+           tar czf "$out/broad_$tag.tgz" -C "$out" "broad_$tag" && rm -rf "${out:?}/broad_$tag" ;;
     seed) # Overlap's speedups beside the seed demo's, on this call's default run (the log step's, else again's)
           for f in "$out/default_log_$tag.json.gz" "$out/default_again_$tag.json.gz"; do [ -f "$f" ] && break; done
           gunzip -c "$f" >"$logs/seed_input.json"
