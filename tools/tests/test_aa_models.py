@@ -55,3 +55,24 @@ def test_the_quarter_candidate_drops_and_winsorizes_two_of_eight_rounds():
     seven = times[:7]
     assert round_center(seven, "trimmed") == round_center(seven, "trimmed25")
     assert rounds.own_spread(seven, True, "trimmed")[0] == rounds.own_spread(seven, True, "trimmed25")[0]
+
+
+def test_the_fastest_rounds_centers_ignore_the_rounds_a_burst_slowed():
+    times = [1.0, 1.02, 0.98, 1.9, 1.8]
+    assert models.center_value(times, "fastest") == 0.98
+    assert models.center_value(times, "fastest-half") == pytest.approx((0.98 + 1.0 + 1.02) / 3)
+    assert models.center_value(times[:4], "fastest-half") == pytest.approx((0.98 + 1.0) / 2)
+    assert models.center_value(times, "median") == 1.02
+
+
+def test_centers_say_how_far_each_moves_between_consecutive_runs(capsys):
+    code, out, err = run_cli(main, ["models", "--centers", str(aa_set(SET))], capsys)
+    assert code == 0, err
+    for name, _ in models.CENTERS:
+        assert f"  {name} " in out
+    files = load_files(sorted(str(p) for p in aa_set(SET).glob("*.json.gz")))
+    agreement = {a.center: a for a in models.center_agreement(files)}
+    assert len(agreement["fastest"].moves_pct) == 48  # the pinned and registered copies of 1 MiB and more
+    moves = agreement["trimmed25"].moves_pct
+    assert agreement["trimmed25"].quantile(1.0) == max(moves)
+    assert agreement["trimmed25"].quantile(0.5) == sorted(moves)[len(moves) // 2]

@@ -1,10 +1,10 @@
-"""Candidate models of a case's interval, judged on A/A runs: `gpu-bench-aa models RUN... [--set RUN...]`.
+"""Candidate models of a case's interval, judged on A/A runs: `gpu-bench-aa models DIR... [--centers]`.
 
 Each model says, from one run's rounds alone, what a case's figure is, the interval the next run's figure falls
 in, and how two runs are compared. Re-reading committed A/A runs (their round_times_s) with each one shows what
 it would have promised and called: coverage of the next run, false calls between identical runs, and how many
 pinned and registered copies of 1 MiB and more it calls slower when one run of a pair is made slower. The model
-gpu_bench ships is `groups-median`; the others are the ones tried beside it (docs/methodology.md).
+gpu_bench ships is `groups-quarter-winsorized`; the others are the ones tried beside it (docs/methodology.md).
 """
 
 from __future__ import annotations
@@ -251,6 +251,69 @@ def render(sets: list[tuple[str, list[ModelResult]]], slowdowns: Sequence[float]
             noise = statistics.median(r.detection_noise) if r.detection_noise else math.nan
             detect = statistics.median(r.detection_detectable) if r.detection_detectable else math.nan
             lines.append(f"  {r.model.name:24s} {pct(cov):>9s} {pct(fc):>6s} {det}  {noise:.2f}%/{detect:.2f}%")
+    return "\n".join(lines) + "\n"
+
+
+# Centers of a case's rounds, set against the one gpu_bench uses: how far each moves between two runs of one
+# machine says how sharp a figure it could carry, before any interval is built on it.
+CENTERS = (
+    ("trimmed25", "the mean of the rounds less a quarter at each end (gpu_bench now)"),
+    ("median", "the median of the rounds"),
+    ("fastest-half", "the mean of the fastest half of the rounds (the middle one counted where they are odd)"),
+    ("fastest", "the fastest round"),
+)
+
+
+def center_value(times: Sequence[float], center: str) -> float:
+    """A center of round times: the CENTERS' own, else the rounds module's (trimmed25, median, ...)."""
+    ordered = sorted(times)
+    if center == "fastest":
+        return ordered[0]
+    if center == "fastest-half":
+        return statistics.fmean(ordered[:(len(ordered) + 1) // 2])
+    return model.center_of(list(times), center)
+
+
+@dataclass
+class CenterAgreement:
+    center: str
+    moves_pct: list[float]  # |log(later / earlier)| in percent, one per detection copy and consecutive pair
+
+    def quantile(self, q: float) -> float:
+        if not self.moves_pct:
+            return math.nan
+        ordered = sorted(self.moves_pct)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def center_agreement(files: list[BenchmarkFile], centers: Sequence[str] = tuple(c for c, _ in CENTERS)
+                     ) -> list[CenterAgreement]:
+    """How far each center of the pinned and registered copies of 1 MiB and more moves between consecutive
+    runs of one set."""
+    rounds = [_rounds_of(f) for f in files]
+    out = []
+    for c in centers:
+        moves = []
+        for a, b in zip(rounds, rounds[1:]):
+            for key, ta in a.items():
+                tb = b.get(key)
+                if tb is not None and _is_detection(key):
+                    moves.append(100.0 * abs(math.log(center_value(tb, c) / center_value(ta, c))))
+        out.append(CenterAgreement(c, moves))
+    return out
+
+
+def render_centers(sets: list[tuple[str, list[CenterAgreement]]]) -> str:
+    lines = ["How far a center of a copy's rounds moves between consecutive runs of one set (pinned and "
+             "registered copies of 1 MiB and more; |log ratio|, percent)"]
+    for name, what in CENTERS:
+        lines.append(f"  {name}: {what}")
+    for label, results in sets:
+        lines.append(f"{label}:")
+        lines.append(f"  {'center':14s} {'copies':>7s} {'median':>7s} {'90th':>7s} {'largest':>8s}")
+        for r in results:
+            lines.append(f"  {r.center:14s} {len(r.moves_pct):7d} {r.quantile(0.5):6.2f}% {r.quantile(0.9):6.2f}% "
+                         f"{r.quantile(1.0):7.2f}%")
     return "\n".join(lines) + "\n"
 
 

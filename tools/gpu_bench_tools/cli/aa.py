@@ -72,10 +72,13 @@ def build_parser() -> ArgumentParser:
     mo.add_argument("--without-extra-rounds", action="store_true",
                     help="judge each case on its rounds as if it had taken no extra rounds: the first "
                     "gpu_bench.link_rounds - 1 and the last (what --link_max_rounds bought, set against the same runs)")
+    mo.add_argument("--centers", action="store_true",
+                    help="instead of the models, how far each center of a copy's rounds (a quarter trimmed, the "
+                    "median, the fastest half, the fastest) moves between consecutive runs")
     return p
 
 
-def _models(dirs: Sequence[str], without_extra_rounds: bool = False) -> int:
+def _models(dirs: Sequence[str], without_extra_rounds: bool = False, centers: bool = False) -> int:
     import glob
 
     from ..aa import models
@@ -97,6 +100,9 @@ def _models(dirs: Sequence[str], without_extra_rounds: bool = False) -> int:
         sets.append((f"{d} ({len(same)} runs{', extra rounds dropped' if without_extra_rounds else ''})", same))
     if not sets:
         raise InputError("no folder holds two runs of one GPU")
+    if centers:
+        sys.stdout.write(models.render_centers([(label, models.center_agreement(files)) for label, files in sets]))
+        return EXIT_OK
     results = models.judge_sets(sets, progress=lambda label: print(f"gpu-bench-aa: {label}", file=sys.stderr))
     sys.stdout.write(models.render(results))
     return EXIT_OK
@@ -113,7 +119,7 @@ def _main(argv: Sequence[str] | None) -> int:
         results = run_all(args.exe, extra, args.runs, args.out)
         return EXIT_OK if all(r.returncode == 0 for r in results) else EXIT_REGRESSION
     if args.command == "models":
-        return _models(args.sets, args.without_extra_rounds)
+        return _models(args.sets, args.without_extra_rounds, args.centers)
     from ..aa import aa
 
     if args.command == "floors":
