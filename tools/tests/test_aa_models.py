@@ -61,7 +61,7 @@ def test_the_fastest_rounds_centers_ignore_the_rounds_a_burst_slowed():
     times = [1.0, 1.02, 0.98, 1.9, 1.8]
     assert models.center_value(times, "fastest") == 0.98
     assert models.center_value(times, "fastest-half") == pytest.approx((0.98 + 1.0 + 1.02) / 3)
-    assert models.center_value(times[:4], "fastest-half") == pytest.approx((0.98 + 1.0) / 2)
+    assert models.center_value(times[:4], "fastest-half") == pytest.approx((1.0 + 1.02) / 2)  # the quarter's
     assert models.center_value(times, "median") == 1.02
 
 
@@ -76,3 +76,30 @@ def test_centers_say_how_far_each_moves_between_consecutive_runs(capsys):
     moves = agreement["trimmed25"].moves_pct
     assert agreement["trimmed25"].quantile(1.0) == max(moves)
     assert agreement["trimmed25"].quantile(0.5) == sorted(moves)[len(moves) // 2]
+
+
+def test_the_fastest_half_tables_match_a_simulation():
+    """Its variance factor and degrees of freedom, against 2e5 draws of eight and of thirteen rounds."""
+    import numpy as np
+
+    from gpu_bench_tools.stats import rounds
+
+    rng = np.random.default_rng(8)
+    for n in (8, 13):
+        h = (n + 1) // 2
+        x = np.sort(rng.standard_normal((200_000, n)), axis=1)
+        factor = float(x[:, :h].mean(axis=1).var())
+        assert rounds.variance_factor(n, "fastest-half") == pytest.approx(factor, rel=0.02)
+        w = np.concatenate([x[:, :h], np.repeat(x[:, h - 1:h], n - h, axis=1)], axis=1)
+        est = (n - 1) * w.var(axis=1, ddof=1) / (h * (h - 1)) / factor
+        assert float(est.mean()) == pytest.approx(1.0, abs=0.02)
+        assert rounds.winsorized_dof(n, "fastest-half") == pytest.approx(2 * est.mean() ** 2 / est.var(), rel=0.05)
+
+
+def test_the_fastest_half_spread_ignores_the_slower_half():
+    from gpu_bench_tools.stats import rounds
+
+    steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01]
+    burst = steady[:4] + [1.9, 1.8, 2.5, 1.01]  # three rounds of eight a burst slowed
+    assert rounds.own_spread(burst, True, "fastest-half")[0] < 2 * rounds.own_spread(steady, True, "fastest-half")[0]
+    assert rounds.own_spread(burst, True, "trimmed25")[0] > 100 * rounds.own_spread(steady, True, "trimmed25")[0]

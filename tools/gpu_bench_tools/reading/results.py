@@ -263,6 +263,13 @@ def round_center(times: list[float], how: str = "trimmed25") -> float:
     four), "median", or "mean" (files before that key)."""
     if how == "median":
         return statistics.median(times)
+    if how == "fastest-half":
+        # A candidate `gpu-bench-aa models` judges, never a file's: the mean of the fastest half of five
+        # rounds or more (the middle one counted where they are odd), which rounds a busy link slowed cannot
+        # move however many they are; a quarter trimmed below five.
+        if len(times) >= 5:
+            return statistics.fmean(sorted(times)[:(len(times) + 1) // 2])
+        how = "trimmed25"
     g = rounds_trimmed(len(times), TRIMMED_PER.get(how, 5))
     if how == "mean" or g == 0:
         return statistics.fmean(times)
