@@ -282,10 +282,10 @@ class CenterAgreement:
     moves_pct: list[float]  # |log(later / earlier)| in percent, one per detection copy and consecutive pair
 
     def quantile(self, q: float) -> float:
-        if not self.moves_pct:
-            return math.nan
-        ordered = sorted(self.moves_pct)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+        """The move at quantile q, one of the moves (the higher where q falls between two)."""
+        import numpy
+
+        return float(numpy.quantile(self.moves_pct, q, method="higher")) if self.moves_pct else math.nan
 
 
 def center_agreement(files: list[BenchmarkFile], centers: Sequence[str] = tuple(c for c, _ in CENTERS)
