@@ -66,9 +66,9 @@ void print_help() {
       "                        pairs where there are several GPUs (a short node check; no --benchmark_filter)\n"
       "  --rounds=N            measure every case in N rounds, rounds 1 to N-1 in processes of their own run\n"
       "                        one after the other (cases in a shuffled order), the last in this one (default\n"
-      "                        %d, 1 to 20). A case's time is the trimmed mean of its rounds' medians (a\n"
-      "                        quarter dropped at each end, at least one: the middle one of three); noise_pct\n"
-      "                        is the half-width of a\n"
+      "                        %d, 1 to 20). A case's time is the median of its rounds' medians, or from five\n"
+      "                        rounds the mean of their fastest half (rounds other traffic slowed cannot move\n"
+      "                        it); noise_pct is the half-width of a\n"
       "                        95%% prediction interval for the next run's figure, from the rounds' spread\n"
       "                        moderated by that of the cases of its family, memory kind, direction and size\n"
       "                        band (never narrower than one round's own interval or the timer's tick);\n"
@@ -415,9 +415,10 @@ step_result describe_machine(const run_state& run) {
                        std::to_string(std::max(opts.link_max_rounds, gpu_bench::rounds_of_case(true))));
   context.emplace_back("gpu_bench.target_detectable_pct",
                        gpu_bench::fact_text(std::optional<double>(opts.target_detectable_pct)));
-  // How a case's figure combines its rounds (docs/json.md): a quarter trimmed at each end. Files before this
-  // key held their mean, then ones with "trimmed" a fifth.
-  context.emplace_back("gpu_bench.round_center", "trimmed25");
+  // How a case's figure combines its rounds (docs/json.md): from five rounds the mean of the fastest half.
+  // Files before this key held their mean, then ones with "trimmed" a fifth trimmed at each end, then
+  // "trimmed25" a quarter.
+  context.emplace_back("gpu_bench.round_center", "fastest_half");
   {
     const double tick = gpu_bench::event_tick_s();
     context.emplace_back("gpu.event_tick_ns", tick > 0 ? gpu_bench::fact_text(std::optional<double>(tick * 1e9))

@@ -116,33 +116,38 @@ TEST(Rounds, ThePredictionIntervalWidensWithTheRoundsSpread) {
   EXPECT_DOUBLE_EQ(combine_rounds({5.0, 5.0, 5.0}, 0.0025).detectable_half_width, kMinEffectPct / 100);
 }
 
-TEST(Rounds, OneRoundFarOffNeitherMovesTheFigureNorWidensItsInterval) {
-  // A round a millisecond slow among four that agree: the figure stays theirs (the mean of the middle three),
-  // and the interval is that of the four, as the slow round is winsorized to its neighbour.
+TEST(Rounds, SlowRoundsNeitherMoveTheFigureNorWidenItsInterval) {
+  // A round a millisecond slow among four that agree: the figure stays theirs (the mean of the fastest
+  // three), and the interval is that of the four, as the slow round is winsorized to the slowest kept.
   const std::vector<double> r = {333e-6, 336e-6, 1333e-6, 334e-6, 333e-6};
   const round_figure f = combine_rounds(r, 0.0);
-  EXPECT_NEAR(f.center, (333e-6 + 334e-6 + 336e-6) / 3, 1e-12);
+  EXPECT_NEAR(f.center, (333e-6 + 333e-6 + 334e-6) / 3, 1e-12);
   EXPECT_LT(f.half_width, 0.05);
   EXPECT_GT(f.half_width, 0.0);
   // Under five rounds there is nothing to winsorize: the spread is the rounds' own.
   EXPECT_GT(combine_rounds({333e-6, 1333e-6, 334e-6, 333e-6}, 0.0).half_width, 0.5);
   EXPECT_DOUBLE_EQ(center_of_rounds({2.0, 1.0}), 1.5);
   EXPECT_DOUBLE_EQ(center_of_rounds({3.0, 1.0, 2.0, 10.0}), 2.5);
-  // From eight rounds a quarter is trimmed at each end: two slow ones among eight move nothing.
-  EXPECT_DOUBLE_EQ(center_of_rounds({1, 1, 1, 1, 1, 1, 9, 9}), 1.0);
-  EXPECT_EQ(rounds_trimmed(2), 0);
-  EXPECT_EQ(rounds_trimmed(3), 1);
-  EXPECT_EQ(rounds_trimmed(7), 1);
-  EXPECT_EQ(rounds_trimmed(8), 2);
-  EXPECT_EQ(rounds_trimmed(12), 3);
-  EXPECT_EQ(rounds_trimmed(15), 3);
+  EXPECT_DOUBLE_EQ(center_of_rounds({3.0, 1.0, 2.0}), 2.0);
+  // From five rounds the fastest half is kept: four slow ones among eight move nothing.
+  EXPECT_DOUBLE_EQ(center_of_rounds({1, 9, 1, 1, 9, 1, 9, 9}), 1.0);
+  EXPECT_DOUBLE_EQ(center_of_rounds({5, 1, 4, 2, 3}), 2.0);
+  EXPECT_EQ(rounds_kept(2), 0);
+  EXPECT_EQ(rounds_kept(4), 0);
+  EXPECT_EQ(rounds_kept(5), 3);
+  EXPECT_EQ(rounds_kept(8), 4);
+  EXPECT_EQ(rounds_kept(15), 8);
+  // Four of eight rounds a burst slowed leave the spread that of the four it spared.
+  const double spared = rounds_own_spread({1.0, 1.01, 0.99, 1.0, 1.0, 1.01, 0.99, 1.0}).variance;
+  EXPECT_GT(spared, 0.0);
+  EXPECT_DOUBLE_EQ(rounds_own_spread({1.0, 1.9, 0.99, 2.5, 1.0, 0.99, 1.7, 1.8}).variance, spared);
 }
 
 TEST(Rounds, WinsorizedSpreadIsYuensOnItsOwnDegreesOfFreedom) {
-  // Five rounds: the lowest and highest set to their neighbours, then (R - 1) s_w^2 / (h (h - 1)), h = 3,
-  // over the center's variance factor.
+  // Five rounds: the slower two set to the slowest of the fastest three, then (R - 1) s_w^2 / (h (h - 1)),
+  // h = 3, over the center's variance factor.
   const std::vector<double> r = {1.00, 1.02, 1.01, 1.50, 0.90};
-  std::vector<double> w = {std::log(1.00), std::log(1.00), std::log(1.01), std::log(1.02), std::log(1.02)};
+  std::vector<double> w = {std::log(0.90), std::log(1.00), std::log(1.01), std::log(1.01), std::log(1.01)};
   double m = 0, ss = 0;
   for (double x : w) m += x / 5;
   for (double x : w) ss += (x - m) * (x - m);
@@ -187,9 +192,9 @@ TEST(Rounds, SpecialFunctionsMatchTheirValues) {
   EXPECT_NEAR(trigamma(7.3), 0.1467957681, 1e-9);
   for (double x : {0.05, 0.7, 3.7, 40.0, 5000.0}) EXPECT_NEAR(trigamma_inverse(trigamma(x)), x, 1e-6 * x);
   EXPECT_NEAR(center_variance_factor(3), 0.448671, 1e-6);
-  EXPECT_NEAR(center_variance_factor(5), 0.2273, 1e-6);
-  EXPECT_NEAR(center_variance_factor(15), 0.0757, 1e-6);
-  EXPECT_NEAR(center_variance_factor(40), 1.19 / 40, 1e-8);
+  EXPECT_NEAR(center_variance_factor(5), 0.2453, 1e-6);
+  EXPECT_NEAR(center_variance_factor(15), 0.0872, 1e-6);
+  EXPECT_NEAR(center_variance_factor(40), 1.36 / 40, 1e-8);
   EXPECT_THROW(digamma(0.0), std::invalid_argument);
 }
 

@@ -60,8 +60,8 @@ def test_the_quarter_candidate_drops_and_winsorizes_two_of_eight_rounds():
 def test_the_fastest_rounds_centers_ignore_the_rounds_a_burst_slowed():
     times = [1.0, 1.02, 0.98, 1.9, 1.8]
     assert models.center_value(times, "fastest") == 0.98
-    assert models.center_value(times, "fastest-half") == pytest.approx((0.98 + 1.0 + 1.02) / 3)
-    assert models.center_value(times[:4], "fastest-half") == pytest.approx((1.0 + 1.02) / 2)  # the quarter's
+    assert models.center_value(times, "fastest_half") == pytest.approx((0.98 + 1.0 + 1.02) / 3)
+    assert models.center_value(times[:4], "fastest_half") == pytest.approx((1.0 + 1.02) / 2)  # the median
     assert models.center_value(times, "median") == 1.02
 
 
@@ -89,11 +89,11 @@ def test_the_fastest_half_tables_match_a_simulation():
         h = (n + 1) // 2
         x = np.sort(rng.standard_normal((200_000, n)), axis=1)
         factor = float(x[:, :h].mean(axis=1).var())
-        assert rounds.variance_factor(n, "fastest-half") == pytest.approx(factor, rel=0.02)
+        assert rounds.variance_factor(n, "fastest_half") == pytest.approx(factor, rel=0.02)
         w = np.concatenate([x[:, :h], np.repeat(x[:, h - 1:h], n - h, axis=1)], axis=1)
         est = (n - 1) * w.var(axis=1, ddof=1) / (h * (h - 1)) / factor
         assert float(est.mean()) == pytest.approx(1.0, abs=0.02)
-        assert rounds.winsorized_dof(n, "fastest-half") == pytest.approx(2 * est.mean() ** 2 / est.var(), rel=0.05)
+        assert rounds.winsorized_dof(n, "fastest_half") == pytest.approx(2 * est.mean() ** 2 / est.var(), rel=0.05)
 
 
 def test_the_fastest_half_spread_ignores_the_slower_half():
@@ -101,5 +101,5 @@ def test_the_fastest_half_spread_ignores_the_slower_half():
 
     steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01]
     burst = steady[:4] + [1.9, 1.8, 2.5, 1.01]  # three rounds of eight a burst slowed
-    assert rounds.own_spread(burst, True, "fastest-half")[0] < 2 * rounds.own_spread(steady, True, "fastest-half")[0]
+    assert rounds.own_spread(burst, True, "fastest_half")[0] < 2 * rounds.own_spread(steady, True, "fastest_half")[0]
     assert rounds.own_spread(burst, True, "trimmed25")[0] > 100 * rounds.own_spread(steady, True, "trimmed25")[0]

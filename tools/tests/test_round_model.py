@@ -47,10 +47,13 @@ def test_a_steady_case_among_noisy_ones_gets_its_own_groups_narrow_interval():
     assert model.combine(rounds, 0.0, pooled["F/dir:d2h/mem:pinned/bytes:1048576"]).half_width > 0.01
 
 
-def test_the_center_is_the_rounds_mean_less_the_fastest_and_the_slowest():
-    assert model.center_of([333e-6, 336e-6, 1333e-6, 333e-6, 333e-6]) == pytest.approx(334e-6)
+def test_the_center_is_the_fastest_half_of_five_rounds_or_more_and_the_median_below():
+    assert model.center_of([333e-6, 336e-6, 1333e-6, 333e-6, 333e-6]) == pytest.approx(333e-6)
+    assert model.center_of([334e-6, 336e-6, 1333e-6, 1400e-6, 333e-6]) == pytest.approx((333e-6 + 334e-6 + 336e-6) / 3)
+    assert model.center_of([1.0, 9.0, 1.0, 9.0, 1.0, 9.0, 1.0, 9.0]) == 1.0
     assert model.center_of([1.0, 3.0, 2.0]) == 2.0
     assert model.center_of([1.0, 2.0]) == 1.5
+    assert model.center_of([1.0, 2.0], "trimmed25") == 1.5  # older files keep their own center
 
 
 def _steady_run(rng, step=1.0, n_cases=12, rounds=5, sd=0.002):

@@ -4,7 +4,7 @@ Each model says, from one run's rounds alone, what a case's figure is, the inter
 in, and how two runs are compared. Re-reading committed A/A runs (their round_times_s) with each one shows what
 it would have promised and called: coverage of the next run, false calls between identical runs, and how many
 pinned and registered copies of 1 MiB and more it calls slower when one run of a pair is made slower. The model
-gpu_bench ships is `groups-quarter-winsorized`; the others are the ones tried beside it (docs/methodology.md).
+gpu_bench ships is `groups-fastest-half`; the others are the ones tried beside it (docs/methodology.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ SLOWDOWNS = (2.0, 3.0, 5.0, 10.0)
 class Model:
     name: str
     what: str
-    center: str  # 'trimmed' (a fifth off each end), 'trimmed25' (a quarter), 'fastest-half', 'median' or 'mean'
+    center: str  # 'trimmed' (a fifth off each end), 'trimmed25' (a quarter), 'fastest_half', 'median' or 'mean'
     grouping: str  # 'spread' (family, spread axes, size band), 'family' (family and size band), 'none', 'pooled'
     detectable_rule: bool = True  # a change must be at least each side's detectable_pct
     min_effect_pct: float = model.MIN_EFFECT_PCT
@@ -55,12 +55,12 @@ MODELS = (
           "(gpu_bench until its center became trimmed25)", "trimmed", "spread", winsorize=True),
     Model("groups-quarter-winsorized", "as groups-trimmed-winsorized, but a quarter of the rounds trimmed and "
           "winsorized at each end (two of eight), so two rounds a burst slowed neither move the figure nor widen it "
-          "(gpu_bench now)",
+          "(gpu_bench until its center became fastest_half)",
           "trimmed25", "spread", winsorize=True),
     Model("groups-fastest-half", "from five rounds, the mean of the fastest half of them, which rounds a busy link "
           "slowed cannot move however many they are; its spread from the rounds with the slower half set to the "
-          "slowest one kept, on the degrees of freedom of a chi-square with its moments; as the quarter below five "
-          "(a candidate)", "fastest-half", "spread", winsorize=True),
+          "slowest one kept, on the degrees of freedom of a chi-square with its moments; the median below five "
+          "(gpu_bench now)", "fastest_half", "spread", winsorize=True),
 )
 
 
@@ -261,10 +261,10 @@ def render(sets: list[tuple[str, list[ModelResult]]], slowdowns: Sequence[float]
 # Centers of a case's rounds, set against the one gpu_bench uses: how far each moves between two runs of one
 # machine says how sharp a figure it could carry, before any interval is built on it.
 CENTERS = (
-    ("trimmed25", "the mean of the rounds less a quarter at each end (gpu_bench now)"),
+    ("trimmed25", "the mean of the rounds less a quarter at each end (gpu_bench's before fastest_half)"),
     ("median", "the median of the rounds"),
-    ("fastest-half", "the mean of the fastest half of five rounds or more (the middle one counted where they are "
-     "odd); a quarter trimmed below five"),
+    ("fastest_half", "the mean of the fastest half of five rounds or more (the middle one counted where they are "
+     "odd); their median below five (gpu_bench now)"),
     ("fastest", "the fastest round"),
 )
 

@@ -243,33 +243,33 @@ class BenchmarkFile:
         return self.families.get(family)
 
 
-ROUND_CENTERS = ("trimmed25", "trimmed", "median", "mean")
+ROUND_CENTERS = ("fastest_half", "trimmed25", "trimmed", "median", "mean")
 
 
 def rounds_trimmed(n: int, per: int) -> int:
-    """How many rounds a trimmed center drops at each end: one in `per` (TRIMMED_PER: 4 for gpu_bench's
-    trimmed25, as its rounds_trimmed, 5 for trimmed), and one from three rounds on."""
+    """How many rounds a trimmed center drops at each end: one in `per` (TRIMMED_PER: 4 for trimmed25, 5 for
+    trimmed), and one from three rounds on."""
     return 0 if n < 3 else max(1, n // per)
 
 
-# Each trimmed center's share dropped at each end, one round in so many: gpu_bench's "trimmed25" (a quarter),
-# and "trimmed" (a fifth: its files before that, and a model `gpu-bench-aa models` judges beside it).
+# Each trimmed center's share dropped at each end, one round in so many: "trimmed25" (a quarter) and "trimmed"
+# (a fifth), gpu_bench's before fastest_half (its older files, and models `gpu-bench-aa models` judges beside it).
 TRIMMED_PER = {"trimmed": 5, "trimmed25": 4}
 
 
-def round_center(times: list[float], how: str = "trimmed25") -> float:
-    """A case's figure from its rounds' times, as gpu_bench.round_center names it: "trimmed25" or "trimmed",
+def round_center(times: list[float], how: str = "fastest_half") -> float:
+    """A case's figure from its rounds' times, as gpu_bench.round_center names it: "fastest_half" (below),
+    "trimmed25" or "trimmed",
     their mean less the rounds_trimmed(n) lowest and highest (a quarter or a fifth; the median of three or
     four), "median", or "mean" (files before that key)."""
     if how == "median":
         return statistics.median(times)
-    if how == "fastest-half":
-        # A candidate `gpu-bench-aa models` judges, never a file's: the mean of the fastest half of five
-        # rounds or more (the middle one counted where they are odd), which rounds a busy link slowed cannot
-        # move however many they are; a quarter trimmed below five.
+    if how == "fastest_half":
+        # gpu_bench's: the mean of the fastest half of five rounds or more (the middle one counted where they
+        # are odd), which rounds a busy link slowed cannot move however many they are; their median below five.
         if len(times) >= 5:
             return statistics.fmean(sorted(times)[:(len(times) + 1) // 2])
-        how = "trimmed25"
+        return statistics.median(times)
     g = rounds_trimmed(len(times), TRIMMED_PER.get(how, 5))
     if how == "mean" or g == 0:
         return statistics.fmean(times)

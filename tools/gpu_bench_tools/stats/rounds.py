@@ -41,10 +41,11 @@ UNBOUNDED_DOF = 1e6
 SMALL_BYTES = 64 << 10
 LARGE_BYTES = 1 << 20
 
-# How a case's rounds make its figure: "trimmed25", the mean of the rounds less a quarter at each end, at least one
-# (the median of three or four, the mean of the middle three of five, the middle four of eight), which rounds
-# far off cannot move; the candidates judged beside it (aa/models.py): "trimmed" (a fifth), "median", "mean".
-CENTER = "trimmed25"
+# How a case's rounds make its figure: "fastest_half", from five rounds the mean of the fastest half of them (three
+# of five, four of eight), which rounds a busy link slowed cannot move however many they are, and their median
+# below five; the candidates judged beside it (aa/models.py): "trimmed25" (a quarter at each end, gpu_bench's
+# before), "trimmed" (a fifth), "median", "mean".
+CENTER = "fastest_half"
 
 # The variance of the median of n standard normal values, by numerical integration over the order statistics'
 # densities (n = 1 to 16); pi / 2n past that.
@@ -58,8 +59,8 @@ _TRIMMED_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.2271, 0.1840, 0.1549, 0.133
 _TRIMMED25_VARIANCE = (1.0, 0.5, 0.448671, 0.298200, 0.2273, 0.1839, 0.1549, 0.1476, 0.1282, 0.1132,
                        0.1017, 0.0986, 0.0895, 0.0820, 0.0757, 0.0740, 0.0689, 0.0642, 0.0603, 0.0593)
 
-# The candidate "fastest-half" (round_center): the variance of the mean of the fastest ceil(n / 2) of n standard
-# normal values, n = 5 to 20, from 4e6 draws each; 1.36 / n past that (a quarter trimmed below five).
+# "fastest_half" (gpu_bench's center): the variance of the mean of the fastest ceil(n / 2) of n standard normal
+# values, n = 5 to 20, from 4e6 draws each; 1.36 / n past that (the median's below five).
 _FASTEST_HALF_VARIANCE = (0.2453, 0.2242, 0.1797, 0.1683, 0.1418, 0.1347, 0.1173, 0.1126, 0.1001, 0.0966,
                           0.0872, 0.0845, 0.0773, 0.0753, 0.0694, 0.0677)
 
@@ -78,15 +79,15 @@ def variance_factor(n: int, center: str = CENTER) -> float:
         return median_variance_factor(n)
     if center == "mean":
         return 1.0 / n
-    if center == "fastest-half" and n >= 5:
+    if center == "fastest_half" and n >= 5:
         return _FASTEST_HALF_VARIANCE[n - 5] if n <= 20 else 1.36 / n
-    if center in ("trimmed25", "fastest-half"):
+    if center in ("trimmed25", "fastest_half"):
         return _TRIMMED25_VARIANCE[n - 1] if n <= len(_TRIMMED25_VARIANCE) else 1.19 / n
     return _TRIMMED_VARIANCE[n - 1] if n <= len(_TRIMMED_VARIANCE) else 1.14 / n
 
 
 def center_of(times: Sequence[float], center: str = CENTER) -> float:
-    """`center` of the rounds' times: "trimmed25", "trimmed", "median" or "mean"."""
+    """`center` of the rounds' times: "fastest_half", "trimmed25", "trimmed", "median" or "mean"."""
     return round_center(list(times), center)
 
 
@@ -135,7 +136,7 @@ NO_PRIOR = Prior(0.0, 0.0)
 _WINSORIZED_DOF = (1.60, 2.50, 3.43, 4.37, 5.31, 4.00, 4.90, 5.80, 6.73, 7.67, 6.37, 7.26, 8.18, 9.11, 10.01, 8.75)
 # The same for a quarter winsorized at each end ("trimmed25", gpu_bench's winsorized_dof), from 4e6 draws each.
 _WINSORIZED25_DOF = (1.60, 2.50, 3.43, 2.24, 3.11, 3.99, 4.89, 3.73, 4.60, 5.47, 6.37, 5.22, 6.09, 6.96, 7.84, 6.71)
-# The same for the candidate "fastest-half": its slower half winsorized to the slowest round it keeps, from 4e6
+# The same for "fastest_half" (gpu_bench's winsorized_dof): its slower half winsorized to the slowest round it keeps, from 4e6
 # draws each (the estimate's mean came to 1.004-1.007 of the variance it estimates).
 _FASTEST_HALF_DOF = (1.68, 1.61, 2.48, 2.41, 3.28, 3.21, 4.09, 4.01, 4.89, 4.81, 5.70, 5.62, 6.48, 6.40, 7.28, 7.21)
 
@@ -143,7 +144,7 @@ _FASTEST_HALF_DOF = (1.68, 1.61, 2.48, 2.41, 3.28, 3.21, 4.09, 4.01, 4.89, 4.81,
 def winsorized_dof(n: int, center: str = CENTER) -> float:
     if n < 5:
         raise ValueError("rounds are winsorized from five on")
-    if center == "fastest-half":
+    if center == "fastest_half":
         return _FASTEST_HALF_DOF[n - 5] if n <= 20 else 0.81 * ((n + 1) // 2) - 0.8
     table = _WINSORIZED25_DOF if center == "trimmed25" else _WINSORIZED_DOF
     return table[n - 5] if n <= 20 else 0.73 * (n - 2 * rounds_trimmed(n, TRIMMED_PER.get(center, 5)))
@@ -157,8 +158,8 @@ def own_spread(times: Sequence[float], winsorize: bool = True, center: str = CEN
     on winsorized_dof(R) degrees of freedom."""
     logs = sorted(math.log(t) for t in times)
     n = len(logs)
-    if center == "fastest-half" and winsorize and n >= 5:
-        # The candidate's own: the slower half set to the slowest round the center keeps (h of them).
+    if center == "fastest_half" and winsorize and n >= 5:
+        # The slower half set to the slowest round the center keeps (h of them).
         h = (n + 1) // 2
         w = logs[:h] + [logs[h - 1]] * (n - h)
         return (n - 1) * statistics.variance(w) / (h * (h - 1)) / variance_factor(n, center), winsorized_dof(n, center)
