@@ -18,7 +18,7 @@ from gpu_bench_tools.stats.floors import SPREAD_TO_HALF_WIDTH, load_floors
 from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file
 
 REPO = Path(__file__).resolve().parents[2]
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365}
 UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
@@ -345,3 +345,18 @@ def test_a_change_the_rounds_test_finds_is_called_even_within_noise_pct(tmp_path
         v = r.versus[1]
         assert v.noise_pct > 6.0, v
         assert v.method == "moderated-rounds" and v.verdict == "slower", v
+
+
+def test_a_rate_whose_rounds_a_burst_slowed_is_judged_on_its_fastest_rounds(tmp_path):
+    # Eight rounds, one of them at half speed (a burst on the host link) and the rest within 0.2%: the figure
+    # is the fastest half's, and a run 10% slower in every round is slower, whatever the headline's unit (a
+    # rate's fastest rounds are its highest values).
+    base = base_doc()
+    rounds = [1.0, 1.002, 0.999, 2.0, 1.001, 0.998, 1.002, 1.0]
+    a = scaled(base, 1.0, rounds=rounds)
+    b = scaled(base, 1.10, rounds=rounds)
+    res = compare([benchmark_file_from_doc("a", a), benchmark_file_from_doc("b", b)])
+    assert res.rows
+    for r in res.rows:
+        v = r.versus[1]
+        assert r.higher_is_better and v.method == "moderated-rounds" and v.verdict == "slower", (r.key, v)

@@ -58,7 +58,9 @@ class Cell:
     noise_from: str = ""  # 'gpu_bench' (written noise_pct) or 'repetitions'
     samples: bool = False  # values are gpu_bench's per-sample values, not repetitions
     reps: list[float] = field(default_factory=list, repr=False)  # one value per repetition
-    rounds: list[float] = field(default_factory=list, repr=False)  # one value per round, over repetitions
+    # One value per round, over repetitions, as a time (a rate's reciprocal): the rounds' center keeps the fastest
+    # of them, so a rate handed to it as it is would keep the slowest.
+    rounds: list[float] = field(default_factory=list, repr=False)
     prior: round_model.Prior = round_model.NO_PRIOR  # what the rounds' spread is moderated with
     detectable_pct: float | None = None  # the smallest change this side can show (rounds only)
 
@@ -184,7 +186,12 @@ def _round_judgement(f: BenchmarkFile, case: Case, cell: Cell) -> None:
         cell.detectable_pct = 100.0 * round_model.combine(cell.rounds, 0.0, cell.prior).detectable
 
 
-def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str) -> Cell:
+def _as_times(values: list[float], higher_is_better: bool) -> list[float]:
+    """Values of a metric as times: a rate's reciprocals (what its figure is the center of), a time as it is."""
+    return [1.0 / v for v in values if v > 0] if higher_is_better else list(values)
+
+
+def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str, higher_is_better: bool) -> Cell:
     _refuse_non_finite(f, case, metric)
     if not case.ok:
         return Cell(None, 0, None, [], case.problem)
@@ -207,9 +214,10 @@ def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str) -> Cell:
     if per_sample:
         cell.values, cell.samples = per_sample, True
     if d:
-        cell.rounds = _convert(case.round_values(metric, d.headline, d.headline_kind), metric, case.time_unit, unit)
+        cell.rounds = _as_times(_convert(case.round_values(metric, d.headline, d.headline_kind), metric,
+                                         case.time_unit, unit), higher_is_better)
     if not cell.rounds and getattr(f, "runs", 1) > 1:
-        cell.rounds = reps  # several files on this side: each run is a round
+        cell.rounds = _as_times(reps, higher_is_better)  # several files on this side: each run is a round
     if len(cell.rounds) >= 2 and all(v > 0 for v in cell.rounds):
         _round_judgement(f, case, cell)
     return cell
@@ -271,7 +279,7 @@ def compare(
             continue
         unit, hib = unit_and_direction(files[0], first.family, m, first.time_unit)
         cells: list[Cell | None] = [
-            _cell(f, f.cases[key], m, unit if unit in TIME_UNIT_NS else f.cases[key].time_unit) if key in f.cases
+            _cell(f, f.cases[key], m, unit if unit in TIME_UNIT_NS else f.cases[key].time_unit, hib) if key in f.cases
             else None for f in files
         ]
         row = Row(key, first.family, m, unit, hib, cells, [None] * len(files),
