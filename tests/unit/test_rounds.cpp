@@ -297,19 +297,6 @@ TEST(Rounds, APriorIsOnlyForGroupsThatHoldEnoughCases) {
   EXPECT_NEAR(spread_of("H", {1.0, 1.0, 1.0}, 0.001).variance, 1e-6, 1e-18);
 }
 
-// A run of one round knows only its own samples; from two rounds on, only the timer's tick floors the
-// interval, so a last round that a burst made noisy does not widen a case whose rounds agree.
-TEST(Rounds, OnlyASingleRoundIsFlooredOnItsOwnSamples) {
-  EXPECT_DOUBLE_EQ(rounds_floor(1, 0.04, 0.001), 0.04);
-  EXPECT_DOUBLE_EQ(rounds_floor(1, 0.0005, 0.001), 0.001);
-  EXPECT_DOUBLE_EQ(rounds_floor(2, 0.04, 0.001), 0.001);
-  EXPECT_DOUBLE_EQ(rounds_floor(8, 0.25, 0.0001), 0.0001);
-  // Eight rounds within 0.2% and one at half speed: the interval is theirs, not the slow round's 25%.
-  const std::vector<double> rounds = {1.0, 1.002, 0.999, 2.0, 1.001, 0.998, 1.002, 1.0};
-  const round_figure f = combine_rounds(rounds, rounds_floor(rounds.size(), 0.25, 1e-5));
-  EXPECT_LT(f.half_width, 0.01);
-}
-
 // tests/data/round_model.json: what the tools (gpu_bench_tools/stats/rounds.py) make of one made-up family's
 // rounds. gpu_bench must make the same, or its noise_pct and detectable_pct would say other than compare.
 TEST(Rounds, TheModelMatchesTheTools) {
