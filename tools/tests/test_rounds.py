@@ -360,3 +360,17 @@ def test_a_rate_whose_rounds_a_burst_slowed_is_judged_on_its_fastest_rounds(tmp_
     for r in res.rows:
         v = r.versus[1]
         assert r.higher_is_better and v.method == "moderated-rounds" and v.verdict == "slower", (r.key, v)
+
+
+def test_the_tick_floor_what_if_narrows_a_case_floored_on_a_noisy_last_round(tmp_path):
+    # gpu_bench floored this case on its last round's own 25%: re-derived from its rounds (within 0.2% but one
+    # at half speed) and its prior, with the tick alone as floor, its interval is its rounds'.
+    doc = scaled(base_doc(), 1.0, rounds=[1.0, 1.002, 0.999, 1.001, 0.998, 1.002, 1.0, 2.0])
+    for e in runs_of(doc):
+        e.update(noise_pct=25.0, detectable_pct=25.0, round_prior_sd=0.002, round_prior_dof=2.0)
+    f = aa.tick_floor_only(benchmark_file_from_doc("a", doc))
+    cases = [c for c in f.cases.values() if c.samples[0].round_times_s]
+    assert cases
+    for c in cases:
+        assert c.samples[0].counters["noise_pct"] < 1.0, c.key
+        assert c.samples[0].counters["detectable_pct"] == pytest.approx(1.0), c.key

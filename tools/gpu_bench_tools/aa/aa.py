@@ -221,6 +221,27 @@ def slowed(f: BenchmarkFile, pct: float) -> BenchmarkFile:
     return out
 
 
+def tick_floor_only(f: BenchmarkFile) -> BenchmarkFile:
+    """A copy of `f` whose cases of two rounds or more carry the noise_pct and detectable_pct their rounds and
+    written prior give with the timer's tick as their only floor: what gpu_bench would write without the last
+    round's own interval as a floor beside it (docs/methodology.md, "Models tried")."""
+    from ..stats import rounds as round_model
+
+    tick = f.event_tick_s()
+    out = copy.deepcopy(f)
+    for case in out.cases.values():
+        for s in case.samples:
+            times = s.round_times_s or []
+            if len(times) < 2 or s.round_prior is None or "noise_pct" not in s.counters:
+                continue
+            center = round_model.center_of(times)
+            fig = round_model.combine(times, tick / center if center > 0 else 0.0, round_model.Prior(*s.round_prior))
+            s.counters["noise_pct"] = 100.0 * fig.half_width
+            s.counters["detectable_pct"] = 100.0 * fig.detectable
+    out.path = f"{f.path} (tick floor only)"
+    return out
+
+
 def _round_times(f: BenchmarkFile, key: str) -> list[float]:
     """A case's round figures in one file (each round a process of its own), where its headline follows from
     its time (a rate or a time); none for a failed case or a headline of another kind."""

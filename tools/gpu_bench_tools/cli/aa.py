@@ -56,6 +56,9 @@ def build_parser() -> ArgumentParser:
                      "for gpu-bench-compare's one-round files")
     rep.add_argument("--floors", metavar="FILE", help="the between-run floors to test on the runs' rounds (TOML; "
                      "default: the ones shipped with gpu-bench-compare)")
+    rep.add_argument("--tick-floor-only", action="store_true",
+                     help="first re-derive each case's noise_pct and detectable_pct from its rounds with the timer's "
+                     "tick as the only floor (a candidate: gpu_bench also floors on its last round's own interval)")
     rep.add_argument("--check", action="store_true",
                      help="exit 1 unless coverage is at least 90%%, compare calls at most 5%% of cases different, "
                      "and the floors call at most 5%% of one-round comparisons different and miss no family")
@@ -130,8 +133,10 @@ def _main(argv: Sequence[str] | None) -> int:
     from ..stats.floors import load_floors
 
     floors = load_floors(args.floors)
-    report = aa.report(load_files(args.files), slowdowns=args.slowdown, gate_pct=args.fail_on_regression,
-                       floors=floors)
+    files = load_files(args.files)
+    if args.tick_floor_only:
+        files = [aa.tick_floor_only(f) for f in files]
+    report = aa.report(files, slowdowns=args.slowdown, gate_pct=args.fail_on_regression, floors=floors)
     sys.stdout.write(aa.render(report))
     if args.json:
         aa.write_json(report, args.json)
