@@ -81,7 +81,7 @@ def evaluate(c, exe, out):
         bps = b.get("bytes_per_second", 0)
         c.check(abs(bps / 1e9 - gbps) <= 0.01 * gbps, f"{name}: bytes_per_second {bps} vs gbps {gbps}")
         # --samples=on: the last round's samples, whose median is that round's; the reported time is the
-        # rounds' trimmed mean, as the context's gpu_bench.round_center names it (three rounds by default, each
+        # rounds' center, as the context's gpu_bench.round_center names it (three rounds by default, each
         # a process of its own; five for pinned and registered copies of 1 MiB and more, whose time follows
         # the host link's load, and up to gpu_bench.link_max_rounds where their rounds disagree).
         times = sorted(b.get("sample_times_s", []))
@@ -96,7 +96,7 @@ def evaluate(c, exe, out):
             median = statistics.median(times)
             c.check(abs(median - rounds[-1]) <= 1e-3 * median + 1e-9,
                     f"{name}: the last round's median {rounds[-1]} s is not its samples' {median} s")
-            center = round_center(rounds, ctx.get("gpu_bench.round_center", "trimmed25"))
+            center = round_center(rounds, ctx.get("gpu_bench.round_center", "fastest_half"))
             c.check(abs(center * 1e6 - b["real_time"]) <= 1e-3 * b["real_time"] + 1e-3,
                     f"{name}: real_time {b['real_time']} us is not the rounds' center {center * 1e6} us")
         # The smallest change a comparison calls: never below compare's minimum effect, never above what the
