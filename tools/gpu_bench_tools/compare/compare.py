@@ -187,8 +187,9 @@ def _round_judgement(f: BenchmarkFile, case: Case, cell: Cell) -> None:
 
 
 def _as_times(values: list[float], higher_is_better: bool) -> list[float]:
-    """Values of a metric as times: a rate's reciprocals (what its figure is the center of), a time as it is."""
-    return [1.0 / v for v in values if v > 0] if higher_is_better else list(values)
+    """Values of a metric as times: a rate's reciprocals (what its figure is the center of), a time as it is. A
+    rate of zero or less stays as it is, and the rounds are then not tested (as a time of zero or less)."""
+    return [1.0 / v if v > 0 else v for v in values] if higher_is_better else list(values)
 
 
 def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str, higher_is_better: bool) -> Cell:
