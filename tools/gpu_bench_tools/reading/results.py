@@ -252,24 +252,28 @@ def rounds_trimmed(n: int, per: int) -> int:
     return 0 if n < 3 else max(1, n // per)
 
 
+def rounds_kept(n: int) -> int:
+    """How many of the fastest rounds the "fastest_half" center keeps (gpu_bench's rounds_kept): ceil(n / 2) from
+    five rounds on, 0 below five, where the center is their median."""
+    return 0 if n < 5 else (n + 1) // 2
+
+
 # Each trimmed center's share dropped at each end, one round in so many: "trimmed25" (a quarter) and "trimmed"
 # (a fifth), gpu_bench's before fastest_half (its older files, and models `gpu-bench-aa models` judges beside it).
 TRIMMED_PER = {"trimmed": 5, "trimmed25": 4}
 
 
 def round_center(times: list[float], how: str = "fastest_half") -> float:
-    """A case's figure from its rounds' times, as gpu_bench.round_center names it: "fastest_half" (below),
-    "trimmed25" or "trimmed",
-    their mean less the rounds_trimmed(n) lowest and highest (a quarter or a fifth; the median of three or
-    four), "median", or "mean" (files before that key)."""
+    """A case's figure from its rounds' times, as gpu_bench.round_center names it: "fastest_half" (below);
+    "trimmed25" or "trimmed", their mean less the rounds_trimmed(n) lowest and highest (a quarter or a fifth;
+    the median of three or four); "median"; or "mean" (files before that key)."""
     if how == "median":
         return statistics.median(times)
     if how == "fastest_half":
         # gpu_bench's: the mean of the fastest half of five rounds or more (the middle one counted where they
         # are odd), which rounds a busy link slowed cannot move however many they are; their median below five.
-        if len(times) >= 5:
-            return statistics.fmean(sorted(times)[:(len(times) + 1) // 2])
-        return statistics.median(times)
+        kept = rounds_kept(len(times))
+        return statistics.fmean(sorted(times)[:kept]) if kept else statistics.median(times)
     g = rounds_trimmed(len(times), TRIMMED_PER.get(how, 5))
     if how == "mean" or g == 0:
         return statistics.fmean(times)

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..reading.families import DEFAULT_SPREAD_AXES
-from ..reading.results import TRIMMED_PER, round_center, rounds_trimmed
+from ..reading.results import TRIMMED_PER, round_center, rounds_kept, rounds_trimmed
 
 # No smaller change is called faster or slower (compare's --min-effect default): between files with rounds, as
 # the A/A runs chose it; between files without (one process a side, whose spread between runs is unknown
@@ -145,7 +145,7 @@ def winsorized_dof(n: int, center: str = CENTER) -> float:
     if n < 5:
         raise ValueError("rounds are winsorized from five on")
     if center == "fastest_half":
-        return _FASTEST_HALF_DOF[n - 5] if n <= 20 else 0.81 * ((n + 1) // 2) - 0.8
+        return _FASTEST_HALF_DOF[n - 5] if n <= 20 else 0.81 * rounds_kept(n) - 0.8
     table = _WINSORIZED25_DOF if center == "trimmed25" else _WINSORIZED_DOF
     return table[n - 5] if n <= 20 else 0.73 * (n - 2 * rounds_trimmed(n, TRIMMED_PER.get(center, 5)))
 
@@ -160,7 +160,7 @@ def own_spread(times: Sequence[float], winsorize: bool = True, center: str = CEN
     n = len(logs)
     if center == "fastest_half" and winsorize and n >= 5:
         # The slower half set to the slowest round the center keeps (h of them).
-        h = (n + 1) // 2
+        h = rounds_kept(n)
         w = logs[:h] + [logs[h - 1]] * (n - h)
         return (n - 1) * statistics.variance(w) / (h * (h - 1)) / variance_factor(n, center), winsorized_dof(n, center)
     g = rounds_trimmed(n, TRIMMED_PER[center]) if winsorize and n >= 5 and center in TRIMMED_PER else 0
