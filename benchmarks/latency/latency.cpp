@@ -288,7 +288,10 @@ std::optional<std::string> ask_link_class(int from, int to) {
 }
 
 // ask_link_class once per pair in a process: under --device=all every GPU's registration looks at every pair.
+// Listing as if for N GPUs (--list_gpus) there is nothing to ask: every pair is of one class, as the Peer
+// family takes them there, so the listing holds the mem:peer cases a node of one link class registers.
 std::optional<std::string> cuda_link_class(int from, int to) {
+  if (current_options().list_gpus > 0) return std::string("listed");
   static std::map<std::pair<int, int>, std::optional<std::string>> known;
   const auto key = std::make_pair(from, to);
   if (const auto it = known.find(key); it != known.end()) return it->second;

@@ -362,15 +362,23 @@ class ListGpus(unittest.TestCase):
             self.assertEqual(counts.get("PeerLatency"), pairs + 1, g)
             self.assertEqual(counts.get("PeerPattern"), 6, g)
             self.assertEqual(counts.get("AllHost"), 4, g)
+            # Latency chases GPU 1's memory from GPU 0 too, one peer per link class: both patterns at the
+            # four default footprints (a node of four H100s ran these 625 cases on GPU 0).
+            peer_chases = [n for n in names if n.startswith("Latency/mem:peer/")]
+            self.assertEqual(len(peer_chases), 8, g)
+            self.assertTrue(all(n.startswith("Latency/mem:peer/peer:1/") for n in peer_chases), peer_chases)
             for fam, n in single.items():
-                self.assertEqual(counts.get(fam), n, f"{fam} at {g} GPUs")
+                self.assertEqual(counts.get(fam), n + (8 if fam == "Latency" else 0), f"{fam} at {g} GPUs")
+            if g == 4:
+                self.assertEqual(len(names), 625)
             self.assertEqual(len(set(names)), len(names))
             self.assertIn(f"Peer/src:{g - 1}/dst:{g - 2}/peer_access:on/dir:oneway/bytes:268435456/manual_time", names)
             self.assertIn("Peer/src:0/dst:1/peer_access:off/dir:bidir/bytes:1048576/manual_time", names)
             self.assertNotIn("Peer/src:1/dst:0/peer_access:off/dir:oneway/bytes:1048576/manual_time", names)
-        counts, _ = self.families("--list_gpus=8", "--full")
+        counts, names = self.families("--list_gpus=8", "--full")
         self.assertEqual(counts.get("Peer"), 756)
         self.assertEqual(counts.get("PeerLatency"), 112)
+        self.assertEqual(len([n for n in names if n.startswith("Latency/mem:peer/")]), 8 * 7)
 
     def test_the_gate_on_every_gpu_of_eight(self):
         counts, names = self.families("--list_gpus=8", "--preset=gate", "--device=all")
