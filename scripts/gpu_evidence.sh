@@ -10,7 +10,8 @@
 #   planted  a second build with the planted defect (docs/testing.md), its rate tests on a quiet machine and
 #            beside link_load: each run must fail; the step exits non-zero where one passes
 #   multi    on a node of two GPUs or more (docs/multi_gpu.md, "References"), in parts (MULTI_PARTS, default all):
-#            facts    nvidia-smi topo -m and nvlink -s, and the NVLink facts' check (CTest tests named *nvlink*)
+#            facts    nvidia-smi topo -m and nvlink -s, and gpu_bench's NVLink facts checked against them
+#                     (tests/gpu/peer_check.py --facts; gpu_peer checks them too, against nvidia-smi live)
 #            patterns PeerPattern beside tests/gpu/bare_all_to_all, NCCL's all-to-all through torch
 #                     (tests/gpu/nccl_all_to_all.py) and nvbandwidth's one_to_all / all_to_one / pair copies
 #            latency  Latency/mem:peer of every ordered pair at 1 and 2 MiB stride between NVB_LATENCY_RUNS
@@ -96,13 +97,13 @@ multi_step() {
     t=$(date +%s)
     case $part in
       facts) nvidia-smi topo -m >"$logs/topo.txt" 2>&1; nvidia-smi nvlink -s >"$logs/nvlink_s.txt" 2>&1
-             # The NVLink facts gpu_bench reads from NVML, checked against nvidia-smi's own answers: every
-             # CTest test whose name holds "nvlink", given those answers' files.
-             (cd "$build" && NVIDIA_SMI_TOPO=$logs/topo.txt NVIDIA_SMI_NVLINK=$logs/nvlink_s.txt \
-               ctest --output-on-failure -R nvlink) >"$logs/nvlink_facts.log" 2>&1
-             if grep -q "No tests were found" "$logs/nvlink_facts.log"; then
-               echo "facts: no NVLink facts check in this build (a CTest test named *nvlink*)"
-             else grep -E "tests passed|Failed|\*\*\*" "$logs/nvlink_facts.log" | tail -4; fi ;;
+             # The NVLink facts gpu_bench reads from NVML (the context of one small case on every GPU),
+             # checked against those two answers of nvidia-smi's: tests/gpu/peer_check.py --facts.
+             bench --device=all --rounds=1 --benchmark_filter='^Transfer/dir:h2d/mem:pinned/bytes:1048576/' \
+               --benchmark_out="$logs/facts_run.json" --benchmark_out_format=json >"$logs/facts_run.log" 2>&1
+             python3 "$root/tests/gpu/peer_check.py" --facts "$logs/facts_run.json" "$logs/topo.txt" \
+               "$logs/nvlink_s.txt" >"$logs/nvlink_facts.log" 2>&1
+             echo "facts: peer_check.py --facts rc=$?: $(tail -1 "$logs/nvlink_facts.log")" ;;
       patterns) bench --device=all \
                   --benchmark_filter='^(PeerPattern/|Peer/src:0/dst:1/peer_access:on/dir:(oneway|bidir)/(engine:sm/)?bytes:268435456/)' \
                   --benchmark_out="${base}_patterns.json" --benchmark_out_format=json >"$logs/patterns.log" 2>&1

@@ -4,7 +4,7 @@ whole interval misses fails, one whose interval straddles a limit is too noisy t
 it); a ratio's interval comes from its factors' interval ends; an effect that misses is measured again once
 and fails only when it misses twice; while other processes share the GPU an effect's miss is undecided; a
 refusal is found among gpu_bench's warnings; gpu_peer judges AllHost's aggregate and its GPUs' own rates on
-one round's samples. Needs no GPU.
+one round's samples, and the NVLink facts against nvidia-smi's files. Needs no GPU.
 
 usage: judging_test.py
 """
@@ -129,6 +129,38 @@ def main():
            == {(0, 1): 0, (1, 0): 0}, "topo -m: a PCIe path is no NVLink")
     status = "GPU 0: NVIDIA H200 (UUID: GPU-x)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n\t Link 2: 26.562 GB/s\n"
     expect(peer_check.parse_nvlink_status(status) == {0: 26.562, 2: 26.562}, "nvlink -s: the links up and their rate")
+    # The facts check (peer_check.py --facts): gpu_bench's NVLinks against nvidia-smi's, GPUs matched by UUID,
+    # on the committed topo -m and nvlink -s of four H200s and contexts made to agree or not.
+    node = os.path.join(os.path.dirname(topo), "h200x4_fc0a364")
+    with open(os.path.join(node, "topo.txt")) as f:
+        topo_text = f.read()
+    with open(os.path.join(node, "nvlink_s.txt")) as f:
+        status_text = f.read()
+    by_gpu = peer_check.nvlink_status_by_gpu(status_text)
+    expect(sorted(by_gpu) == [0, 1, 2, 3] and all(len(links) == 18 for _, links in by_gpu.values()),
+           f"nvlink -s of four GPUs: 18 links each ({ {k: len(v[1]) for k, v in by_gpu.items()} })")
+
+    def context(order):  # CUDA's GPU i is nvidia-smi's order[i]
+        ctx = {"gpu.count": "4"}
+        for i, k in enumerate(order):
+            ctx.update({f"gpu.{i}.uuid": by_gpu[k][0], f"gpu.{i}.nvlinks": "18", f"gpu.{i}.nvlink_link_gbps": "26.562"})
+            ctx.update({f"topology.{i}-{j}.nvlinks": "18" for j in range(4) if j != i})
+        return ctx
+
+    def facts_failures(ctx):
+        c = g.Checker()
+        g.quiet(peer_check.compare_with_nvidia_smi, c, ctx, 4, topo_text, status_text)
+        return c.failures
+
+    expect(not facts_failures(context([0, 1, 2, 3])), "facts that agree with nvidia-smi pass")
+    expect(not facts_failures(context([3, 1, 0, 2])), "GPUs numbered otherwise by CUDA are matched by UUID")
+    expect(len(facts_failures({**context([0, 1, 2, 3]), "gpu.2.nvlinks": "12"})) == 1, "a GPU's link count fails")
+    expect(len(facts_failures({**context([0, 1, 2, 3]), "gpu.1.nvlink_link_gbps": "25.0"})) == 1,
+           "a GPU's link rate fails")
+    expect(len(facts_failures({**context([0, 1, 2, 3]), "topology.1-3.nvlinks": "0"})) == 1, "a pair's links fail")
+    unknown = context([0, 1, 2, 3])
+    unknown["gpu.3.uuid"] = "GPU-not-on-this-node"
+    expect(facts_failures(unknown), "a GPU nvidia-smi does not name fails")
     return expect.finish("ok: the GPU tests judge as docs/testing.md says")
 
 

@@ -12,11 +12,13 @@ with a single-GPU Transfer case, against a bare cudaMemcpyPeerAsync loop run in 
   - the context has every GPU's NVLinks and every pair's (nvlinks, nvlink_gbps), and no peer copy with peer
     access exceeds its pair's NVLink peak (per direction) where the pair has one;
   - where nvidia-smi is on the machine, each GPU's links up and their rate are those `nvidia-smi nvlink -s`
-    prints, and each pair's link count the NV# of `nvidia-smi topo -m` (GPUs matched by PCI bus id).
+    prints, and each pair's link count the NV# of `nvidia-smi topo -m` (GPUs matched by UUID).
 Skips (77) with fewer than two GPUs, or where GPUs 0 and 1 cannot access each other's memory. Writes the figures to OUT.json.
 
 usage: peer_check.py GPU_BENCH BARE_PEER OUT.json
+       peer_check.py --facts RUN.json TOPO.txt NVLINK_S.txt   the NVLink facts alone, from files saved on the node
 """
+import gzip
 import json
 import re
 import shutil
@@ -203,39 +205,72 @@ def parse_nvlink_status(text):
     return {int(m.group(1)): float(m.group(2)) for m in re.finditer(r"Link (\d+): ([\d.]+) GB/s", text)}
 
 
-def check_against_nvidia_smi(c, ctx, count):
-    """Each GPU's and pair's NVLink facts against what nvidia-smi prints, GPUs matched by PCI bus id."""
-    if not shutil.which("nvidia-smi"):
-        print("nvidia-smi is not on this machine: NVLink facts not compared with it")
-        return
-    def smi(*args):
-        return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, timeout=60).stdout
-    bus = {}  # nvidia-smi's index -> CUDA's, by bus id
-    for line in smi("--query-gpu=index,pci.bus_id", "--format=csv,noheader").splitlines():
-        index, _, bus_id = (x.strip() for x in line.partition(","))
-        for i in range(count):
-            if ctx.get(f"gpu.{i}.pci_bus_id", "").lower()[-12:] == bus_id.lower()[-12:]:
-                bus[int(index)] = i
-    topo = parse_topo(smi("topo", "-m"))
-    print("nvidia-smi topo -m:\n" + smi("topo", "-m"))
-    for smi_index, i in sorted(bus.items()):
-        text = smi("nvlink", "-s", "-i", str(smi_index))
-        print(f"nvidia-smi nvlink -s -i {smi_index} (CUDA GPU {i}):\n{text}")
-        links = parse_nvlink_status(text)
+def nvlink_status_by_gpu(text):
+    """`nvidia-smi nvlink -s` of every GPU: {nvidia-smi's index: (UUID, {link: GB/s})}, each GPU's section
+    starting at its line `GPU k: NAME (UUID: ...)`."""
+    heads = list(re.finditer(r"^GPU (\d+): .*\(UUID: ([^)]+)\)", text, re.MULTILINE))
+    return {int(h.group(1)): (h.group(2).strip(), parse_nvlink_status(text[h.end():nxt.start() if nxt else len(text)]))
+            for h, nxt in zip(heads, heads[1:] + [None])}
+
+
+def compare_with_nvidia_smi(c, ctx, count, topo_text, status_text):
+    """Each GPU's and pair's NVLink facts in gpu_bench's context against nvidia-smi's `topo -m` and `nvlink -s`
+    of the same machine, GPUs matched by UUID (nvidia-smi numbers them its own way)."""
+    cuda = {ctx.get(f"gpu.{i}.uuid"): i for i in range(count)}
+    status = nvlink_status_by_gpu(status_text)
+    smi_to_cuda = {k: cuda[uuid] for k, (uuid, _) in status.items() if uuid in cuda}
+    c.check(len(smi_to_cuda) == count, f"nvidia-smi nvlink -s names {len(smi_to_cuda)} of gpu_bench's {count} GPUs")
+    topo = parse_topo(topo_text)
+    for k, i in sorted(smi_to_cuda.items()):
+        links = status[k][1]
         c.check(ctx.get(f"gpu.{i}.nvlinks") == str(len(links)),
                 f"GPU {i}: gpu_bench reads {ctx.get(f'gpu.{i}.nvlinks')} NVLinks up, nvidia-smi {len(links)}")
         if links:
             rate = ctx.get(f"gpu.{i}.nvlink_link_gbps", "")
             ok = re.fullmatch(r"[\d.]+", rate) and all(abs(float(rate) - v) < 0.0015 for v in links.values())
             c.check(bool(ok), f"GPU {i}: gpu_bench's link rate {rate} GB/s, nvidia-smi's {sorted(set(links.values()))}")
-        for smi_j, j in sorted(bus.items()):
-            if (smi_index, smi_j) in topo:
-                want = topo[(smi_index, smi_j)]
+            if ok:
+                print(f"ok: GPU {i}: {len(links)} NVLinks up at {rate} GB/s each, as nvidia-smi nvlink -s says")
+        for m, j in sorted(smi_to_cuda.items()):
+            if (k, m) in topo:
+                want = topo[(k, m)]
                 have = ctx.get(f"topology.{i}-{j}.nvlinks")
                 c.check(have == str(want), f"GPUs {i} -> {j}: gpu_bench reads {have} NVLinks, nvidia-smi topo -m NV{want}")
                 if have == str(want):
                     print(f"ok: GPUs {i} -> {j}: {have} NVLinks, as nvidia-smi topo -m says")
 
 
+def check_against_nvidia_smi(c, ctx, count):
+    """compare_with_nvidia_smi with what nvidia-smi prints now, where it is on the machine."""
+    if not shutil.which("nvidia-smi"):
+        print("nvidia-smi is not on this machine: NVLink facts not compared with it")
+        return
+    def smi(*args):
+        return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, timeout=60).stdout
+    topo, status = smi("topo", "-m"), smi("nvlink", "-s")
+    print(f"nvidia-smi topo -m:\n{topo}\nnvidia-smi nvlink -s:\n{status}")
+    compare_with_nvidia_smi(c, ctx, count, topo, status)
+
+
+def facts_only(run_json, topo_file, status_file):
+    """The NVLink facts of a gpu_bench JSON (any run with every GPU's context: --device=all, or a node's
+    default) against `nvidia-smi topo -m` and `nvidia-smi nvlink -s` saved on the same machine."""
+    with open(run_json, "rb") as f:
+        raw = f.read()
+    ctx = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)["context"]
+    with open(topo_file) as f:
+        topo = f.read()
+    with open(status_file) as f:
+        status = f.read()
+    c = Checker()
+    count = int(ctx.get("gpu.count", "0"))
+    c.check(count >= 2, f"gpu.count is {ctx.get('gpu.count')}: the facts check needs two GPUs or more")
+    check_nvlink_facts(c, ctx, count)
+    compare_with_nvidia_smi(c, ctx, count, topo, status)
+    return c.finish(f"the NVLink facts of {count} GPUs agree with nvidia-smi topo -m and nvlink -s")
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--facts"]:
+        sys.exit(facts_only(*sys.argv[2:5]))
     sys.exit(main(*sys.argv[1:4]))
