@@ -18,6 +18,8 @@
 #                     (default 3) runs of nvbandwidth's device_to_device_latency_sm, judged within 3%
 #            peer     the gpu_peer test GPU_PEER_RUNS (default 5) times
 #            default  a default --device=all run, its wall time
+#            startup  a process's start on the first 1, 2, 4 and 8 GPUs (as many as there are): S(G) three times,
+#                     and one small case's gpu_bench.start_s (multi_TAGxG_startup.log)
 #            nvbandwidth is built from .ref/ (.ref/build.sh: see docs/multi_gpu.md) where it is there, else left
 #            out and the latency judgement skipped. Files: multi_TAGxG_{patterns,latency}.json (gpu_bench),
 #            multi_TAGxG_references.json and _summary.txt (tests/gpu/peer_references.py), default_TAGxG.json
@@ -85,7 +87,7 @@ nvbandwidth_json() {
   [ -n "$nvb" ] && "$nvb" -j "$@" >"$logs/$name.json" 2>"$logs/$name.err"
 }
 multi_step() {
-  local parts=${MULTI_PARTS:-facts patterns latency default peer} part t base=$out/multi_${tag}x$gpus
+  local parts=${MULTI_PARTS:-facts startup patterns latency default peer} part t base=$out/multi_${tag}x$gpus
   local peer_runs=${GPU_PEER_RUNS:-5} nvb_runs=${NVB_LATENCY_RUNS:-3} passed=0 failed=0 skipped=0 wall=nan
   # What is left of MULTI_BUDGET_S (default 540) decides whether the default run (up to 330 s) and each gpu_peer
   # run (up to 60 s) start, so that the step ends, and its logs are packed, within a device's 10 minutes.
@@ -149,6 +151,29 @@ multi_step() {
                wall=$(python3 -c "print(f'{$t1 - $t0:.1f}')")
                echo "default: wall $wall s"; tail -2 "$logs/default_${tag}x${gpus}_stderr.log"
                judge+=(--default "$out/default_${tag}x$gpus.json" --default-wall "$wall") ;;
+      startup) # S(G): a process's start and end on the first G GPUs (G = 1, 2, 4, 8, as many as there are):
+               # three that select no case (each exits 1 saying so), then one of one small case, whose
+               # gpu_bench.start_s says where its start went (docs/multi_gpu.md, "What a node of N GPUs costs")
+               local g k visible
+               for g in 1 2 4 8; do
+                 [ "$g" -le "$gpus" ] || break
+                 visible=$(seq -s, 0 $((g - 1)))
+                 for k in 1 2 3; do
+                   CUDA_VISIBLE_DEVICES=$visible /usr/bin/time -f "S G=$g run $k: %e s" "$build/gpu_bench" --rounds=1 \
+                     --progress=off --benchmark_filter='^none$' >/dev/null 2>>"$logs/startup_raw.log"
+                 done
+                 CUDA_VISIBLE_DEVICES=$visible /usr/bin/time -f "S_one G=$g: %e s" "$build/gpu_bench" --rounds=1 \
+                   --progress=off --benchmark_filter='^Transfer/dir:h2d/mem:pinned/bytes:1048576/' \
+                   --benchmark_out="$logs/startup_one_$g.json" --benchmark_out_format=json >/dev/null 2>>"$logs/startup_raw.log"
+                 python3 - "$logs/startup_one_$g.json" "$g" >>"$logs/startup_raw.log" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["context"]
+print(f"  G={sys.argv[2]}: elapsed_s {c.get('gpu_bench.elapsed_s')}, the case's wall_s "
+      f"{d['benchmarks'][0].get('wall_s')}, start_s {c.get('gpu_bench.start_s', 'not written')}")
+PY
+               done
+               grep -v "no case matches\|non-zero status" "$logs/startup_raw.log" | tee "${base}_startup.log" ;;
       *) echo "multi: unknown part $part" ;;
     esac
     echo "multi $part: $(( $(date +%s) - t )) s"
