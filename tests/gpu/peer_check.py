@@ -272,5 +272,7 @@ def facts_only(run_json, topo_file, status_file):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--facts"]:
+        if len(sys.argv) != 5:
+            sys.exit("usage: peer_check.py --facts RUN.json TOPO.txt NVLINK_S.txt")
         sys.exit(facts_only(*sys.argv[2:5]))
     sys.exit(main(*sys.argv[1:4]))
