@@ -207,6 +207,33 @@ def test_the_aa_report_says_which_gpus_ran_and_how_much_of_each_run_was_timed(tm
     assert "run 2: no gpu_bench.elapsed_s and timed_s" in aa.render(bare)
 
 
+def test_the_aa_report_says_where_the_host_link_moved_between_the_runs(tmp_path):
+    # Ten sizes of pinned and registered copies of 1 MiB and more in each direction. Run 2's h2d copies are
+    # 2% slower, each by its own amount around it (others' traffic through the whole run); its d2h and
+    # bidirectional copies differ from run 1's either way, as runs of one build on a still link do.
+    base = synth.make_run(schema="2", sample_times=True, errors=False, aggregates=False, reps=1, full=True,
+                          families=("Transfer",), sizes=[1 << p for p in range(20, 30)])
+    run1 = scaled(base, 1.0, rounds=[1.0, 1.01, 0.99], keep_samples=False)
+    run2 = copy.deepcopy(run1)
+    for i, e in enumerate(runs_of(run2)):
+        k = (1.02 + 0.001 * (i % 3)) if "/dir:h2d/" in e["name"] else (1.0 + 0.003 * (-1) ** i)
+        e["real_time"] *= k
+        e["round_times_s"] = [t * k for t in e["round_times_s"]]
+        for c in ("gbps", "bytes_per_second"):
+            e[c] /= k
+    files = [load_file(write(tmp_path, f"link{i}", d)) for i, d in enumerate((run1, run2))]
+    r = aa.report(files)
+    drift = {d.direction: d for d in r.link_drift}
+    assert set(drift) == {"h2d", "d2h", "bidir"} and drift["h2d"].cases == 20
+    assert drift["h2d"].moved and drift["h2d"].change_pct == pytest.approx(2.1, abs=0.1)
+    assert not drift["d2h"].moved and not drift["bidir"].moved
+    text = aa.render(r)
+    assert "moved between the runs (p < 0.01): h2d:" in text, text
+    # Runs of one build on a still link: no direction moved, and the report says nothing of it.
+    still = aa.report([files[0], load_file(write(tmp_path, "link_again", run1))])
+    assert all(not d.moved for d in still.link_drift) and "moved between the runs" not in aa.render(still)
+
+
 def test_the_aa_report_writes_floors_compare_reads(tmp_path, capsys):
     files = [f.path for f in _aa_files(tmp_path, (1.0, 1.01, 0.99), rounds=(1.0, 1.02, 0.98))]
     floor = tmp_path / "floor.toml"

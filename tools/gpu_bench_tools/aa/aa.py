@@ -19,7 +19,12 @@ Every figure here compares runs, never samples of one run: the question a user a
 - one round a side: every round of run k against every round of run k+1, each round a process of its
   own and so a run of one round, judged as compare judges files of one round (the change beyond the
   floor of the case's family and memory kind, and at least --min-effect): how often the floors call runs
-  of one build different, and which families they have no floor for.
+  of one build different, and which families they have no floor for;
+- the host link between runs: for the pinned and registered copies of 1 MiB and more in each direction, the
+  median change of run k+1's figure against run k's and Wilcoxon's signed-rank test of it. Between runs of
+  one build on a link that held still the changes fall either side of zero; where they lean one way
+  (p < 0.01) the link itself moved between the runs (others' traffic through one whole run): no interval
+  made from one run's rounds holds that, and a slowdown of the faster run is partly hidden by it.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ FALSE_CALL_LIMIT = 0.05
 DETECTION_TARGET = 0.90
 DETECTION_FILTER = ("Transfer", ("pinned", "registered"), 1 << 20)
 TIMED_SHARE_TARGET = 0.50
+DRIFT_P = 0.01  # a direction's copies moved between runs where their changes lean one way this surely
+DRIFT_MIN_CASES = 6  # fewer changes than this are not tested
 
 
 @dataclass
@@ -94,6 +101,20 @@ class OneRound:
 
 
 @dataclass
+class LinkDrift:
+    """How the pinned and registered copies of 1 MiB and more in one direction moved from run k to k+1."""
+    pair: int  # k: run k+1 against run k, counted from 1
+    direction: str  # h2d, d2h, bidir
+    cases: int
+    change_pct: float  # the median change, + slower
+    p_value: float  # Wilcoxon's signed-rank test of the changes against zero; NaN where too few differ
+
+    @property
+    def moved(self) -> bool:
+        return self.p_value < DRIFT_P
+
+
+@dataclass
 class RunTime:
     """One run's wall time and how much of it went into timed samples (gpu_bench.elapsed_s, timed_s and
     calibration_timed_s; NaN where the file has none), and the GPU it ran on."""
@@ -133,6 +154,7 @@ class Report:
     revision: str = ""
     run_times: list[RunTime] = field(default_factory=list)
     one_round: OneRound | None = None
+    link_drift: list[LinkDrift] = field(default_factory=list)
 
     @property
     def one_machine(self) -> bool:
@@ -296,6 +318,36 @@ def one_round_comparisons(files: list[BenchmarkFile], floors: Floors, min_effect
     return out
 
 
+def link_drift(files: list[BenchmarkFile]) -> list[LinkDrift]:
+    """Per consecutive pair of runs and direction, the median change of the pinned and registered copies of
+    1 MiB and more that both runs measured (+ where the later run is slower) and Wilcoxon's signed-rank test
+    of those changes against zero."""
+    from scipy.stats import wilcoxon
+
+    family, kinds, least = DETECTION_FILTER
+    out: list[LinkDrift] = []
+    for k, (a, b) in enumerate(zip(files, files[1:]), 1):
+        for direction in ("h2d", "d2h", "bidir"):
+            changes = []
+            for key, case in a.cases.items():
+                size = case.axis_int("bytes")
+                if (case.family != family or case.axis("dir") != direction or case.axis("mem") not in kinds
+                        or size is None or size < least or key not in b.cases):
+                    continue
+                va, vb = _headline(a, case)[0], _headline(b, b.cases[key])[0]
+                if not va or not vb or va <= 0 or vb <= 0:
+                    continue
+                d = a.descriptor(case.family)
+                changes.append(100.0 * ((va / vb) if d is None or d.headline_kind == "rate" else (vb / va)) - 100.0)
+            if not changes:
+                continue
+            p = math.nan
+            if sum(1 for c in changes if c != 0) >= DRIFT_MIN_CASES:
+                p = float(wilcoxon(changes).pvalue)
+            out.append(LinkDrift(k, direction, len(changes), statistics.median(changes), p))
+    return out
+
+
 def _detection_case(key: str, case) -> bool:
     family, kinds, least = DETECTION_FILTER
     b = case.axis_int("bytes")
@@ -397,7 +449,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
     return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases,
                   coverage_next, hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct,
                   measured, ", ".join(revisions), [run_time(f) for f in files],
-                  one_round_comparisons(files, floors, slowdowns=slowdowns))
+                  one_round_comparisons(files, floors, slowdowns=slowdowns), link_drift(files))
 
 
 def _pct(x: float) -> str:
@@ -450,6 +502,16 @@ def render(r: Report) -> str:
                      f"{r.gate_pct:g} fires for {s.gate_fired} of {s.pairs} pairs")
         lines.append(f"    the earlier run of each pair {s.pct:g}% slower instead: {_pct(s.rate_earlier)} "
                      f"({s.detected_earlier}/{s.detection_cases}); fires for {s.gate_fired_earlier} of {s.pairs}")
+    for k in sorted({d.pair for d in r.link_drift}):
+        groups = [d for d in r.link_drift if d.pair == k]
+        lines.append(f"  the host link, run {k + 1} against run {k} (pinned and registered copies of 1 MiB and more, "
+                     "median change, + slower; Wilcoxon's p): " + "; ".join(
+                         f"{d.direction} {d.change_pct:+.2f}% (p {d.p_value:.3f}, {d.cases})" for d in groups))
+        moved = [d.direction for d in groups if d.moved]
+        if moved:
+            lines.append(f"    moved between the runs (p < {DRIFT_P:g}): {', '.join(moved)}: the link changed, which no "
+                         "interval from one run's rounds holds, and a slowdown of the faster run is partly hidden "
+                         "by it")
     lines.append("  by family: cases, median spread, coverage of the next run, floor (p90 relative sd)")
     for fam, floor in r.floors.items():
         cs = [c for c in r.cases if c.family == fam]
@@ -477,6 +539,8 @@ def write_json(r: Report, path: str) -> None:
         d["rate_earlier"] = s.rate_earlier
     if r.one_round is not None:
         doc["one_round"]["rate"] = r.one_round.rate
+    for d, out in zip(r.link_drift, doc["link_drift"]):
+        out["moved"] = d.moved
     doc["detection_median_noise_pct"] = r.detection_median("noise")
     doc["detection_median_detectable_pct"] = r.detection_median("detectable")
     with open(path, "w") as out:
