@@ -324,15 +324,12 @@ def link_drift(files: list[BenchmarkFile]) -> list[LinkDrift]:
     of those changes against zero."""
     from scipy.stats import wilcoxon
 
-    family, kinds, least = DETECTION_FILTER
     out: list[LinkDrift] = []
     for k, (a, b) in enumerate(zip(files, files[1:]), 1):
         for direction in ("h2d", "d2h", "bidir"):
             changes = []
             for key, case in a.cases.items():
-                size = case.axis_int("bytes")
-                if (case.family != family or case.axis("dir") != direction or case.axis("mem") not in kinds
-                        or size is None or size < least or key not in b.cases):
+                if case.axis("dir") != direction or not _detection_case(key, case) or key not in b.cases:
                     continue
                 va, vb = _headline(a, case)[0], _headline(b, b.cases[key])[0]
                 if not va or not vb or va <= 0 or vb <= 0:

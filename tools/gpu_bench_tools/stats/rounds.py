@@ -79,9 +79,9 @@ def variance_factor(n: int, center: str = CENTER) -> float:
         return median_variance_factor(n)
     if center == "mean":
         return 1.0 / n
-    if center == "fastest_half" and n >= 5:
-        return _FASTEST_HALF_VARIANCE[n - 5] if n <= 20 else 1.36 / n
-    if center in ("trimmed25", "fastest_half"):
+    if center == "fastest_half":  # below five rounds the center is their median
+        return (_FASTEST_HALF_VARIANCE[n - 5] if n <= 20 else 1.36 / n) if n >= 5 else median_variance_factor(n)
+    if center == "trimmed25":
         return _TRIMMED25_VARIANCE[n - 1] if n <= len(_TRIMMED25_VARIANCE) else 1.19 / n
     return _TRIMMED_VARIANCE[n - 1] if n <= len(_TRIMMED_VARIANCE) else 1.14 / n
 
