@@ -250,6 +250,15 @@ struct run_state {
   long matched = 0;  // cases the filter selects
   std::chrono::steady_clock::time_point started;
   double earlier_rounds_timed_s = 0;
+  // What this process's start spent before its first case, phase by phase (gpu_bench.start_s): on a node
+  // a process's start grows faster than its GPU count, and these say which part grows.
+  std::vector<std::pair<std::string, double>> start_phases;
+  std::chrono::steady_clock::time_point phase_began;
+  void end_phase(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    start_phases.emplace_back(name, std::chrono::duration<double>(now - phase_began).count());
+    phase_began = now;
+  }
 };
 
 // Where a step ends the run, the exit status.
@@ -335,7 +344,8 @@ step_result register_cases(run_state& run) {
   // registration needs the count; asking for it makes no context.
   const gpu_bench::options& opts = run.opts;
   if (opts.list_gpus > 0) gpu_bench::list_as_if_gpus(opts.list_gpus);
-  run.visible = gpu_bench::visible_gpu_count();
+  run.visible = gpu_bench::visible_gpu_count();  // the first CUDA call: the driver starts on every visible GPU
+  run.end_phase("driver");
   if (opts.all_devices && run.visible == 0) {
     if (opts.list_only) {
       std::fprintf(stderr,
@@ -347,6 +357,7 @@ step_result register_cases(run_state& run) {
   }
   gpu_bench::register_all_families(
       opts.all_devices ? gpu_bench::device_range(run.visible) : std::vector<int>{opts.device}, opts.all_devices);
+  run.end_phase("registration");
   // Judge the filter before making a context, so a filter that selects nothing gets one line.
   run.matched = gpu_bench::count_filter_matches(run.filter, gpu_bench::registered_names());
   if (run.matched == 0) {
@@ -365,9 +376,10 @@ step_result register_cases(run_state& run) {
 // The GPU is usable, every visible GPU's facts and peaks are known, and the context holds them. A round run
 // as a process of its own writes a file only its parent reads the medians of: it reads the facts of the GPUs
 // its cases use alone, and makes no context, so that it starts as fast on eight GPUs as on one.
-step_result describe_machine(const run_state& run) {
+step_result describe_machine(run_state& run) {
   const gpu_bench::options& opts = run.opts;
   if (const int rc = check_gpu(opts.device)) return rc;
+  run.end_phase("device");
   const bool child_round = opts.round > 0;
   const std::vector<int> used = gpu_bench::gpus_of_selected_cases(run.filter);
   // Every visible GPU's facts: each case samples the health of, and is held to the peaks of, the GPUs
@@ -386,6 +398,7 @@ step_result describe_machine(const run_state& run) {
       std::fprintf(stderr, "gpu_bench: warning: %d other process(es) are using GPU %d; figures may suffer\n", others,
                    d);
   }
+  run.end_phase("facts");
   if (const std::string why = gpu_bench::sizes_that_do_not_fit(opts, run.filter, gpu_bench::registered_names());
       !why.empty()) {
     std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
@@ -424,9 +437,12 @@ step_result describe_machine(const run_state& run) {
     context.emplace_back("gpu.event_tick_ns", tick > 0 ? gpu_bench::fact_text(std::optional<double>(tick * 1e9))
                                                        : std::string(gpu_bench::kUnavailable));
   }
+  gpu_bench::context_list host_binding = bind_to_gpu_node(opts);
+  run.end_phase("context");
+  context.emplace_back("gpu_bench.start_s", gpu_bench::start_phases_text(run.start_phases));
   gpu_bench::check_context(context);
   for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
-  for (const auto& [key, value] : bind_to_gpu_node(opts)) benchmark::AddCustomContext(key, value);
+  for (const auto& [key, value] : host_binding) benchmark::AddCustomContext(key, value);
   return go_on;
 }
 
@@ -541,6 +557,7 @@ int main(int argc, char** argv) {
   if (const step_result rc = initialize_benchmark(run)) return *rc;
   gpu_bench::install_interrupt_handler(out.temp_path());
   run.started = std::chrono::steady_clock::now();
+  run.phase_began = run.started;
   // A debug build of Google Benchmark warns that timings may be affected. Its build type changes only its
   // own host-side loop, which runs once around each case's sampling here, never inside a sample.
   const gpu_bench::line_rewriter debug_note(

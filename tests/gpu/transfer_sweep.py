@@ -109,6 +109,16 @@ def evaluate(c, exe, out):
     if ctx.get("gpu_bench.elapsed_s") and ctx.get("gpu_bench.timed_s"):
         c.check(0 < float(ctx["gpu_bench.timed_s"]) < float(ctx["gpu_bench.elapsed_s"]),
                 f"timed_s {ctx['gpu_bench.timed_s']} vs elapsed_s {ctx['gpu_bench.elapsed_s']}")
+    # The process's start, phase by phase: every phase named once in order, their sum the total, within the run.
+    start = ctx.get("gpu_bench.start_s", "").split()
+    phases = dict(p.split("=") for p in start[1:] if "=" in p)
+    c.check(list(phases) == ["driver", "registration", "device", "facts", "context"],
+            f"gpu_bench.start_s names its phases: {ctx.get('gpu_bench.start_s')}")
+    if start and phases and ctx.get("gpu_bench.elapsed_s"):
+        total = float(start[0])
+        c.check(abs(sum(map(float, phases.values())) - total) <= 0.005 * len(phases) + 1e-9
+                and 0 < total < float(ctx["gpu_bench.elapsed_s"]),
+                f"gpu_bench.start_s {ctx['gpu_bench.start_s']} within elapsed_s {ctx['gpu_bench.elapsed_s']}")
     return f"{len(expected)} Transfer cases ran, verified and reported plausible rates"
 
 

@@ -11,6 +11,12 @@ TEST(Context, CudaVersions) {
   EXPECT_EQ(format_cuda_version(0), "unavailable");
 }
 
+TEST(Context, StartPhasesAreTheirTotalThenEachInOrder) {
+  EXPECT_EQ(start_phases_text({}), "");
+  EXPECT_EQ(start_phases_text({{"driver", 0.254}, {"registration", 0.081}, {"device", 0.3}}),
+            "0.64 driver=0.25 registration=0.08 device=0.30");
+}
+
 TEST(Context, UuidLooksLikeNvidiaSmi) {
   std::array<unsigned char, 16> b{};
   for (unsigned i = 0; i < 16; ++i) b[i] = static_cast<unsigned char>(i * 17);
