@@ -355,6 +355,16 @@ step_result register_cases(run_state& run) {
     }
     return check_gpu(0);  // says why no GPU is visible
   }
+  // What registration reads of the machine, in the steps whose cost grows differently with the GPU count:
+  // NVML's start, each GPU's NVLinks, then each ordered pair's link (the multi-GPU families' cases follow it).
+  if (run.visible > 0 && opts.list_gpus == 0) {
+    (void)gpu_bench::nvml_started();
+    run.end_phase("nvml");
+    gpu_bench::read_visible_gpu_nvlinks();
+    run.end_phase("nvlinks");
+    (void)gpu_bench::visible_gpu_links();
+    run.end_phase("pairs");
+  }
   gpu_bench::register_all_families(
       opts.all_devices ? gpu_bench::device_range(run.visible) : std::vector<int>{opts.device}, opts.all_devices);
   run.end_phase("registration");

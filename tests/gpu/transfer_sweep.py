@@ -112,7 +112,8 @@ def evaluate(c, exe, out):
     # The process's start, phase by phase: every phase named once in order, their sum the total, within the run.
     start = ctx.get("gpu_bench.start_s", "").split()
     phases = dict(p.split("=") for p in start[1:] if "=" in p)
-    c.check(list(phases) == ["driver", "registration", "device", "facts", "context"],
+    c.check(list(phases) == ["driver", "nvml", "nvlinks", "pairs", "registration", "device",
+                             "facts", "context"],
             f"gpu_bench.start_s names its phases: {ctx.get('gpu_bench.start_s')}")
     if start and phases and ctx.get("gpu_bench.elapsed_s"):
         total = float(start[0])
