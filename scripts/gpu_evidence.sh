@@ -18,8 +18,10 @@
 #                     (default 3) runs of nvbandwidth's device_to_device_latency_sm, judged within 3%
 #            peer     the gpu_peer test GPU_PEER_RUNS (default 5) times
 #            default  a default --device=all run, its wall time
-#            startup  a process's start on the first 1, 2, 4 and 8 GPUs (as many as there are): S(G) three times,
-#                     and one small case's gpu_bench.start_s (multi_TAGxG_startup.log)
+#            startup  a process's start on the first 1, 2, 3, 4 and 8 GPUs (as many as there are): S(G) three times,
+#                     one small case's gpu_bench.start_s three times, and what each child round's process of
+#                     two three-round runs of it cost beyond the case, and AllHost's four cases in each process of
+#                     two three-round runs (multi_TAGxG_startup.log)
 #            nvbandwidth is built from .ref/ (.ref/build.sh: see docs/multi_gpu.md) where it is there, else left
 #            out and the latency judgement skipped. Files: multi_TAGxG_{patterns,latency}.json (gpu_bench),
 #            multi_TAGxG_references.json and _summary.txt (tests/gpu/peer_references.py), default_TAGxG.json
@@ -151,27 +153,66 @@ multi_step() {
                wall=$(python3 -c "print(f'{$t1 - $t0:.1f}')")
                echo "default: wall $wall s"; tail -2 "$logs/default_${tag}x${gpus}_stderr.log"
                judge+=(--default "$out/default_${tag}x$gpus.json" --default-wall "$wall") ;;
-      startup) # S(G): a process's start and end on the first G GPUs (G = 1, 2, 4, 8, as many as there are):
-               # three that select no case (each exits 1 saying so), then one of one small case, whose
-               # gpu_bench.start_s says where its start went (docs/multi_gpu.md, "What a node of N GPUs costs")
-               local g k visible
-               for g in 1 2 4 8; do
+      startup) # A process's start and end on the first G GPUs (G = 1, 2, 3, 4, 8, as many as there are):
+               # S(G), three that select no case (each exits 1 saying so) with no other process on the GPUs;
+               # three of one small case, whose gpu_bench.start_s says where the start went; and two runs of
+               # that case in three rounds, whose round_processes give what each child round's process costs
+               # beyond its case while the run's own process holds the GPUs, as in every default run
+               # (docs/multi_gpu.md, "What a node of N GPUs costs")
+               local g k visible one='^Transfer/dir:h2d/mem:pinned/bytes:1048576/'
+               for g in 1 2 3 4 8; do
                  [ "$g" -le "$gpus" ] || break
                  visible=$(seq -s, 0 $((g - 1)))
                  for k in 1 2 3; do
                    CUDA_VISIBLE_DEVICES=$visible /usr/bin/time -f "S G=$g run $k: %e s" "$build/gpu_bench" --rounds=1 \
                      --progress=off --benchmark_filter='^none$' >/dev/null 2>>"$logs/startup_raw.log"
                  done
-                 CUDA_VISIBLE_DEVICES=$visible /usr/bin/time -f "S_one G=$g: %e s" "$build/gpu_bench" --rounds=1 \
-                   --progress=off --benchmark_filter='^Transfer/dir:h2d/mem:pinned/bytes:1048576/' \
-                   --benchmark_out="$logs/startup_one_$g.json" --benchmark_out_format=json >/dev/null 2>>"$logs/startup_raw.log"
-                 python3 - "$logs/startup_one_$g.json" "$g" >>"$logs/startup_raw.log" 2>&1 <<'PY'
+                 for k in 1 2 3; do
+                   CUDA_VISIBLE_DEVICES=$visible /usr/bin/time -o "$logs/startup_time.txt" -f "%e" "$build/gpu_bench" \
+                     --rounds=1 --progress=off --benchmark_filter="$one" --benchmark_out="$logs/startup_one.json" \
+                     --benchmark_out_format=json >/dev/null 2>&1
+                   python3 - "$logs/startup_one.json" "$g" "$k" "$(cat "$logs/startup_time.txt")" >>"$logs/startup_raw.log" 2>&1 <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
-c = d["context"]
-print(f"  G={sys.argv[2]}: elapsed_s {c.get('gpu_bench.elapsed_s')}, the case's wall_s "
-      f"{d['benchmarks'][0].get('wall_s')}, start_s {c.get('gpu_bench.start_s', 'not written')}")
+path, g, k, wall = sys.argv[1:]
+c = json.load(open(path))["context"]
+print(f"S_one G={g} run {k}: {wall} s, elapsed_s {float(c['gpu_bench.elapsed_s']):.2f}, "
+      f"start_s {c.get('gpu_bench.start_s', 'not written')}")
 PY
+                 done
+                 for k in 1 2; do
+                   CUDA_VISIBLE_DEVICES=$visible "$build/gpu_bench" --rounds=3 --progress=off --benchmark_filter="$one" \
+                     --benchmark_out="$logs/startup_rounds.json" --benchmark_out_format=json >/dev/null 2>&1
+                   python3 - "$logs/startup_rounds.json" "$g" "$k" >>"$logs/startup_raw.log" 2>&1 <<'PY'
+import json, sys
+path, g, k = sys.argv[1:]
+c = json.load(open(path))["context"]
+over = []
+for p in c.get("gpu_bench.round_processes", "").split():
+    label, figures = p.split("=")
+    wall, cases = map(float, figures.split("/")[:2])
+    over.append(f"{label} {wall - cases:.2f}")
+print(f"child G={g} run {k}: wall less the case's wall_s, s: {', '.join(over)}")
+PY
+                 done
+                 # AllHost, the one family whose set-up grows with G in every round's process: its four cases
+                 # in three rounds (five: they are link-bound), each process's cases' wall_s and the rest.
+                 for k in 1 2; do
+                   CUDA_VISIBLE_DEVICES=$visible "$build/gpu_bench" --rounds=3 --progress=off --benchmark_filter='^AllHost/' \
+                     --benchmark_out="$logs/startup_allhost.json" --benchmark_out_format=json >/dev/null 2>&1
+                   python3 - "$logs/startup_allhost.json" "$g" "$k" >>"$logs/startup_raw.log" 2>&1 <<'PY'
+import json, sys
+path, g, k = sys.argv[1:]
+d = json.load(open(path))
+c = d["context"]
+procs = []
+for p in c.get("gpu_bench.round_processes", "").split():
+    label, figures = p.split("=")
+    wall, cases = map(float, figures.split("/")[:2])
+    procs.append(f"{label} {cases:.2f}+{wall - cases:.2f}")
+last = sum(float(b.get("wall_s", 0)) for b in d["benchmarks"])
+print(f"AllHost G={g} run {k}: cases' wall_s + the rest, s: {', '.join(procs)}, last round's cases {last:.2f}")
+PY
+                 done
                done
                grep -v "no case matches\|non-zero status" "$logs/startup_raw.log" | tee "${base}_startup.log" ;;
       *) echo "multi: unknown part $part" ;;
