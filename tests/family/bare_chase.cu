@@ -6,9 +6,11 @@
 //
 // One thread follows a cycle of pointers one 128-byte line apart through BYTES of memory of one kind
 // (stride: address order; random: Sattolo's algorithm from the same seed as gpu_bench, so both follow the
-// same cycle); peer memory is another GPU's, cudaMalloc'd there and mapped with peer access. As gpu_bench does: the
-// cycle is written by a kernel as whole lines (the pointer, then zeros) through the GPU's addresses; host lines are
-// then flushed from the CPU's caches. Each repetition walks WARM loads (gpu_bench's warm_loads), takes untimed samples
+// same cycle); peer memory is another GPU's, cudaMalloc'd there and mapped with peer access. As gpu_bench does at
+// every run of a case: the cycle is written by a kernel as whole lines (the pointer, then zeros) through the GPU's
+// addresses and the chase starts again at line 0; host lines are then flushed from the CPU's caches. So a footprint
+// a cache holds starts each repetition where the write left it, as the Latency case's does, whatever other cases
+// passed through the caches since. Each repetition walks WARM loads (gpu_bench's warm_loads), takes untimed samples
 // for a millisecond and then kSamples timed ones: a chase of LOADS and one of 2 LOADS, each between two events on one
 // stream, ungated, their difference LOADS loads. Each launch goes on from where the last stopped, and every repetition
 // checks that the chase stands where its loads lead. Host, managed and peer memory are read with ld.global.cv. Its
@@ -100,9 +102,11 @@ void flush_lines(const char* host, std::size_t lines) {
 constexpr int kSamples = 30;
 
 struct chase_setup {
+  std::string kind;
   char* host = nullptr;  // the CPU's address of host and managed memory
   char* base = nullptr;  // the GPU's
   std::vector<std::uint32_t> next;
+  std::uint32_t* next_dev = nullptr;  // the cycle's table, on the GPU, for the kernel that writes it
   void** cursor = nullptr;
   cudaStream_t stream = nullptr;
   cudaEvent_t a = nullptr, b = nullptr;
@@ -137,13 +141,32 @@ int peer_of(const std::string& kind) {
   return kind.rfind("peer:", 0) == 0 ? std::atoi(kind.c_str() + 5) : -1;
 }
 
-// Allocated and written once per case and kept for the process, as the cases' repetitions share it.
+// The cycle written into the footprint and the chase back at line 0, on the chase's stream (which does not wait
+// for the legacy one), as a Latency case does at each run.
+void write_cycle(chase_setup& s) {
+  const std::size_t lines = s.next.size();
+  write_lines<<<1024, 256, 0, s.stream>>>(s.base, s.next_dev, lines);
+  CUDA_CHECK(cudaGetLastError());
+  if (s.kind == "managed") {
+    cudaMemLocation cpu{};
+    cpu.type = cudaMemLocationTypeHost;
+    CUDA_CHECK(cudaMemPrefetchAsync(s.base, lines * kLine, cpu, 0, s.stream));
+  }
+  CUDA_CHECK(cudaMemcpyAsync(s.cursor, &s.base, sizeof(void*), cudaMemcpyHostToDevice, s.stream));
+  CUDA_CHECK(cudaStreamSynchronize(s.stream));
+  s.walked = 0;
+  if (s.host != nullptr) flush_lines(s.host, lines);
+}
+
+// Allocated once per case and kept for the process, as the cases' repetitions share it; each run writes the
+// cycle again (write_cycle).
 chase_setup& setup_for(const std::string& kind, bool random, std::size_t bytes) {
   static auto& kept = *new std::map<std::string, chase_setup>();  // never freed: see latency.cpp
   const std::string key = kind + (random ? "/random/" : "/stride/") + std::to_string(bytes);
   auto [it, fresh] = kept.try_emplace(key);
   chase_setup& s = it->second;
   if (!fresh) return s;
+  s.kind = kind;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
@@ -179,23 +202,12 @@ chase_setup& setup_for(const std::string& kind, bool random, std::size_t bytes) 
     CUDA_CHECK(cudaMemAdvise(s.host, bytes, cudaMemAdviseSetAccessedBy, gpu));
   }
   const std::size_t lines = bytes / kLine;
-  // The cycle, as GPU addresses, written on the chase's stream (which does not wait for the legacy one).
   s.next = cycle(lines, random);
-  std::uint32_t* next_dev = nullptr;
-  CUDA_CHECK(cudaMalloc(&next_dev, lines * sizeof(std::uint32_t)));
-  CUDA_CHECK(cudaMemcpyAsync(next_dev, s.next.data(), lines * sizeof(std::uint32_t), cudaMemcpyHostToDevice, s.stream));
-  write_lines<<<1024, 256, 0, s.stream>>>(s.base, next_dev, lines);
-  CUDA_CHECK(cudaGetLastError());
-  if (kind == "managed") {
-    cudaMemLocation cpu{};
-    cpu.type = cudaMemLocationTypeHost;
-    CUDA_CHECK(cudaMemPrefetchAsync(s.base, lines * kLine, cpu, 0, s.stream));
-  }
+  CUDA_CHECK(cudaMalloc(&s.next_dev, lines * sizeof(std::uint32_t)));
+  CUDA_CHECK(
+      cudaMemcpyAsync(s.next_dev, s.next.data(), lines * sizeof(std::uint32_t), cudaMemcpyHostToDevice, s.stream));
   CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(void*)));
-  CUDA_CHECK(cudaMemcpyAsync(s.cursor, &s.base, sizeof(void*), cudaMemcpyHostToDevice, s.stream));
   CUDA_CHECK(cudaStreamSynchronize(s.stream));
-  CUDA_CHECK(cudaFree(next_dev));
-  if (s.host != nullptr) flush_lines(s.host, lines);
   return s;
 }
 
@@ -204,6 +216,7 @@ void run_bare_chase(benchmark::State& state, const std::string& kind, bool rando
   const auto given = loads_given(key);
   const unsigned long long loads = given.first, warm = given.second;
   chase_setup& s = setup_for(kind, random, bytes);
+  write_cycle(s);
   const bool uncached = kind != "device";  // host, managed and peer memory
   auto timed = [&](unsigned long long n) {
     CUDA_CHECK(cudaEventRecord(s.a, s.stream));

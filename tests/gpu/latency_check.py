@@ -9,9 +9,10 @@ either side's buffer in a slower placement for all its repetitions (an H100 once
 managed 1 MiB random 7% slow in every repetition of one process). So a process, not a repetition, is the unit:
 each side's figure is the median of its processes' medians, and the two must be within 3%, judged with the
 interval of both (a case fails only where the whole interval misses; where it straddles the limit the test is
-skipped as too noisy to judge). Repetitions of one process are not independent draws either: on a node of two
-H200s the bare chase of GPU 1's 32 MiB, which takes no warm-up loads, read GPU 1's L2 (849 ns) in some
-repetitions and its HBM (993 ns) in others, in runs of several, as other cases left GPU 1's L2. Also times a default
+skipped as too noisy to judge). Both sides write their cycle at every run, so a footprint a cache holds starts
+each repetition where the write left it: on a node of two H200s a bare chase that wrote its cycle once per process
+read GPU 1's 32 MiB (no warm-up loads) at its L2's latency, 845 to 848 ns, in each process's first repetition and
+at its HBM's, about 1000 ns, in every later one, once other cases had passed through GPU 1's L2. Also times a default
 Latency-only run of gpu_bench (3 rounds): the family must take at most 10 s of cases; and a footprint
 larger than the GPU holds is refused in one line. Prints a table of case, L, warm_loads, gpu_bench ns,
 bare ns, ratio, each repetition of both and gpu_bench's label; writes every figure to OUT.json.
