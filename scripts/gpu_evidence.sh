@@ -179,39 +179,28 @@ print(f"S_one G={g} run {k}: {wall} s, elapsed_s {float(c['gpu_bench.elapsed_s']
       f"start_s {c.get('gpu_bench.start_s', 'not written')}")
 PY
                  done
-                 for k in 1 2; do
-                   CUDA_VISIBLE_DEVICES=$visible "$build/gpu_bench" --rounds=3 --progress=off --benchmark_filter="$one" \
-                     --benchmark_out="$logs/startup_rounds.json" --benchmark_out_format=json >/dev/null 2>&1
-                   python3 - "$logs/startup_rounds.json" "$g" "$k" >>"$logs/startup_raw.log" 2>&1 <<'PY'
+                 # Each child round's process, of the small case and of AllHost's four cases (the one family
+                 # whose set-up grows with G in every round's process; link-bound, so five rounds): its cases'
+                 # wall_s and the rest, two three-round runs of each.
+                 for what in one allhost; do
+                   for k in 1 2; do
+                     CUDA_VISIBLE_DEVICES=$visible "$build/gpu_bench" --rounds=3 --progress=off \
+                       --benchmark_filter="$([ "$what" = one ] && echo "$one" || echo '^AllHost/')" \
+                       --benchmark_out="$logs/startup_rounds.json" --benchmark_out_format=json >/dev/null 2>&1
+                     python3 - "$logs/startup_rounds.json" "$what" "$g" "$k" >>"$logs/startup_raw.log" 2>&1 <<'PY'
 import json, sys
-path, g, k = sys.argv[1:]
-c = json.load(open(path))["context"]
-over = []
-for p in c.get("gpu_bench.round_processes", "").split():
-    label, figures = p.split("=")
-    wall, cases = map(float, figures.split("/")[:2])
-    over.append(f"{label} {wall - cases:.2f}")
-print(f"child G={g} run {k}: wall less the case's wall_s, s: {', '.join(over)}")
-PY
-                 done
-                 # AllHost, the one family whose set-up grows with G in every round's process: its four cases
-                 # in three rounds (five: they are link-bound), each process's cases' wall_s and the rest.
-                 for k in 1 2; do
-                   CUDA_VISIBLE_DEVICES=$visible "$build/gpu_bench" --rounds=3 --progress=off --benchmark_filter='^AllHost/' \
-                     --benchmark_out="$logs/startup_allhost.json" --benchmark_out_format=json >/dev/null 2>&1
-                   python3 - "$logs/startup_allhost.json" "$g" "$k" >>"$logs/startup_raw.log" 2>&1 <<'PY'
-import json, sys
-path, g, k = sys.argv[1:]
+path, what, g, k = sys.argv[1:]
 d = json.load(open(path))
-c = d["context"]
 procs = []
-for p in c.get("gpu_bench.round_processes", "").split():
+for p in d["context"].get("gpu_bench.round_processes", "").split():
     label, figures = p.split("=")
     wall, cases = map(float, figures.split("/")[:2])
     procs.append(f"{label} {cases:.2f}+{wall - cases:.2f}")
 last = sum(float(b.get("wall_s", 0)) for b in d["benchmarks"])
-print(f"AllHost G={g} run {k}: cases' wall_s + the rest, s: {', '.join(procs)}, last round's cases {last:.2f}")
+print(f"child G={g} {what} run {k}: each child process's cases' wall_s + the rest, s: {', '.join(procs)}; "
+      f"the last round's cases {last:.2f}")
 PY
+                   done
                  done
                done
                grep -v "no case matches\|non-zero status" "$logs/startup_raw.log" | tee "${base}_startup.log" ;;
