@@ -251,7 +251,7 @@ struct run_state {
   std::chrono::steady_clock::time_point started;
   double earlier_rounds_timed_s = 0;
   // What this process's start spent before its first case, phase by phase (gpu_bench.start_s): on a node
-  // a process's start grows faster than its GPU count, and these say which part grows.
+  // a process's start grows with its GPU count, and these say which part grows.
   std::vector<std::pair<std::string, double>> start_phases;
   std::chrono::steady_clock::time_point phase_began;
   void end_phase(const char* name) {
