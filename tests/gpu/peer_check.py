@@ -18,14 +18,13 @@ Skips (77) with fewer than two GPUs, or where GPUs 0 and 1 cannot access each ot
 usage: peer_check.py GPU_BENCH BARE_PEER OUT.json
        peer_check.py --facts RUN.json TOPO.txt NVLINK_S.txt   the NVLink facts alone, from files saved on the node
 """
-import gzip
 import json
 import re
 import shutil
 import subprocess
 import sys
 
-from gpu_common import SKIP, Checker, iteration_runs, median_interval, run_gpu_bench
+from gpu_common import SKIP, Checker, iteration_runs, median_interval, run_gpu_bench, tools_module
 
 BIG = 256 << 20
 FILTER = ("^(Transfer/dir:h2d/mem:pinned/bytes:1048576/|Peer/src:0/dst:1/|PeerLatency/src:0/dst:1/"
@@ -255,9 +254,7 @@ def check_against_nvidia_smi(c, ctx, count):
 def facts_only(run_json, topo_file, status_file):
     """The NVLink facts of a gpu_bench JSON (any run with every GPU's context: --device=all, or a node's
     default) against `nvidia-smi topo -m` and `nvidia-smi nvlink -s` saved on the same machine."""
-    with open(run_json, "rb") as f:
-        raw = f.read()
-    ctx = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)["context"]
+    ctx = tools_module("gpu_bench_tools.reading.reading").read_json(run_json)["context"]  # gzip-compressed or not
     with open(topo_file) as f:
         topo = f.read()
     with open(status_file) as f:
