@@ -17,7 +17,12 @@
 // alone 16 times, under two conditions: `later` (the same buffers, so only time passes between rounds) and
 // `buffers` (new pinned and device buffers each round). If `later` spreads as much as `buffers`, what moves
 // the figure comes and goes in time (traffic of others on the host link) and no placement can fix it.
-// One JSON object a line: {"condition", "round", "bidir_us", "h2d_us", "d2h_us", "h2d_alone_us", "d2h_alone_us"}.
+// A third condition, `streams`, makes the two streams afresh each round after round % 8 other streams (kept
+// until the round ends): a process creates its streams in an order its cases decide, and the driver spreads
+// streams over its hardware queues and copy engines in creation order, so if the figure follows that count
+// the harness, not the link, chooses it.
+// One JSON object a line: {"condition", "round", "streams_before", "bidir_us", "h2d_us", "d2h_us",
+// "h2d_alone_us", "d2h_alone_us"}.
 // usage: variance_probe [ROUNDS] [DEVICE]
 //        variance_probe bidir [ROUNDS] [DEVICE] [PAUSE_S]
 #include <cuda_runtime_api.h>
@@ -160,7 +165,8 @@ std::vector<double> legs_us(const buffers* in, const buffers* out, two_streams& 
   return us;
 }
 
-void print_bidir_round(const char* condition, int round, const buffers& in, const buffers& out, two_streams& t) {
+void print_bidir_round(const char* condition, int round, const buffers& in, const buffers& out, two_streams& t,
+                       int streams_before = 0) {
   std::vector<double> both, h2d, d2h, h2d_alone, d2h_alone;
   for (int k = -1; k < kBidirCopies; ++k) {  // the first of each is a warm-up, not kept
     const auto b = legs_us(&in, &out, t);
@@ -174,9 +180,9 @@ void print_bidir_round(const char* condition, int round, const buffers& in, cons
     d2h_alone.push_back(o[0]);
   }
   std::printf(
-      "{\"condition\": \"%s\", \"round\": %d, \"bidir_us\": %.2f, \"h2d_us\": %.2f, \"d2h_us\": %.2f, "
-      "\"h2d_alone_us\": %.2f, \"d2h_alone_us\": %.2f}\n",
-      condition, round, middle(both), middle(h2d), middle(d2h), middle(h2d_alone), middle(d2h_alone));
+      "{\"condition\": \"%s\", \"round\": %d, \"streams_before\": %d, \"bidir_us\": %.2f, \"h2d_us\": %.2f, "
+      "\"d2h_us\": %.2f, \"h2d_alone_us\": %.2f, \"d2h_alone_us\": %.2f}\n",
+      condition, round, streams_before, middle(both), middle(h2d), middle(d2h), middle(h2d_alone), middle(d2h_alone));
   std::fflush(stdout);
 }
 
@@ -196,6 +202,17 @@ void bidir_probe(int rounds, double pause_s) {
     out = fresh_out;
     std::this_thread::sleep_for(pause);
     print_bidir_round("buffers", r, in, out, t);
+  }
+  for (int r = 0; r < rounds; ++r) {
+    const int before = r % 8;
+    std::vector<cudaStream_t> others(static_cast<std::size_t>(before));
+    for (auto& x : others) CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+    {
+      two_streams fresh;
+      std::this_thread::sleep_for(pause);
+      print_bidir_round("streams", r, in, out, fresh, before);
+    }
+    for (auto x : others) CUDA_CHECK(cudaStreamDestroy(x));
   }
   in.release();
   out.release();
