@@ -171,11 +171,6 @@ TEST(Rounds, ACaseWhoseRoundsDisagreeNeedsMoreRoundsUpToTheMost) {
   EXPECT_EQ(rounds_needed({1.0, 1.01, 0.99, 1.005}, spread_prior{0.001, 200}, 5, 15, 0.015), 5);
   // The most is never below the planned.
   EXPECT_EQ(rounds_needed({1.0, 1.05, 0.95, 1.02}, {}, 5, 3, 0.015), 5);
-  // What it projects at the rounds a case has is what its figure carries, and falls as rounds are added.
-  const std::vector<double> five = {1.0, 1.02, 0.99, 1.01, 1.03};
-  EXPECT_DOUBLE_EQ(projected_detectable(five, {}, 5), combine_rounds(five, 0.0).detectable_half_width);
-  EXPECT_LT(projected_detectable(five, {}, 10), projected_detectable(five, {}, 5));
-  EXPECT_EQ(projected_detectable({1.0}, {}, 5), 0.0);
 }
 
 TEST(Rounds, StudentQuantilesMatchTheTables) {
@@ -422,25 +417,18 @@ TEST(Rounds, OnlyTheLinkBoundCasesWhoseRoundsDisagreeTakeExtraRounds) {
   set_current_options(saved);
 }
 
-TEST(Rounds, ExtraRoundsGoToTheCaseThatCanDetectLeastWhileTheirCostFitsTheBudget) {
-  // A wants four more rounds (its detectable change 5% now, 3% after three more), B two (2%, then 1.8%).
-  const std::vector<extra_round_claim> claims = {{"A", {0.05, 0.04, 0.035, 0.03}}, {"B", {0.02, 0.018}}};
+TEST(Rounds, ExtraRoundsStopWhereTheirCostWouldPassTheBudget) {
+  const std::vector<std::vector<std::string>> plan = {{"A", "B"}, {"A", "B"}, {"A"}, {"A"}};
   const std::map<std::string, double> wall = {{"A", 1.0}, {"B", 0.5}};
-  using plan = std::vector<std::vector<std::string>>;
-  // Every round fits: A's four, each a process of its own (1.2 s with its 0.2 s start), B in the first two.
-  EXPECT_EQ(extra_rounds_within(claims, wall, 0.2, 100.0), (plan{{"A", "B"}, {"A", "B"}, {"A"}, {"A"}}));
-  // A's fourth round (a fifth process) does not fit 4.6 s; B's two, inside A's processes, do.
-  EXPECT_EQ(extra_rounds_within(claims, wall, 0.2, 4.6), (plan{{"A", "B"}, {"A", "B"}, {"A"}}));
-  // A budget too short for every claim goes to the case that can detect least: A's first two rounds, none of
-  // B's (which the first round of every case alike would have spent it on).
-  EXPECT_EQ(extra_rounds_within(claims, wall, 0.2, 2.4), (plan{{"A"}, {"A"}}));
-  // Where the worst case's round cannot fit, a cheaper one's still may.
-  EXPECT_EQ(extra_rounds_within(claims, wall, 0.2, 1.0), (plan{{"B"}}));
+  // Each round costs its process's start (0.2 s) and its cases: 1.7, 1.7, 1.2, 1.2.
+  EXPECT_EQ(extra_rounds_within(plan, wall, 0.2, 100.0).size(), 4u);
+  EXPECT_EQ(extra_rounds_within(plan, wall, 0.2, 4.6).size(), 3u);
+  EXPECT_EQ(extra_rounds_within(plan, wall, 0.2, 4.5).size(), 2u);
+  EXPECT_TRUE(extra_rounds_within(plan, wall, 0.2, 1.0).empty());
   // A case no earlier round timed costs as much as the costliest one that was.
-  EXPECT_EQ(extra_rounds_within({{"C", {0.03, 0.02}}}, wall, 0.0, 1.5).size(), 1u);
+  EXPECT_EQ(extra_rounds_within({{"C"}, {"C"}}, wall, 0.0, 1.5).size(), 1u);
   // A node's slow process start leaves a short run none.
-  EXPECT_TRUE(extra_rounds_within(claims, wall, 1.3, 1.5).empty());
-  EXPECT_TRUE(extra_rounds_within({}, wall, 0.2, 100.0).empty());
+  EXPECT_TRUE(extra_rounds_within(plan, wall, 1.3, 2.0).empty());
 }
 
 TEST(Rounds, EachEarlierRoundsProcessIsWrittenWithItsWallCasesAndTimedSeconds) {
