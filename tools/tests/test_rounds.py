@@ -234,6 +234,41 @@ def test_the_aa_report_says_where_the_host_link_moved_between_the_runs(tmp_path)
     assert all(not d.moved for d in still.link_drift) and "moved between the runs" not in aa.render(still)
 
 
+def test_the_aa_report_sets_each_runs_rounds_beside_the_process_they_ran_in(tmp_path):
+    # Copies of 1 MiB and more in seven rounds: round_1, link_1, round_2, link_2, two extra rounds, the last.
+    # The bidirectional copies read 10% slower in the extra rounds; the one-way copies agree in every round.
+    base = synth.make_run(schema="2", sample_times=True, errors=False, aggregates=False, reps=1, full=True,
+                          families=("Transfer",), sizes=[1 << 20, 1 << 26])
+    kinds = ["full", "link", "full", "link", "extra", "extra", "last"]
+    doc = scaled(base, 1.0, rounds=[1.0] * 7, keep_samples=False)
+    doc["context"]["gpu_bench.round_processes"] = ("round_1=70.1/68.5/34.2 link_1=6.0/5.2/2.5 round_2=72.0/70.1/35.7 "
+                                                   "link_2=6.2/5.4/2.9 extra_1=3.6/2.8/0.7 extra_2=3.4/2.6/0.7")
+    for e in runs_of(doc):
+        t = e["round_times_s"][0]
+        slow = "/dir:bidir/" in e["name"]
+        e["round_times_s"] = [t * (1.10 if slow and k == "extra" else 1.0 + 0.001 * i) for i, k in enumerate(kinds)]
+    # A case whose round failed fits no order of the processes and is left out.
+    failed = next(e for e in runs_of(doc) if "/dir:h2d/mem:pinned/bytes:1048576/" in e["name"])
+    failed["round_times_s"] = failed["round_times_s"][:3]
+    files = [load_file(write(tmp_path, f"kinds{i}", doc)) for i in range(2)]
+    r = aa.report(files)
+    assert [k.run for k in r.round_kinds] == [1, 2]
+    k = r.round_kinds[0]
+    assert k.excess_pct["bidir"]["extra"] == pytest.approx(10.0, abs=0.01)
+    assert k.excess_pct["bidir"]["full"] < 0.3 and k.excess_pct["one way"]["extra"] < 0.6
+    bidir_copies = sum(1 for e in runs_of(doc)
+                       if "/dir:bidir/" in e["name"] and ("/mem:pinned/" in e["name"] or "/mem:registered/" in e["name"]))
+    assert k.rounds["bidir"] == {"full": 2 * bidir_copies, "link": 2 * bidir_copies, "extra": 2 * bidir_copies,
+                                 "last": bidir_copies}
+    assert k.rounds["one way"]["last"] == k.rounds["one way"]["full"] // 2
+    text = aa.render(r)
+    assert "rounds by their process" in text and "bidir full 0.10% " in text and "extra 10.00% " in text, text
+    # Files without gpu_bench.round_processes (written before it) say nothing of it.
+    del doc["context"]["gpu_bench.round_processes"]
+    bare = aa.report([load_file(write(tmp_path, f"bare{i}", doc)) for i in range(2)])
+    assert bare.round_kinds == [] and "rounds by their process" not in aa.render(bare)
+
+
 def test_the_aa_report_writes_floors_compare_reads(tmp_path, capsys):
     files = [f.path for f in _aa_files(tmp_path, (1.0, 1.01, 0.99), rounds=(1.0, 1.02, 0.98))]
     floor = tmp_path / "floor.toml"

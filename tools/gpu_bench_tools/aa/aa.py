@@ -24,7 +24,12 @@ Every figure here compares runs, never samples of one run: the question a user a
   median change of run k+1's figure against run k's and Wilcoxon's signed-rank test of it. Between runs of
   one build on a link that held still the changes fall either side of zero; where they lean one way
   (p < 0.01) the link itself moved between the runs (others' traffic through one whole run): no interval
-  made from one run's rounds holds that, and a slowdown of the faster run is partly hidden by it.
+  made from one run's rounds holds that, and a slowdown of the faster run is partly hidden by it;
+- each run's rounds by the process they ran in: for the same copies, each round's time over its case's
+  fastest round, the median by the kind of process (gpu_bench.round_processes: every case, the link-bound
+  cases alone, the extra rounds of those whose rounds disagreed, and the process the user started) and by
+  bidirectional or one way. Rounds are meant to be moments of one link: a kind that reads slower than the
+  others says its processes measure something else, which more rounds of that kind cannot sharpen.
 """
 
 from __future__ import annotations
@@ -115,6 +120,20 @@ class LinkDrift:
 
 
 @dataclass
+class RoundKinds:
+    """One run's pinned and registered copies of 1 MiB and more, each round against its case's fastest round:
+    per copy group ('bidir', 'one way') and kind of process ('full' every case, 'link' the link-bound cases
+    alone, 'extra' the extra rounds, 'last' the process the user started), the median excess in percent and
+    how many rounds it is the median of."""
+    run: int  # counted from 1
+    excess_pct: dict[str, dict[str, float]]
+    rounds: dict[str, dict[str, int]]
+
+
+ROUND_KINDS = ("full", "link", "extra", "last")
+
+
+@dataclass
 class RunTime:
     """One run's wall time and how much of it went into timed samples (gpu_bench.elapsed_s, timed_s and
     calibration_timed_s; NaN where the file has none), and the GPU it ran on."""
@@ -155,6 +174,7 @@ class Report:
     run_times: list[RunTime] = field(default_factory=list)
     one_round: OneRound | None = None
     link_drift: list[LinkDrift] = field(default_factory=list)
+    round_kinds: list[RoundKinds] = field(default_factory=list)
 
     @property
     def one_machine(self) -> bool:
@@ -345,6 +365,32 @@ def link_drift(files: list[BenchmarkFile]) -> list[LinkDrift]:
     return out
 
 
+def round_kinds(f: BenchmarkFile, run: int) -> RoundKinds | None:
+    """`f`'s copies' rounds by the kind of process each ran in; None for a file without
+    gpu_bench.round_processes. A copy's rounds are in the order they ran: every child round it was in (every
+    full and link round, then the first of the extra rounds), then the last; a copy whose count of rounds
+    fits no such order (one of its rounds failed) is left out."""
+    labels = [p.partition("=")[0] for p in str(f.fact("gpu_bench.round_processes") or "").split()]
+    if not labels:
+        return None
+    planned = ["full" if label.startswith("round_") else "link" for label in labels if not label.startswith("extra_")]
+    extras = sum(1 for label in labels if label.startswith("extra_"))
+    excess: dict[str, dict[str, list[float]]] = {}
+    for key, case in f.cases.items():
+        if not _detection_case(key, case):
+            continue
+        times = _round_times(f, key)
+        extra = len(times) - len(planned) - 1
+        if not times or min(times) <= 0 or not 0 <= extra <= extras:
+            continue
+        group = excess.setdefault("bidir" if case.axis("dir") == "bidir" else "one way", {})
+        fastest = min(times)
+        for kind, t in zip(planned + ["extra"] * extra + ["last"], times):
+            group.setdefault(kind, []).append(100.0 * (t / fastest - 1.0))
+    return RoundKinds(run, {g: {k: statistics.median(v) for k, v in kinds.items()} for g, kinds in excess.items()},
+                      {g: {k: len(v) for k, v in kinds.items()} for g, kinds in excess.items()})
+
+
 def _detection_case(key: str, case) -> bool:
     family, kinds, least = DETECTION_FILTER
     b = case.axis_int("bytes")
@@ -446,7 +492,8 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
     return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases,
                   coverage_next, hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct,
                   measured, ", ".join(revisions), [run_time(f) for f in files],
-                  one_round_comparisons(files, floors, slowdowns=slowdowns), link_drift(files))
+                  one_round_comparisons(files, floors, slowdowns=slowdowns), link_drift(files),
+                  [k for k in (round_kinds(f, i) for i, f in enumerate(files, 1)) if k is not None])
 
 
 def _pct(x: float) -> str:
@@ -509,6 +556,18 @@ def render(r: Report) -> str:
             lines.append(f"    moved between the runs (p < {DRIFT_P:g}): {', '.join(moved)}: the link changed, which no "
                          "interval from one run's rounds holds, and a slowdown of the faster run is partly hidden "
                          "by it")
+    if r.round_kinds:
+        lines.append("  rounds by their process (pinned and registered copies of 1 MiB and more; each round over its "
+                     "case's fastest, the median excess and how many rounds): full, a round of every case; link, of "
+                     "the link-bound cases alone; extra, the extra rounds; last, in the process the user started")
+    for k in r.round_kinds:
+        parts = []
+        for group in ("one way", "bidir"):
+            kinds = k.excess_pct.get(group)
+            if kinds:
+                parts.append(f"{group} " + ", ".join(f"{kind} {kinds[kind]:.2f}% ({k.rounds[group][kind]})"
+                                                   for kind in ROUND_KINDS if kind in kinds))
+        lines.append(f"    run {k.run}: " + "; ".join(parts))
     lines.append("  by family: cases, median spread, coverage of the next run, floor (p90 relative sd)")
     for fam, floor in r.floors.items():
         cs = [c for c in r.cases if c.family == fam]
