@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "fixtures/context/health.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/run/options.hpp"
 
@@ -124,6 +125,31 @@ TEST(Loop, MinimumTimedTimeIsHonoured) {
   r.min_time_s = 0.05;  // 50 samples of a millisecond at least
   const sample_set s = calibrate(plan_of([] { return 1e-3; }), r);
   EXPECT_GE(s.size(), 50u);
+}
+
+TEST(Loop, ARoundWithASpanSamplesForIt) {
+  // Samples of one moment agree at once: without a span the loop stops at its minimum of 10 (20 ms here).
+  const auto two_ms = plan_of([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return 2e-3;
+  });
+  sampling_rules r = rules(0.5, 10.0);
+  r.min_span_s = 0.06;
+  const auto t0 = std::chrono::steady_clock::now();
+  const sample_set s = calibrate(two_ms, r);
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.06);
+  EXPECT_GT(s.size(), 10u);
+}
+
+TEST(Loop, TheRunningCasesSpanIsInItsRulesUntilItEnds) {
+  health_sampler no_gpus({});
+  set_running_case("Copy/dir:bidir/bytes:1048576", &no_gpus, true, 0.3);
+  EXPECT_EQ(rules_from_options().min_span_s, 0.3);
+  set_running_case("Copy/dir:bidir/bytes:1048576", nullptr);
+  EXPECT_EQ(rules_from_options().min_span_s, 0.0);
+  set_running_case("Copy/dir:h2d/bytes:1048576", &no_gpus, true);
+  EXPECT_EQ(rules_from_options().min_span_s, 0.0);
+  set_running_case("Copy/dir:h2d/bytes:1048576", nullptr);
 }
 
 TEST(Loop, TheMedianIsTheFigure) {

@@ -112,6 +112,8 @@ TEST(Registry, RefusesAMalformedDeclaration) {
   EXPECT_NE(with([](family_descriptor& f) { f.host_link = "mem:pinned"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.link_bound = "mem:pinned"; }), "");
   EXPECT_EQ(with([](family_descriptor& f) { f.link_bound = "dir:h2d|engine:sm"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.link_span = "mem:pinned"; }), "");
+  EXPECT_EQ(with([](family_descriptor& f) { f.link_span = "dir:bidir"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;series=mem"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;colour=dir"; }), "");
   EXPECT_EQ(with([](family_descriptor& f) { f.plot = "x=bytes;series=dir,engine;xlabel=copy size"; }), "");
@@ -220,6 +222,20 @@ TEST(Registry, ALinkBoundCaseMatchesTheRuleAndIsAMebibyteOrMore) {
   EXPECT_FALSE(is_link_bound(f, "Copy/dir:d2h"));  // no size to judge by
   f.link_bound = "no";
   EXPECT_FALSE(is_link_bound(f, "Copy/dir:h2d/bytes:1073741824"));
+}
+
+TEST(Registry, ACaseSpansTheLinksStatesWhereItIsLinkBoundAndItsSpanRuleHolds) {
+  family_descriptor f = copy_family();
+  f.link_bound = "yes";
+  f.link_span = "dir:bidir";
+  EXPECT_TRUE(spans_link_states(f, "Copy/dir:bidir/bytes:1048576/manual_time"));
+  EXPECT_FALSE(spans_link_states(f, "Copy/dir:h2d/bytes:1048576/manual_time"));
+  EXPECT_FALSE(spans_link_states(f, "Copy/dir:bidir/bytes:65536/manual_time"));  // not link-bound
+  f.link_bound = "no";
+  EXPECT_FALSE(spans_link_states(f, "Copy/dir:bidir/bytes:1073741824/manual_time"));
+  f.link_bound = "yes";
+  f.link_span = "no";
+  EXPECT_FALSE(spans_link_states(f, "Copy/dir:bidir/bytes:1073741824/manual_time"));
 }
 
 TEST(Registry, TheDeclaredFamiliesLinkBoundCasesArePinnedAndRegisteredCopiesAndAllHost) {
