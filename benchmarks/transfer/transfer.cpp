@@ -54,6 +54,9 @@ const family_registration registration{[](family_descriptor& f) {
   // Page-locked host memory the engines (or SMs) reach straight over the link; write-combined and mapped
   // memory are too, but their checks read uncached host memory, which would cost each extra round seconds.
   f.link_bound = "mem:pinned|mem:registered";
+  // Both directions at once share the link in a way that changes over tenths of a second (each direction alone
+  // holds within a tenth of a percent), and a round of a few copies' milliseconds sees one such state.
+  f.link_span = "dir:bidir";
   f.plot = "x=bytes;series=mem,engine;panel=dir";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Transfer/";

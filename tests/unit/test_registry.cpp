@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -246,4 +247,15 @@ TEST(Registry, TheDeclaredFamiliesLinkBoundCasesArePinnedAndRegisteredCopiesAndA
   EXPECT_FALSE(is_link_bound("Transfer/dir:h2d/mem:pinned/bytes:65536/manual_time"));
   EXPECT_FALSE(is_link_bound("Transfer/dir:d2d/mem:device/cache:cold/bytes:268435456/manual_time"));
   EXPECT_FALSE(is_link_bound("NoSuchFamily/dir:h2d/mem:pinned/bytes:1048576"));
+}
+
+TEST(Registry, TransfersLinkBoundBidirectionalCopiesSpanTheLinksStates) {
+  const auto transfer = std::find_if(families().begin(), families().end(),
+                                     [](const family_descriptor& f) { return f.name == "Transfer"; });
+  ASSERT_NE(transfer, families().end());
+  EXPECT_TRUE(spans_link_states(*transfer, "Transfer/dir:bidir/mem:pinned/bytes:67108864/manual_time"));
+  EXPECT_TRUE(spans_link_states(*transfer, "Transfer/dir:bidir/mem:registered/engine:sm/bytes:1048576/manual_time"));
+  EXPECT_FALSE(spans_link_states(*transfer, "Transfer/dir:h2d/mem:pinned/bytes:67108864/manual_time"));
+  EXPECT_FALSE(spans_link_states(*transfer, "Transfer/dir:bidir/mem:pageable/bytes:67108864/manual_time"));
+  EXPECT_FALSE(spans_link_states(*transfer, "Transfer/dir:bidir/mem:pinned/bytes:65536/manual_time"));
 }
