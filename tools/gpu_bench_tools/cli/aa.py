@@ -33,9 +33,10 @@ def build_parser() -> ArgumentParser:
         "many cases gpu-bench-compare calls different between runs that should be the same (with rounds, and "
         "with one round a side against the between-run floors), and with --slowdown how many it catches when "
         "one side is made slower. 'floors' merges several machines' floors into the file compare reads. 'models' "
-        "judges the candidate models of a case's interval on A/A sets.",
+        "judges the candidate models of a case's interval on A/A sets. 'spans' reads runs made with --samples=on: how "
+        "far a case's median moves with the span of time its samples cover.",
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{run,report,floors,models}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{run,report,floors,models,spans}")
     r = sub.add_parser("run", help="run gpu_bench RUNS times, each writing OUT/run_NN.json")
     r.add_argument("--runs", type=positive_int, default=6, help="how many processes (default 6)")
     r.add_argument("--out", required=True, metavar="DIR", help="folder for the runs' JSON and stderr")
@@ -78,6 +79,12 @@ def build_parser() -> ArgumentParser:
     mo.add_argument("--centers", action="store_true",
                     help="instead of the models, how far each center of a copy's rounds (a quarter trimmed, the "
                     "median, the fastest half, the fastest) moves between consecutive runs")
+    sp = sub.add_parser("spans", help="how far a case's median moves with the span of time its samples cover")
+    sp.add_argument("files", nargs="+", metavar="RUN.json",
+                    help="runs of one command made with --samples=on (a long --benchmark_min_time, so that each "
+                    "case's samples cover the longest span)")
+    sp.add_argument("--span", type=positive_float, action="append", default=[], metavar="S",
+                    help="a window's span in seconds (repeatable; default 0.01 0.03 0.1 0.2 0.4 0.7 1.4)")
     return p
 
 
@@ -123,6 +130,13 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_OK if all(r.returncode == 0 for r in results) else EXIT_REGRESSION
     if args.command == "models":
         return _models(args.sets, args.without_extra_rounds, args.centers)
+    if args.command == "spans":
+        from ..aa import spans
+        from ..reading.load import load_files
+
+        spreads = spans.spans_of_files(load_files(args.files), args.span or spans.DEFAULT_SPANS_S)
+        sys.stdout.write(spans.render(spreads))
+        return EXIT_OK
     from ..aa import aa
 
     if args.command == "floors":
