@@ -73,7 +73,7 @@ TEST(Progress, LinesSayWhereTheRunIsAndHowLongIsLeft) {
   const progress quiet(462, 0.5, nullptr);
   EXPECT_EQ(quiet.opening(),
             "gpu_bench: 462 case runs selected; about 4m37s at most (--max_time_per_case=0.5 s each, longer where "
-            "the minimum of samples takes longer)");
+            "a case's minimum of samples or of sampling time a round takes longer)");
   EXPECT_EQ(quiet.line("Transfer", 120, 100.0), "gpu_bench: [Transfer 120/462, 1m40s, ~4m45s left]");
   EXPECT_EQ(quiet.line("Alloc", 462, 200.0), "gpu_bench: [Alloc 462/462, 3m20s]");
 }
