@@ -103,3 +103,21 @@ def test_the_fastest_half_spread_ignores_the_slower_half():
     burst = steady[:4] + [1.9, 1.8, 2.5, 1.01]  # three rounds of eight a burst slowed
     assert rounds.own_spread(burst, True, "fastest_half")[0] < 2 * rounds.own_spread(steady, True, "fastest_half")[0]
     assert rounds.own_spread(burst, True, "trimmed25")[0] > 100 * rounds.own_spread(steady, True, "trimmed25")[0]
+
+
+def test_the_shipped_model_calls_a_slowed_run_as_compare_does():
+    """`models` re-reads the model gpu_bench ships; on a pair whose copies it judges it must call the same
+    copies slower as gpu-bench-compare, whose change is |speed - 1| on the headline (a rate's fall, not the
+    time's rise). The bidirectional registered 256 MiB copy of this set sits between the two measures."""
+    from gpu_bench_tools.aa.aa import slowed
+    from gpu_bench_tools.compare.compare import compare
+
+    files = load_files([str(p) for p in sorted(aa_set("h100_default_c774a23").glob("*.json.gz"))])
+    shipped = next(m for m in models.MODELS if m.name == "groups-fastest-half")
+    judged = [models.judge_run(f, shipped) for f in files]
+    cmp = compare([files[0], slowed(files[1], 3.0)])
+    verdicts = {row.key: row.versus[1].verdict for row in cmp.rows if row.versus[1] is not None}
+    keys = [k for k in judged[0] if models._is_detection(k) and k in judged[1]]
+    assert "Transfer/dir:bidir/mem:registered/bytes:268435456" in keys
+    for key in keys:
+        assert (models._called(shipped, judged[0][key], judged[1][key], 3.0) == 1) == (verdicts[key] == "slower"), key

@@ -193,7 +193,7 @@ def _called(m: Model, a: Judged, b: Judged, slower_by: float = 0.0) -> int:
     k = 1.0 + slower_by / 100.0
     rb = [t * k for t in b.rounds]
     center_b = b.center * k
-    change = abs(center_b / a.center - 1.0) * 100.0
+    change = abs(a.center / center_b - 1.0) * 100.0  # as compare measures it: |speed - 1|, speed = time a / time b
     if change < m.min_effect_pct:
         return 0
     if m.grouping == "pooled":
