@@ -170,6 +170,8 @@ def test_the_aa_report_counts_coverage_false_calls_and_detection(tmp_path):
     assert r.coverage_next == pytest.approx(0.5)
     assert r.false_calls[0]["slower"] == 0 and r.false_calls[1]["slower"] == r.false_calls[1]["cases"]
     assert not r.meets_targets()
+    n = r.false_calls[1]["cases"]
+    assert f"per pair: 0/{n} (0 faster, 0 slower), {n}/{n} (0 faster, {n} slower))" in aa.render(r)
 
 
 def test_the_aa_report_slows_each_run_of_a_pair_in_turn(tmp_path):

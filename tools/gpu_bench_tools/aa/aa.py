@@ -524,7 +524,10 @@ def render(r: Report) -> str:
                      + ("" if math.isnan(detectable) else f", median detectable_pct {detectable:.2f}%"))
     lines.append(f"  coverage: run k's interval holds run k+1's figure {_pct(r.coverage_next)} of the time "
                  f"(target {COVERAGE_TARGET:.0%}); over every ordered pair {_pct(r.coverage_all)}")
-    per_pair = ", ".join(f"{p['faster'] + p['slower']}/{p['cases']}" for p in r.false_calls)
+    # Which way the calls lean: runs of one build should lean neither, so calls mostly one way say the
+    # runs' order (or a change of the machine between them) moved many cases at once.
+    per_pair = ", ".join(f"{p['faster'] + p['slower']}/{p['cases']} ({p['faster']} faster, {p['slower']} slower)"
+                         for p in r.false_calls)
     lines.append(f"  gpu-bench-compare between consecutive runs: {_pct(r.false_call_rate)} of cases called "
                  f"faster or slower (target at most {FALSE_CALL_LIMIT:.0%}; per pair: {per_pair})")
     o = r.one_round
