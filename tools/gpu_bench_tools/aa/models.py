@@ -187,15 +187,13 @@ def _pooled_interval(times: Sequence[float], family_sd: float, tick_rel: float) 
 
 
 def _called(m: Model, a: Judged, b: Judged, slower_by: float = 0.0) -> int:
-    """+1 when run b (made `slower_by` percent slower) is called slower than a, -1 faster, 0 neither."""
+    """+1 when run b (made `slower_by` percent slower) is called slower than a, -1 faster, 0 neither: compare's
+    verdict on the model's test, the timer's tick and (where the model has the rule) each side's detectable."""
     from scipy.stats import ttest_ind
 
-    k = 1.0 + slower_by / 100.0
-    rb = [t * k for t in b.rounds]
-    center_b = b.center * k
-    change = abs(a.center / center_b - 1.0) * 100.0  # as compare measures it: |speed - 1|, speed = time a / time b
-    if change < m.min_effect_pct:
-        return 0
+    from ..compare.compare import verdict
+
+    rb = [t * (1.0 + slower_by / 100.0) for t in b.rounds]
     if m.grouping == "pooled":
         la, lb = [math.log(t) for t in a.rounds], [math.log(t) for t in rb]
         with warnings.catch_warnings():
@@ -205,11 +203,9 @@ def _called(m: Model, a: Judged, b: Judged, slower_by: float = 0.0) -> int:
             p = 1.0 if abs(statistics.fmean(la) - statistics.fmean(lb)) < 1e-12 else 0.0
     else:
         _, p = model.moderated_test(a.rounds, a.prior, rb, b.prior, m.center, _spread(m))
-    if p >= model.ALPHA or change <= 100.0 * max(a.tick_rel, b.tick_rel):
-        return 0
-    if m.detectable_rule and change <= 100.0 * max(a.detectable, b.detectable):
-        return 0
-    return 1 if center_b > a.center else -1
+    least = max(a.tick_rel, b.tick_rel, *((a.detectable, b.detectable) if m.detectable_rule else ()))
+    speed = a.center / (b.center * (1.0 + slower_by / 100.0))  # > 1: b faster, as compare's speed of a time
+    return {"slower": 1, "faster": -1}.get(verdict(speed, p, model.ALPHA, m.min_effect_pct, 100.0 * least), 0)
 
 
 def judge_set(files: list[BenchmarkFile], m: Model, slowdowns: Sequence[float] = SLOWDOWNS) -> ModelResult:
