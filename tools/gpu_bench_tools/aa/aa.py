@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..reading.errors import InputError
+from ..reading.facts import HOST_SETTLING_S
 from ..reading.results import BenchmarkFile
 from ..stats import floors as floors_module
 from ..stats.floors import Floors
@@ -141,6 +142,7 @@ class RunTime:
     elapsed_s: float
     timed_s: float
     calibration_timed_s: float
+    uptime_s: float = math.nan  # how long its host had been up when it started (host.uptime_s)
 
     @property
     def timed_share(self) -> float:
@@ -156,7 +158,8 @@ def _fact_number(f: BenchmarkFile, key: str) -> float:
 
 def run_time(f: BenchmarkFile) -> RunTime:
     return RunTime(str(f.fact("gpu.uuid") or "unknown"), _fact_number(f, "gpu_bench.elapsed_s"),
-                   _fact_number(f, "gpu_bench.timed_s"), _fact_number(f, "gpu_bench.calibration_timed_s"))
+                   _fact_number(f, "gpu_bench.timed_s"), _fact_number(f, "gpu_bench.calibration_timed_s"),
+                   _fact_number(f, "host.uptime_s"))
 
 
 @dataclass
@@ -508,13 +511,18 @@ def render(r: Report) -> str:
     elif r.run_times:
         lines.append(f"  the runs were on {len(gpus)} GPUs (gpu.uuid): the spread between them includes the machines'")
     for i, t in enumerate(r.run_times, 1):
+        # Runs on a host minutes old meet a link that may still be speeding up (docs/methodology.md), which
+        # no interval holds: a pair whose first run started then leans faster in its second.
+        started = "" if math.isnan(t.uptime_s) else f"; started {t.uptime_s / 60:.1f} min after its host" + (
+            f" (under {HOST_SETTLING_S / 60:.0f} min: its host link may still have been speeding up)"
+            if t.uptime_s < HOST_SETTLING_S else "")
         if math.isnan(t.timed_share):
-            lines.append(f"  run {i}: no gpu_bench.elapsed_s and timed_s in its file")
+            lines.append(f"  run {i}: no gpu_bench.elapsed_s and timed_s in its file{started}")
             continue
         calibrations = "" if math.isnan(t.calibration_timed_s) else \
             f", calibrations' {t.calibration_timed_s:.1f} s of them"
         lines.append(f"  run {i}: {t.elapsed_s:.1f} s, {t.timed_s:.1f} s of it timed samples ({_pct(t.timed_share)}"
-                     f"{calibrations}; target at least {TIMED_SHARE_TARGET:.0%})")
+                     f"{calibrations}; target at least {TIMED_SHARE_TARGET:.0%}){started}")
     lines.append(f"  between runs: median case spread {r.median_spread_pct:.2f}% (max-min over median); "
                  f"median noise_pct {r.median_noise_pct:.2f}%")
     if not math.isnan(r.detection_median("noise")):

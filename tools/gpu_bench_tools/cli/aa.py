@@ -34,9 +34,10 @@ def build_parser() -> ArgumentParser:
         "with one round a side against the between-run floors), and with --slowdown how many it catches when "
         "one side is made slower. 'floors' merges several machines' floors into the file compare reads. 'models' "
         "judges the candidate models of a case's interval on A/A sets. 'spans' reads runs made with --samples=on: how "
-        "far a case's median moves with the span of time its samples cover.",
+        "far a case's median moves with the span of time its samples cover. 'drift' reads a series of runs: whether "
+        "each case's time moves with when its run started (a host still settling).",
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{run,report,floors,models,spans}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{run,report,floors,models,spans,drift}")
     r = sub.add_parser("run", help="run gpu_bench RUNS times, each writing OUT/run_NN.json")
     r.add_argument("--runs", type=positive_int, default=6, help="how many processes (default 6)")
     r.add_argument("--out", required=True, metavar="DIR", help="folder for the runs' JSON and stderr")
@@ -85,6 +86,10 @@ def build_parser() -> ArgumentParser:
                     "case's samples cover the longest span)")
     sp.add_argument("--span", type=positive_float, action="append", default=[], metavar="S",
                     help="a window's span in seconds (repeatable; default 0.01 0.03 0.1 0.2 0.4 0.7 1.4)")
+    dr = sub.add_parser("drift", help="whether each case's time moves with when its run started")
+    dr.add_argument("files", nargs="+", metavar="RUN.json",
+                    help="six or more runs of one command on one machine, in any order (each run's start is its "
+                    "host.uptime_s, else its date)")
     return p
 
 
@@ -136,6 +141,12 @@ def _main(argv: Sequence[str] | None) -> int:
 
         spreads = spans.spans_of_files(load_files(args.files), args.span or spans.DEFAULT_SPANS_S)
         sys.stdout.write(spans.render(spreads))
+        return EXIT_OK
+    if args.command == "drift":
+        from ..aa import drift
+        from ..reading.load import load_files
+
+        sys.stdout.write(drift.render(*drift.drift_of_files(load_files(args.files))))
         return EXIT_OK
     from ..aa import aa
 

@@ -48,7 +48,7 @@ from ..reading.multigpu import described_gpu, first_gpu_facts_note, gpu_fact
 
 # Context keys that change from run to run by nature; they never explain a change.
 VOLATILE_FACTS = frozenset({"date", "load_avg", "gpu_bench.elapsed_s", "gpu_bench.timed_s", "executable",
-                            "mhz_per_cpu", "gpu.other_processes", "caches"})
+                            "mhz_per_cpu", "gpu.other_processes", "caches", "host.uptime_s"})
 
 
 def default_db_path() -> Path:

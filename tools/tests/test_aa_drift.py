@@ -1,0 +1,97 @@
+"""gpu-bench-aa drift, and what the tools say of a run that started minutes after its host did."""
+
+import math
+
+import synth
+from conftest import run_cli
+from gpu_bench_tools.aa import aa, drift
+from gpu_bench_tools.cli import aa as cli_aa
+from gpu_bench_tools.cli.common import EXIT_BAD_INPUT, EXIT_OK
+from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.history.check import context_change
+from gpu_bench_tools.history.history import Run
+from gpu_bench_tools.reading.load import load_files
+
+SPEEDING = "Transfer/dir:bidir/mem:pinned/bytes:268435456"
+
+
+def series(tmp_path, runs=12, uptime=True, speedup_per_run=0.006):
+    """`runs` one-round runs a minute apart from two minutes after the host started; SPEEDING gets faster by
+    `speedup_per_run` each run (as a host link still settling), every other case holds still."""
+    paths = []
+    for i in range(runs):
+        extra = {"host.uptime_s": str(120 + 60 * i)} if uptime else None
+        doc = synth.make_run(seed=7 + i, reps=1, noise=0.002, families=("Transfer",), errors=False,
+                             aggregates=False, slow={SPEEDING: (1 + speedup_per_run) ** i},
+                             date=f"2025-01-07T02:{i:02d}:00+00:00", extra_context=extra)
+        # Written out of order: drift orders the runs by when they started, not by name.
+        paths.append(synth.write(tmp_path / f"run_{(i * 5) % runs:02d}.json", doc))
+    return paths
+
+
+def test_a_case_that_speeds_up_run_after_run_is_found_and_the_others_are_not(tmp_path):
+    clock, starts, drifts = drift.drift_of_files(load_files(series(tmp_path)))
+    assert "host.uptime_s" in clock and starts == [120 + 60 * i for i in range(12)]
+    by_key = {d.key: d for d in drifts}
+    moving = by_key[SPEEDING]
+    assert moving.rho < -0.9 and moving.p_value < 1e-4
+    # Eight runs apart (the thirds' middles) at 0.6% a run: about 4.7% faster.
+    assert -5.5 < moving.change_pct < -4.0
+    still = [d for k, d in by_key.items() if k != SPEEDING]
+    # Cases that hold still reach p < 0.01 about one time in a hundred.
+    assert len(still) > 20 and sum(d.p_value < 0.01 for d in still) <= 0.05 * len(still)
+    assert all(abs(d.change_pct) < 1.0 for d in still)
+
+
+def test_without_uptimes_the_runs_are_ordered_by_their_date(tmp_path):
+    clock, starts, drifts = drift.drift_of_files(load_files(series(tmp_path, uptime=False)))
+    assert "date" in clock and starts == [60.0 * i for i in range(12)]
+    assert {d.key: d for d in drifts}[SPEEDING].rho < -0.9
+
+
+def test_drift_refuses_fewer_than_six_runs_in_one_line(tmp_path, capsys):
+    paths = series(tmp_path, runs=5)
+    code, out, err = run_cli(cli_aa.main, ["drift", *paths], capsys)
+    assert code == EXIT_BAD_INPUT and out == ""
+    assert len(err.strip().splitlines()) == 1 and "at least 6" in err
+
+
+def test_drift_prints_each_case(tmp_path, capsys):
+    code, out, err = run_cli(cli_aa.main, ["drift", *series(tmp_path)], capsys)
+    assert code == EXIT_OK, err
+    line = next(x for x in out.splitlines() if x.startswith(SPEEDING + " "))
+    assert line.split()[1] == "12" and line.rstrip().endswith("%")
+
+
+def _pair(tmp_path, uptimes):
+    paths = []
+    for i, up in enumerate(uptimes):
+        doc = synth.make_run(seed=3 + i, families=("Transfer",), errors=False,
+                             extra_context={"host.uptime_s": str(up)} if up is not None else None)
+        paths.append(synth.write(tmp_path / f"r{i}.json", doc))
+    return load_files(paths)
+
+
+def test_compare_says_which_run_started_minutes_after_its_host(tmp_path):
+    notes = compare(_pair(tmp_path, [150, 3600])).warnings
+    young = [n for n in notes if "host.uptime_s" in n]
+    assert len(young) == 1 and "[1] 2.5 min" in young[0] and "[2]" not in young[0]
+    assert not [n for n in compare(_pair(tmp_path, [900, 3600])).warnings if "host.uptime_s" in n]
+    assert not [n for n in compare(_pair(tmp_path, [None, None])).warnings if "host.uptime_s" in n]
+
+
+def test_the_aa_report_gives_each_run_its_hosts_age(tmp_path):
+    files = _pair(tmp_path, [150, 3600])
+    times = [aa.run_time(f) for f in files]
+    assert times[0].uptime_s == 150 and times[1].uptime_s == 3600
+    assert math.isnan(aa.run_time(_pair(tmp_path, [None])[0]).uptime_s)
+    text = aa.render(aa.report(files))
+    run_lines = [x for x in text.splitlines() if x.startswith("  run ")]
+    assert "started 2.5 min after its host (under 10 min" in run_lines[0]
+    assert "started 60.0 min after its host" in run_lines[1] and "under" not in run_lines[1]
+
+
+def test_the_hosts_age_is_no_change_between_nights():
+    before = Run(1, 1, {}, "2025-01-07T02:00:00+00:00", "abc", {"host.uptime_s": "150", "driver.version": "580"})
+    after = Run(2, 1, {}, "2025-01-08T02:00:00+00:00", "abc", {"host.uptime_s": "86550", "driver.version": "580"})
+    assert context_change(before, after) == "nothing in the context changed"
