@@ -2,8 +2,8 @@
 # On a GPU machine: build, run the tests, then the measurements an issue asks for. JSON results and logs land
 # in OUTDIR; logs are packed into OUTDIR/logs_TAG.tgz (a device machine brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: build tests loaded planted offline log again broad seed planted_bound smoke default bare gate axes
-#          families overlap timeline multi sanitize
+#   steps: build tests loaded planted offline log again settle broad seed planted_bound smoke default bare gate
+#          axes families overlap timeline multi sanitize
 #   (default: build tests)
 #   loaded   the GPU tests again beside tests/gpu/link_load, which loads the host link in bursts: a sound
 #            build must fail none of them (a test too noisy to judge skips, naming why)
@@ -33,6 +33,9 @@
 #            times run.err holds Google Benchmark's context (once) and its progress lines; its default run's
 #            JSON, gzip-compressed, is the first of an A/A pair
 #   again    a second default run, the A/A pair's other (default_again_TAG.json.gz)
+#   settle   wait until the host has been up SETTLE_UPTIME_S (default 600) seconds, as /proc/uptime says: copies
+#            over the host link speed up in a host's first minutes (docs/methodology.md, "The first minutes
+#            after the host starts"), so an A/A pair whose first run starts earlier leans faster in its second
 #   broad    BROAD_RUNS (default 6) runs of gpu-bench-aa's broad subset (gpu-bench-aa run --broad), packed
 #            as broad_TAG.tgz: the nights gpu-bench-history replay checks
 #   seed     Overlap's speedups beside the seed demo's (scripts/seed_compare.py), on this call's default run
@@ -40,7 +43,7 @@
 #            GPU_BENCH_PLANT=overlap_bound (the bound without its link line)
 # Environment: BUILD_DIR (default build), TAG (a suffix for file names, default the GPU's name), PLANTED_TESTS
 # (the tests the planted defect must fail, a ctest -R pattern; default gpu_bare_parity|gpu_overlap),
-# MULTI_PARTS, NVB_LATENCY_RUNS, GPU_PEER_RUNS (the multi step's).
+# MULTI_PARTS, NVB_LATENCY_RUNS, GPU_PEER_RUNS (the multi step's), SETTLE_UPTIME_S (the settle step's).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
@@ -298,6 +301,8 @@ for step in $steps; do
            "$build/gpu_bench" --progress=on --benchmark_out="$out/default_again_$tag.json" --benchmark_out_format=json \
              >"$logs/default_again_$tag.out" 2>"$logs/default_again_$tag.err"
            echo "again rc=$?"; tail -n 2 "$logs/default_again_$tag.err"; gzip -f "$out/default_again_$tag.json" ;;
+    settle) up=$(cut -d' ' -f1 /proc/uptime); wait_s=$(python3 -c "print(max(0, round(${SETTLE_UPTIME_S:-600} - $up)))")
+            echo "settle: the host has been up ${up%.*} s; waiting $wait_s s"; sleep "$wait_s" ;;
     broad) # BROAD_RUNS (default 6) A/A runs of gpu-bench-aa's broad subset, for the history check's replay
            # (docs/tools.md); packed into one archive, as a device machine brings back only a few files
            (cd "$root/tools" && PYTHONPATH=. python3 -c "import sys; from gpu_bench_tools.cli.aa import main; sys.exit(main())" \
