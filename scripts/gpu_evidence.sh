@@ -34,8 +34,8 @@
 #            JSON, gzip-compressed, is the first of an A/A pair
 #   again    a second default run, the A/A pair's other (default_again_TAG.json.gz)
 #   settle   wait until the host has been up SETTLE_UPTIME_S (default 600) seconds, as /proc/uptime says: copies
-#            over the host link speed up in a host's first minutes (docs/methodology.md, "The first minutes
-#            after the host starts"), so an A/A pair whose first run starts earlier leans faster in its second
+#            over the host link sped up through an H100 host's first minutes (docs/methodology.md, "The first
+#            minutes after the host starts"), so an A/A pair started earlier may read faster in its second run
 #   broad    BROAD_RUNS (default 6) runs of gpu-bench-aa's broad subset (gpu-bench-aa run --broad), packed
 #            as broad_TAG.tgz: the nights gpu-bench-history replay checks
 #   seed     Overlap's speedups beside the seed demo's (scripts/seed_compare.py), on this call's default run
@@ -301,7 +301,8 @@ for step in $steps; do
            "$build/gpu_bench" --progress=on --benchmark_out="$out/default_again_$tag.json" --benchmark_out_format=json \
              >"$logs/default_again_$tag.out" 2>"$logs/default_again_$tag.err"
            echo "again rc=$?"; tail -n 2 "$logs/default_again_$tag.err"; gzip -f "$out/default_again_$tag.json" ;;
-    settle) up=$(cut -d' ' -f1 /proc/uptime); wait_s=$(python3 -c "print(max(0, round(${SETTLE_UPTIME_S:-600} - $up)))")
+    settle) up=$(cut -d' ' -f1 /proc/uptime); wait_s=$(awk -v up="$up" -v want="${SETTLE_UPTIME_S:-600}" \
+              'BEGIN { w = want - up; print (w > 0 ? int(w + 0.5) : 0) }')
             echo "settle: the host has been up ${up%.*} s; waiting $wait_s s"; sleep "$wait_s" ;;
     broad) # BROAD_RUNS (default 6) A/A runs of gpu-bench-aa's broad subset, for the history check's replay
            # (docs/tools.md); packed into one archive, as a device machine brings back only a few files

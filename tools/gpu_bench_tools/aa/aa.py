@@ -511,8 +511,8 @@ def render(r: Report) -> str:
     elif r.run_times:
         lines.append(f"  the runs were on {len(gpus)} GPUs (gpu.uuid): the spread between them includes the machines'")
     for i, t in enumerate(r.run_times, 1):
-        # Runs on a host minutes old meet a link that may still be speeding up (docs/methodology.md), which
-        # no interval holds: a pair whose first run started then leans faster in its second.
+        # A run on a host minutes old may meet a link that is still speeding up (docs/methodology.md), which no
+        # interval made from one run's rounds holds.
         started = "" if math.isnan(t.uptime_s) else f"; started {t.uptime_s / 60:.1f} min after its host" + (
             f" (under {HOST_SETTLING_S / 60:.0f} min: its host link may still have been speeding up)"
             if t.uptime_s < HOST_SETTLING_S else "")

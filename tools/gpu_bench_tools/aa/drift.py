@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
+from ..history.history import parse_run_time
 from ..reading.errors import InputError
 from ..reading.facts import host_uptime_s
 from ..reading.results import TIME_UNIT_NS, BenchmarkFile
@@ -38,25 +39,13 @@ class CaseDrift:
         return 100.0 * (self.last_third_s / self.first_third_s - 1.0)
 
 
-def _date_s(f: BenchmarkFile) -> float | None:
-    text = f.context.get("date")
-    try:
-        return datetime.fromisoformat(str(text)).timestamp() if text else None
-    except ValueError:
-        return None
-
-
 def run_starts(files: Sequence[BenchmarkFile]) -> tuple[str, list[float]]:
     """When each run started, and on which clock: the host's uptime where every file has host.uptime_s
-    (one host), else the context's date (to the second)."""
+    (one host), else the context's date (to the second; InputError where a file has none)."""
     uptimes = [host_uptime_s(f) for f in files]
     if all(u is not None for u in uptimes):
         return "seconds after the host started (host.uptime_s)", [float(u) for u in uptimes]
-    dates = [_date_s(f) for f in files]
-    missing = [f.path for f, d in zip(files, dates) if d is None]
-    if missing:
-        raise InputError(f"{missing[0]}: no host.uptime_s and no readable date in its context: cannot tell when "
-                         "it ran")
+    dates = [datetime.fromisoformat(parse_run_time(f)).timestamp() for f in files]
     return "seconds after the first run started (date)", [d - min(dates) for d in dates]
 
 
