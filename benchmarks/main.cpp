@@ -448,12 +448,11 @@ step_result describe_machine(run_state& run) {
     context.emplace_back("gpu.event_tick_ns", tick > 0 ? gpu_bench::fact_text(std::optional<double>(tick * 1e9))
                                                        : std::string(gpu_bench::kUnavailable));
   }
-  // The host's age: a host that started minutes ago may still be speeding up its link to the GPU.
+  // The host's age: where copies over the host link move between runs, it places each run in the host's life
+  // (docs/methodology.md, "The host link over minutes").
   const std::optional<double> uptime = gpu_bench::host_uptime_s();
   context.emplace_back("host.uptime_s",
                        uptime ? std::to_string(std::lround(*uptime)) : std::string(gpu_bench::kUnavailable));
-  if (const std::string warning = gpu_bench::young_host_warning(uptime); !warning.empty())
-    std::fprintf(stderr, "%s\n", warning.c_str());
   gpu_bench::context_list host_binding = bind_to_gpu_node(opts);
   run.end_phase("context");
   context.emplace_back("gpu_bench.start_s", gpu_bench::start_phases_text(run.start_phases));

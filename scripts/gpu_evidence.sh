@@ -2,7 +2,7 @@
 # On a GPU machine: build, run the tests, then the measurements an issue asks for. JSON results and logs land
 # in OUTDIR; logs are packed into OUTDIR/logs_TAG.tgz (a device machine brings back only a few files).
 # usage: scripts/gpu_evidence.sh OUTDIR [STEP...]
-#   steps: build tests loaded planted offline log again settle broad seed planted_bound smoke default bare gate
+#   steps: build tests loaded planted offline log again drift broad seed planted_bound smoke default bare gate
 #          axes families overlap timeline multi sanitize
 #   (default: build tests)
 #   loaded   the GPU tests again beside tests/gpu/link_load, which loads the host link in bursts: a sound
@@ -33,9 +33,10 @@
 #            times run.err holds Google Benchmark's context (once) and its progress lines; its default run's
 #            JSON, gzip-compressed, is the first of an A/A pair
 #   again    a second default run, the A/A pair's other (default_again_TAG.json.gz)
-#   settle   wait until the host has been up SETTLE_UPTIME_S (default 600) seconds, as /proc/uptime says: copies
-#            over the host link sped up through an H100 host's first minutes (docs/methodology.md, "The first
-#            minutes after the host starts"), so an A/A pair started earlier may read faster in its second run
+#   drift    one-round processes of the large copies over the host link (bidirectional pinned and registered
+#            64 MiB to 1 GiB, one-way pinned 1 GiB), back to back for DRIFT_S (default 480) seconds, packed as
+#            drift_TAG.tar.xz: `gpu-bench-aa drift` (with --window) reads how the link moved over those minutes
+#            (docs/methodology.md, "The host link over minutes")
 #   broad    BROAD_RUNS (default 6) runs of gpu-bench-aa's broad subset (gpu-bench-aa run --broad), packed
 #            as broad_TAG.tgz: the nights gpu-bench-history replay checks
 #   seed     Overlap's speedups beside the seed demo's (scripts/seed_compare.py), on this call's default run
@@ -43,7 +44,7 @@
 #            GPU_BENCH_PLANT=overlap_bound (the bound without its link line)
 # Environment: BUILD_DIR (default build), TAG (a suffix for file names, default the GPU's name), PLANTED_TESTS
 # (the tests the planted defect must fail, a ctest -R pattern; default gpu_bare_parity|gpu_overlap),
-# MULTI_PARTS, NVB_LATENCY_RUNS, GPU_PEER_RUNS (the multi step's), SETTLE_UPTIME_S (the settle step's).
+# MULTI_PARTS, NVB_LATENCY_RUNS, GPU_PEER_RUNS (the multi step's), DRIFT_S (the drift step's).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: gpu_evidence.sh OUTDIR [STEP...]}
@@ -301,9 +302,15 @@ for step in $steps; do
            "$build/gpu_bench" --progress=on --benchmark_out="$out/default_again_$tag.json" --benchmark_out_format=json \
              >"$logs/default_again_$tag.out" 2>"$logs/default_again_$tag.err"
            echo "again rc=$?"; tail -n 2 "$logs/default_again_$tag.err"; gzip -f "$out/default_again_$tag.json" ;;
-    settle) up=$(cut -d' ' -f1 /proc/uptime); wait_s=$(awk -v up="$up" -v want="${SETTLE_UPTIME_S:-600}" \
-              'BEGIN { w = want - up; print (w > 0 ? int(w + 0.5) : 0) }')
-            echo "settle: the host has been up ${up%.*} s; waiting $wait_s s"; sleep "$wait_s" ;;
+    drift) series=$out/drift_$tag; mkdir -p "$series"; end=$(($(date +%s) + ${DRIFT_S:-480})); n=0
+           link='^Transfer/dir:(bidir/mem:(pinned|registered)/bytes:(67108864|268435456|1073741824)|(h2d|d2h)/mem:pinned/bytes:1073741824)/'
+           while [ "$(date +%s)" -lt "$end" ]; do
+             n=$((n + 1))
+             "$build/gpu_bench" --rounds=1 --link_rounds=1 --progress=off --benchmark_filter="$link" \
+               --benchmark_out="$series/run_$(printf %03d $n).json" --benchmark_out_format=json \
+               >/dev/null 2>>"$series/stderr.log" || echo "drift: process $n exited $?"
+           done
+           echo "drift: $n processes"; tar -C "$out" -cJf "$out/drift_$tag.tar.xz" "drift_$tag" && rm -rf "$series" ;;
     broad) # BROAD_RUNS (default 6) A/A runs of gpu-bench-aa's broad subset, for the history check's replay
            # (docs/tools.md); packed into one archive, as a device machine brings back only a few files
            (cd "$root/tools" && PYTHONPATH=. python3 -c "import sys; from gpu_bench_tools.cli.aa import main; sys.exit(main())" \

@@ -42,16 +42,11 @@ TEST(HostFacts, Parsers) {
   EXPECT_FALSE(mem_available_from_meminfo("MemTotal: 100 kB\n").has_value());
 }
 
-TEST(HostFacts, UptimeAndTheYoungHostWarning) {
+TEST(HostFacts, Uptime) {
   EXPECT_DOUBLE_EQ(uptime_from_proc("350735.47 2343889.90\n").value(), 350735.47);
   EXPECT_FALSE(uptime_from_proc("").has_value());
   EXPECT_FALSE(uptime_from_proc("up\n").has_value());
-  // Warned while the host is younger than kHostSettlingS, in whole minutes; silent after, or when unknown.
-  EXPECT_NE(young_host_warning(150.0).find("started 3 minutes ago"), std::string::npos);
-  EXPECT_NE(young_host_warning(61.0).find("started 1 minute ago"), std::string::npos);
-  EXPECT_NE(young_host_warning(20.0).find("started less than a minute ago"), std::string::npos);
-  EXPECT_EQ(young_host_warning(kHostSettlingS), "");
-  EXPECT_EQ(young_host_warning(std::nullopt), "");
+  EXPECT_FALSE(uptime_from_proc("-3 1\n").has_value());
 }
 
 #include "fixtures/context/profile.hpp"

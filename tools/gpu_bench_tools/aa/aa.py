@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import Sequence
 
 from ..reading.errors import InputError
-from ..reading.facts import HOST_SETTLING_S
 from ..reading.results import BenchmarkFile
 from ..stats import floors as floors_module
 from ..stats.floors import Floors
@@ -511,11 +510,9 @@ def render(r: Report) -> str:
     elif r.run_times:
         lines.append(f"  the runs were on {len(gpus)} GPUs (gpu.uuid): the spread between them includes the machines'")
     for i, t in enumerate(r.run_times, 1):
-        # A run on a host minutes old may meet a link that is still speeding up (docs/methodology.md), which no
-        # interval made from one run's rounds holds.
-        started = "" if math.isnan(t.uptime_s) else f"; started {t.uptime_s / 60:.1f} min after its host" + (
-            f" (under {HOST_SETTLING_S / 60:.0f} min: its host link may still have been speeding up)"
-            if t.uptime_s < HOST_SETTLING_S else "")
+        # When the host link moves between runs (docs/methodology.md, "The host link over minutes"), the runs'
+        # places in the host's life are the first thing to look at.
+        started = "" if math.isnan(t.uptime_s) else f"; started {t.uptime_s / 60:.1f} min after its host"
         if math.isnan(t.timed_share):
             lines.append(f"  run {i}: no gpu_bench.elapsed_s and timed_s in its file{started}")
             continue

@@ -35,7 +35,7 @@ def build_parser() -> ArgumentParser:
         "one side is made slower. 'floors' merges several machines' floors into the file compare reads. 'models' "
         "judges the candidate models of a case's interval on A/A sets. 'spans' reads runs made with --samples=on: how "
         "far a case's median moves with the span of time its samples cover. 'drift' reads a series of runs: whether "
-        "each case's time moves with when its run started (a host still settling).",
+        "each case's time moves with when its run started (a host link that does not hold still).",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="{run,report,floors,models,spans,drift}")
     r = sub.add_parser("run", help="run gpu_bench RUNS times, each writing OUT/run_NN.json")
@@ -90,6 +90,9 @@ def build_parser() -> ArgumentParser:
     dr.add_argument("files", nargs="+", metavar="RUN.json",
                     help="six or more runs of one command on one machine, in any order (each run's start is its "
                     "host.uptime_s, else its date)")
+    dr.add_argument("--window", type=positive_float, metavar="S",
+                    help="instead of the trend, each case's median per window of S seconds of starts and whether "
+                    "the windows differ (Kruskal-Wallis): finds slow phases that come and go")
     return p
 
 
@@ -146,7 +149,11 @@ def _main(argv: Sequence[str] | None) -> int:
         from ..aa import drift
         from ..reading.load import load_files
 
-        sys.stdout.write(drift.render(*drift.drift_of_files(load_files(args.files))))
+        files = load_files(args.files)
+        if args.window is not None:
+            sys.stdout.write(drift.render_windows(args.window, *drift.windows_of_files(files, args.window)))
+        else:
+            sys.stdout.write(drift.render(*drift.drift_of_files(files)))
         return EXIT_OK
     from ..aa import aa
 

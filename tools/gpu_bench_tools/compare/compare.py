@@ -23,7 +23,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ..reading.facts import host_cpu, host_cpus_differ, young_host_note
+from ..reading.facts import host_cpu, host_cpus_differ
 from ..reading.load import (
     TIME_UNIT_NS,
     headline_of,
@@ -252,9 +252,6 @@ def compare(
     old_facts = first_gpu_facts_note(files)
     if old_facts:
         notes.append(old_facts)
-    young = young_host_note(files)
-    if young:
-        notes.append(young)
 
     keys: list[str] = []
     seen: set[str] = set()

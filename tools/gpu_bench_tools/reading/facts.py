@@ -75,28 +75,12 @@ def host_cpu(f: BenchmarkFile) -> str:
     return f"{model}, {count} CPUs" if count else model
 
 
-# A host younger than this may still be speeding up its link to the GPU: gpu_bench warns under it too
-# (kHostSettlingS, fixtures/context/host_facts.hpp; docs/methodology.md, "The first minutes after the host starts").
-HOST_SETTLING_S = 600.0
-
-
 def host_uptime_s(f: BenchmarkFile) -> float | None:
     """Seconds from the host's start to the run's (host.uptime_s); None where the file does not say."""
     try:
         return float(f.fact("host.uptime_s"))
     except (TypeError, ValueError):
         return None
-
-
-def young_host_note(files: list[BenchmarkFile]) -> str | None:
-    """A note naming each file whose run started under HOST_SETTLING_S after its host did, or None."""
-    young = [(i, s) for i, s in enumerate((host_uptime_s(f) for f in files), 1) if s is not None and s < HOST_SETTLING_S]
-    if not young:
-        return None
-    which = "; ".join(f"[{i}] {s / 60:.1f} min" for i, s in young)
-    return (f"run(s) started minutes after their host did ({which}; host.uptime_s): a host that young may still be "
-            "speeding up its link to the GPU, so their host-link copies may read slower than a later run's "
-            "(docs/methodology.md, \"The first minutes after the host starts\")")
 
 
 def host_cpus_differ(a: BenchmarkFile, b: BenchmarkFile) -> bool:
