@@ -7,6 +7,7 @@ from conftest import run_cli
 from gpu_bench_tools.aa import aa, drift
 from gpu_bench_tools.cli import aa as cli_aa
 from gpu_bench_tools.cli.common import EXIT_BAD_INPUT, EXIT_OK
+from gpu_bench_tools.compare.compare import compare
 from gpu_bench_tools.history.check import context_change
 from gpu_bench_tools.history.history import Run
 from gpu_bench_tools.reading.load import load_files
@@ -104,6 +105,12 @@ def _pair(tmp_path, uptimes):
                              extra_context={"host.uptime_s": str(up)} if up is not None else None)
         paths.append(synth.write(tmp_path / f"r{i}.json", doc))
     return load_files(paths)
+
+
+def test_compare_says_nothing_of_a_young_host(tmp_path):
+    # The host's age predicts no phase of the host link (docs/methodology.md), so it is no reason for a note.
+    notes = compare(_pair(tmp_path, [150, 3600])).warnings
+    assert not [n for n in notes if "host.uptime_s" in n or "after their host" in n]
 
 
 def test_the_aa_report_gives_each_run_its_hosts_age(tmp_path):

@@ -510,8 +510,8 @@ def render(r: Report) -> str:
     elif r.run_times:
         lines.append(f"  the runs were on {len(gpus)} GPUs (gpu.uuid): the spread between them includes the machines'")
     for i, t in enumerate(r.run_times, 1):
-        # When the host link moves between runs (docs/methodology.md, "The host link over minutes"), the runs'
-        # places in the host's life are the first thing to look at.
+        # Where each run fell in its host's life, for reading a pair whose host link moved between the runs
+        # (docs/methodology.md, "The host link over minutes").
         started = "" if math.isnan(t.uptime_s) else f"; started {t.uptime_s / 60:.1f} min after its host"
         if math.isnan(t.timed_share):
             lines.append(f"  run {i}: no gpu_bench.elapsed_s and timed_s in its file{started}")
