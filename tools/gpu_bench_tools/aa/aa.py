@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..reading.errors import InputError
+from ..reading.facts import fact_number
 from ..reading.results import BenchmarkFile
 from ..stats import floors as floors_module
 from ..stats.floors import Floors
@@ -148,17 +149,10 @@ class RunTime:
         return self.timed_s / self.elapsed_s if self.elapsed_s > 0 else math.nan
 
 
-def _fact_number(f: BenchmarkFile, key: str) -> float:
-    try:
-        return float(f.fact(key))
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def run_time(f: BenchmarkFile) -> RunTime:
-    return RunTime(str(f.fact("gpu.uuid") or "unknown"), _fact_number(f, "gpu_bench.elapsed_s"),
-                   _fact_number(f, "gpu_bench.timed_s"), _fact_number(f, "gpu_bench.calibration_timed_s"),
-                   _fact_number(f, "host.uptime_s"))
+    return RunTime(str(f.fact("gpu.uuid") or "unknown"), fact_number(f, "gpu_bench.elapsed_s"),
+                   fact_number(f, "gpu_bench.timed_s"), fact_number(f, "gpu_bench.calibration_timed_s"),
+                   fact_number(f, "host.uptime_s"))
 
 
 @dataclass

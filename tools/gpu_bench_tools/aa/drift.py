@@ -13,6 +13,8 @@ all, which finds phases that come and go as well as a trend.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Sequence
@@ -22,7 +24,7 @@ from scipy import stats
 
 from ..history.history import parse_run_time
 from ..reading.errors import InputError
-from ..reading.facts import host_uptime_s
+from ..reading.facts import fact_number
 from ..reading.results import TIME_UNIT_NS, BenchmarkFile
 
 MIN_RUNS = 6  # two runs in each third at least
@@ -45,9 +47,9 @@ class CaseDrift:
 def run_starts(files: Sequence[BenchmarkFile]) -> tuple[str, list[float]]:
     """When each run started, and on which clock: the host's uptime where every file has host.uptime_s
     (one host), else the context's date (to the second; InputError where a file has none)."""
-    uptimes = [host_uptime_s(f) for f in files]
-    if all(u is not None for u in uptimes):
-        return "seconds after the host started (host.uptime_s)", [float(u) for u in uptimes]
+    uptimes = [fact_number(f, "host.uptime_s") for f in files]
+    if not any(math.isnan(u) for u in uptimes):
+        return "seconds after the host started (host.uptime_s)", uptimes
     dates = [datetime.fromisoformat(parse_run_time(f)).timestamp() for f in files]
     return "seconds after the first run started (date)", [d - min(dates) for d in dates]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Iterable
 
 from .multigpu import gpu_count, gpu_fact, gpu_summary, gpu_uuids, multi_gpu_rows, pcie_text, short_gpu_name
@@ -75,12 +76,12 @@ def host_cpu(f: BenchmarkFile) -> str:
     return f"{model}, {count} CPUs" if count else model
 
 
-def host_uptime_s(f: BenchmarkFile) -> float | None:
-    """Seconds from the host's start to the run's (host.uptime_s); None where the file does not say."""
+def fact_number(f: BenchmarkFile, key: str) -> float:
+    """A context fact as a number (gpu_bench.elapsed_s, host.uptime_s, ...); NaN where the file does not say."""
     try:
-        return float(f.fact("host.uptime_s"))
+        return float(f.fact(key))
     except (TypeError, ValueError):
-        return None
+        return math.nan
 
 
 def host_cpus_differ(a: BenchmarkFile, b: BenchmarkFile) -> bool:
