@@ -30,6 +30,7 @@
 #include "fixtures/run/progress.hpp"
 #include "fixtures/run/registry.hpp"
 #include "fixtures/run/rounds.hpp"
+#include "fixtures/run/thread_cpu.hpp"
 #include "fixtures/run/timeline.hpp"
 
 namespace {
@@ -100,6 +101,10 @@ void print_help() {
       "  --verify=each         check the data after every sample (default: after the last)\n"
       "  --progress=WHEN       progress lines on stderr, at most one every 10 s per round: auto (default) and on\n"
       "                        print them whether stderr is a terminal or a log, off prints none\n"
+      "  --cpu=WHICH           the CPU the thread that drives the GPU runs on: off (default; the kernel moves\n"
+      "                        it), a CPU number (pinned for the whole run), or auto (each case starts on the\n"
+      "                        CPU of the GPU's NUMA node whose clock reads fastest at that moment); neither\n"
+      "                        made host-driven cases repeat better on an H200 (docs/methodology.md)\n"
       "  --families            one line per family: name, scope (single_gpu or multi_gpu), and a filter\n"
       "                        selecting a few small cases that cover its code paths\n"
       "  --help                this text\n\n"
@@ -189,7 +194,9 @@ gpu_bench::context_list bind_to_gpu_node(const gpu_bench::options& opts) {
   }
   return {{"host.numa_nodes", nodes.empty() ? gpu_bench::kUnavailable : std::to_string(nodes.size())},
           {"host.numa_binding", gpu_bench::numa_binding_fact(opts.device)},
-          {"host.numa_thread", thread}};
+          {"host.numa_thread", thread},
+          {"host.thread_cpu", gpu_bench::set_thread_cpu_policy(
+                                  opts.cpu, gpu_bench::cpus_on_node(gpu_bench::allowed_cpus(), node.value_or(-1)))}};
 }
 
 }  // namespace
@@ -453,6 +460,10 @@ step_result describe_machine(run_state& run) {
   const std::optional<double> uptime = gpu_bench::host_uptime_s();
   context.emplace_back("host.uptime_s",
                        uptime ? std::to_string(std::lround(*uptime)) : std::string(gpu_bench::kUnavailable));
+  // What a host-clock sample's own clock reads cost (docs/methodology.md, "Host-clock cases").
+  context.emplace_back("host.clocksource", gpu_bench::host_clocksource());
+  context.emplace_back("host.clock_read_ns",
+                       gpu_bench::fact_text(std::optional<double>(gpu_bench::steady_clock_read_ns())));
   gpu_bench::context_list host_binding = bind_to_gpu_node(opts);
   run.end_phase("context");
   context.emplace_back("gpu_bench.start_s", gpu_bench::start_phases_text(run.start_phases));

@@ -48,7 +48,8 @@ from ..reading.multigpu import described_gpu, first_gpu_facts_note, gpu_fact
 
 # Context keys that change from run to run by nature; they never explain a change.
 VOLATILE_FACTS = frozenset({"date", "load_avg", "gpu_bench.elapsed_s", "gpu_bench.timed_s", "executable",
-                            "mhz_per_cpu", "gpu.other_processes", "caches", "host.uptime_s"})
+                            "mhz_per_cpu", "gpu.other_processes", "caches", "host.uptime_s",
+                            "host.clock_read_ns"})
 
 
 def default_db_path() -> Path:
