@@ -27,26 +27,27 @@ TEST(Rounds, ChildRoundsDropWhatOnlyTheLastRoundDoesAndWriteTheirOwnFile) {
                                          "--sizes=1M",
                                          "--benchmark_format=console"};
   const auto args = round_arguments(user, 2, 4, "/tmp/r/round_2.json");
-  const std::vector<std::string> want = {"--benchmark_filter=Transfer",
-                                         "--sizes=1M",
-                                         "--round=2/4",
-                                         "--benchmark_out=/tmp/r/round_2.json",
-                                         "--benchmark_out_format=json",
-                                         "--benchmark_enable_random_interleaving=true"};
+  const std::vector<std::string> want = {"--benchmark_filter=Transfer", "--sizes=1M", "--round=2/4",
+                                         "--benchmark_out=/tmp/r/round_2.json", "--benchmark_out_format=json"};
   EXPECT_EQ(args, want);
+}
+
+TEST(Rounds, EveryRoundRunsItsCasesInTheOrderTheUserChose) {
+  // No round shuffles on its own: the last round runs the cases in order, so every round must.
+  const auto plain = round_arguments({"--benchmark_filter=Alloc"}, 1, 3, "/tmp/r/round_1.json");
+  for (const auto& a : plain) EXPECT_EQ(a.find("random_interleaving"), std::string::npos) << a;
+  // A user who asks for a shuffled order gets it in every round, the last included.
+  const auto shuffled = round_arguments({"--benchmark_enable_random_interleaving=true"}, 1, 3, "/tmp/r/round_1.json");
+  EXPECT_EQ(shuffled.front(), "--benchmark_enable_random_interleaving=true");
 }
 
 TEST(Rounds, ARoundOfTheLinkBoundCasesSelectsThemByNameAndShowsNoProgress) {
   const std::vector<std::string> user = {"--benchmark_filter=Transfer", "--preset=nightly", "--progress=on",
                                          "--sizes=1M", "--benchmark_out=x.json"};
   const auto args = round_arguments(user, 1, 3, "/tmp/r/link_1.json", "^(A/b:1)$");
-  const std::vector<std::string> want = {"--sizes=1M",
-                                         "--benchmark_filter=^(A/b:1)$",
-                                         "--progress=off",
-                                         "--round=1/3",
-                                         "--benchmark_out=/tmp/r/link_1.json",
-                                         "--benchmark_out_format=json",
-                                         "--benchmark_enable_random_interleaving=true"};
+  const std::vector<std::string> want = {
+      "--sizes=1M",  "--benchmark_filter=^(A/b:1)$",       "--progress=off",
+      "--round=1/3", "--benchmark_out=/tmp/r/link_1.json", "--benchmark_out_format=json"};
   EXPECT_EQ(args, want);
 }
 
