@@ -15,7 +15,8 @@ CONTEXT_KEYS = [
     "gpu.sm_count", "gpu.memory_bytes", "gpu.l2_bytes", "gpu.copy_engines", "gpu.pcie_gen", "gpu.pcie_gen_max",
     "gpu.pcie_width", "gpu.pcie_width_max", "gpu.clock_sm_mhz", "gpu.ecc", "driver.version", "driver.cuda_version",
     "runtime.version", "benchmark.version", "host.cpu", "host.kernel", "host.thp", "host.gpu_numa_node",
-    "host.numa_nodes", "host.numa_binding", "host.numa_thread", "host.uptime_s",
+    "host.numa_nodes", "host.numa_binding", "host.numa_thread", "host.uptime_s", "host.clocksource",
+    "host.clock_read_ns", "host.thread_cpu",
 ]
 
 
