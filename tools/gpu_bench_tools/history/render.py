@@ -80,7 +80,7 @@ def render_check(rep: CheckReport) -> str:
                          "host CPU (host-side figures) or another host link or NUMA node of their GPU")
         if mc.not_positive:
             lines.append(f"  note: {mc.not_positive} case(s) not judged: a figure of zero or below, which has no "
-                         "ratio to the others")
+                         "logarithm")
         n_reg = sum(1 for f in mc.findings if f.kind == "regression" and f.confirmed)
         n_unc = sum(1 for f in mc.findings if f.kind == "regression" and not f.confirmed)
         n_imp = sum(1 for f in mc.findings if f.kind == "improvement")
