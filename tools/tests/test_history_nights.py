@@ -34,7 +34,7 @@ def night(tmp_path, n, **kw):
 
 
 def flagged(out, tag="REGRESSION"):
-    return sorted(ln.split()[1] for ln in out.splitlines() if ln.strip().startswith(tag))
+    return sorted(ln.strip()[len(tag):].split()[0] for ln in out.splitlines() if ln.strip().startswith(tag))
 
 
 def test_a_2_percent_step_in_steady_cases_is_found_on_its_night(tmp_path, capsys):
@@ -192,3 +192,119 @@ def test_replay_with_a_step_night_of_its_own(tmp_path, capsys):
     row = table_rows(out)["1%"]
     stable = re.match(r"(\d+)% \((\d+) of (\d+)\)", row[4])
     assert stable and int(stable.group(3)) > 0 and int(stable.group(1)) >= 75, out
+
+
+# A case whose rounds lie 100-fold apart, as gpu_bench wrote it for free_host (issue 58): each night's
+# rounds in us and its noise_pct.
+FREE_HOST = "Alloc/op:free_host/bytes:1048576"
+FREE_HOST_NIGHTS = {1: ((556.0, 5.0, 358.0), 116155.0), 2: ((350.4, 1.2, 229.2), 92357.1),
+                    3: ((556.0, 5.0, 358.0), 116155.0)}
+SIX_PINNED = r"Transfer/dir:(h2d|d2h)/mem:pinned/bytes:(4194304|33554432|268435456)$"
+ALLOC = {"family.alloc.name": "Alloc", "family.alloc.scope": "single_gpu", "family.alloc.axes": "op,pool,bytes",
+         "family.alloc.headline": "real_time", "family.alloc.unit": "us", "family.alloc.better": "lower",
+         "family.alloc.headline_kind": "time", "family.alloc.host_link": "no", "family.alloc.host_side": "yes"}
+
+
+def default_night(tmp_path, n, rounds_us, noise_pct, slow=None):
+    """A night of a default run (one repetition, noise_pct per case) with the free_host case added."""
+    doc = synth.make_run(schema="2", reps=1, noise=0.001, families=FAMS, seed=900 + n, slow=slow,
+                         date=f"2025-06-{n:02d}T02:00:00+00:00", extra_context=ALLOC)
+    name = FREE_HOST + "/manual_time"
+    doc["benchmarks"].append(dict(
+        name=name, run_name=name, family_index=len(doc["benchmarks"]), per_family_instance_index=0,
+        run_type="iteration", repetitions=1, repetition_index=0, threads=1, iterations=1,
+        real_time=sorted(rounds_us)[1], cpu_time=sorted(rounds_us)[1], time_unit="us", noise_pct=noise_pct,
+        rounds=3.0, samples=71.0, round_times_s=[r * 1e-6 for r in rounds_us]))
+    return synth.write(Path(tmp_path) / f"d{n:02d}.json", doc)
+
+
+def test_a_case_too_noisy_to_judge_is_named_and_the_others_are_judged(tmp_path, capsys):
+    """Three default nights, the newest with six pinned copies 10% slower: check names those six and exits 1,
+    and names the case whose rounds lie 100-fold apart as too noisy to judge instead of failing on it."""
+    six = sorted(c for c in synth_cases() if re.search(SIX_PINNED, c))
+    paths = [default_night(tmp_path, n, *FREE_HOST_NIGHTS[n], slow={SIX_PINNED: 1 / 1.10} if n == 3 else None)
+             for n in (1, 2, 3)]
+    ingest(tmp_path / "h.sqlite", paths, capsys)
+    code, out, err = check(tmp_path / "h.sqlite", capsys)
+    assert code == 1 and len(six) == 6 and flagged(out) == six, out
+    worse = [float(w) for w in re.findall(r"\(([0-9.]+)% worse", out)]
+    assert len(worse) == 6 and all(8.6 < w < 9.6 for w in worse), out  # 10% longer: 9.1% fewer GB/s
+    assert flagged(out, "too noisy") == [FREE_HOST] and "noise_pct 116155% on 2025-06-01" in out
+    assert "6 regression(s), 0 improvement(s), 0 newly failing, 1 too noisy to judge" in out
+    assert "6 regression(s) or newly failing case(s)" in err
+
+
+@pytest.mark.parametrize("noisy", [1, 2, 3])
+def test_a_too_noisy_night_never_makes_check_exit_1(tmp_path, capsys, noisy):
+    """One night of three with the free_host case's rounds, the others steady: the case is not judged
+    whichever night it is, and alone it is no regression."""
+    steady = ((300.0, 301.0, 302.0), 0.8)
+    paths = [default_night(tmp_path, n, *(FREE_HOST_NIGHTS[n] if n == noisy else steady)) for n in (1, 2, 3)]
+    ingest(tmp_path / "h.sqlite", paths, capsys)
+    code, out, err = check(tmp_path / "h.sqlite", capsys)
+    assert code == 0 and err == "", out
+    assert flagged(out, "too noisy") == [FREE_HOST] and "0 regression(s)" in out
+
+
+def test_a_figure_of_zero_is_not_judged_and_is_counted(tmp_path, capsys):
+    """A log has no zero: a case with a figure of zero or below on one of its nights is counted in a note."""
+    other = "Transfer/dir:d2h/mem:pinned/bytes:1048576"
+    paths = []
+    for n in (1, 2, 3):
+        doc = synth.doc_from_values({CASE: [50.0], other: [49.0]}, date=f"2025-05-{n:02d}T02:00:00+00:00")
+        for e in doc["benchmarks"]:
+            e["host_blocked_us"] = 0.0 if (n == 2 and e["name"].startswith(other)) else 4.0 + n
+        paths.append(synth.write(tmp_path / f"z{n}.json", doc))
+    ingest(tmp_path / "h.sqlite", paths, capsys)
+    code, out, _ = check(tmp_path / "h.sqlite", capsys, "--metric", "host_blocked_us")
+    assert code == 0 and "note: 1 case(s) not judged: a figure of zero or below" in out, out
+
+
+def test_an_interval_beyond_a_float_is_infinite(tmp_path):
+    """Nights whose repetitions span the floats' range give an interval whose bound no float holds."""
+    from gpu_bench_tools.history import check as history_check
+    from gpu_bench_tools.history.history import Point
+
+    run = history_check.Run(1, 1, {}, "2025-06-01T02:00:00+00:00", None, {})
+    nights = [Point(run, 1.0, [1e-150, 1.0, 1e150], None) for _ in range(3)]
+    newest = [Point(run, 2.0, [2.0], None)]
+    own = {id(p): history_check.night_sd(p) for p in nights + newest}
+    beyond = history_check.level_against(nights, newest, 0.001, own)
+    assert beyond.half_width_pct == float("inf") and beyond.p_value > 0.5
+
+
+def later(src, date, dst, slow=None):
+    """A committed run again under a later date, its cases matching `slow` made that many times slower."""
+    import gzip
+    import json
+
+    doc = json.loads(gzip.open(src).read())
+    doc["context"]["date"] = date
+    for e in doc["benchmarks"]:
+        if slow and re.search(slow[0], e["name"].removesuffix("/manual_time")):
+            for k in ("real_time", "cpu_time"):
+                e[k] *= slow[1]
+            e["round_times_s"] = [t * slow[1] for t in e.get("round_times_s", [])]
+            for k in ("gbps", "bytes_per_second"):
+                if k in e:
+                    e[k] /= slow[1]
+    return synth.write(dst, doc)
+
+
+def test_the_reported_sequence_of_committed_runs(tmp_path, capsys):
+    """Issue 58's sequence: run 1, run 2, and run 1 again under a later date; then a fourth night with six
+    pinned copies 10% slower. check named free_host's rounds (1.4 to 369 us apart) too noisy and judged the
+    rest."""
+    runs = aa_set("h200_default_f799a91")
+    db = tmp_path / "h.sqlite"
+    ingest(db, [runs / "default_h200_run1.json.gz", runs / "default_h200_run2.json.gz",
+                later(runs / "default_h200_run1.json.gz", "2026-11-29T04:51:13+00:00", tmp_path / "r1.json")], capsys)
+    code, out, err = check(db, capsys)
+    assert code == 0 and err == "" and flagged(out) == [], out
+    assert FREE_HOST in flagged(out, "too noisy")
+    six = r"Transfer/dir:(h2d|d2h)/mem:pinned/bytes:(1048576|67108864|1073741824)$"
+    ingest(db, [later(runs / "default_h200_run2.json.gz", "2026-11-30T04:51:13+00:00", tmp_path / "r2.json",
+                      slow=(six, 1.10))], capsys)
+    code, out, err = check(db, capsys)
+    assert code == 1 and len(flagged(out)) == 6 and all(re.search(six, c) for c in flagged(out)), out
+    assert FREE_HOST in flagged(out, "too noisy")

@@ -48,6 +48,14 @@ class Finding:
 
 
 @dataclass
+class TooNoisy:
+    """A case not judged: a night it would be judged on wrote a noise_pct of UNBOUNDED_NOISE_PCT or more."""
+    case: str
+    noise_pct: float  # the largest of those nights'
+    run: Run  # the night that wrote it
+
+
+@dataclass
 class MachineCheck:
     machine: Machine
     newest: Run
@@ -59,6 +67,8 @@ class MachineCheck:
     missing: int = 0  # cases the baseline runs had that the newest run does not
     # cases whose earlier runs all ran on another host CPU (host-side figures) or GPU link or NUMA node
     other_facts: int = 0
+    too_noisy: list[TooNoisy] = field(default_factory=list)
+    not_positive: int = 0  # cases not judged: a night's figure is zero or below, which has no logarithm
 
     @property
     def counts_for_exit(self) -> bool:
@@ -94,8 +104,18 @@ FEW_NIGHTS = 5  # under this many earlier nights, the nights' own noise always j
 # know nothing of their noise need this many: fewer figures cannot show a case that moves between a few levels
 NOISE_DOF = 2  # degrees of freedom a night's own noise counts for: three rounds, gpu_bench's default
 HOMOGENEITY_ALPHA = 0.05  # the level of the F-tests that tell a night's noise from the others'
+# From this noise_pct on, a night's interval for the next run's figure reaches zero: its rounds cannot place
+# the figure above zero, and night_sd's first-order reading on the logarithms no longer holds.
+UNBOUNDED_NOISE_PCT = 100.0
 # noise_pct over one night's relative standard deviation, were the interval normal: 1.96 sqrt 2
 _NOISE_PCT_PER_SD = 100.0 * statistics.NormalDist().inv_cdf(0.975) * math.sqrt(2.0)
+
+
+def too_noisy(points: list[Point]) -> Point | None:
+    """The night with the largest noise_pct, where it is UNBOUNDED_NOISE_PCT or more; None where every night
+    bounds its own figure."""
+    noisy = [p for p in points if p.noise_pct is not None and p.noise_pct >= UNBOUNDED_NOISE_PCT]
+    return max(noisy, key=lambda p: p.noise_pct) if noisy else None
 
 
 def night_sd(p: Point) -> float | None:
@@ -173,9 +193,17 @@ def level_against(before: list[Point], level: list[Point], alpha: float,
             pv = 0.0 if d else 1.0  # nights that never varied: any change is beyond them
         worst = max(worst, pv)
         signs.add(int(np.sign(d)))
-        h = t_alpha * scale
-        half = (math.expm1(h) if d >= 0 else -math.expm1(-h)) * 100.0
+        half = _bound_pct(t_alpha * scale, d >= 0)
     return Beyond(worst, half, signs.pop() if len(signs) == 1 else 0)
+
+
+def _bound_pct(h: float, upper: bool) -> float:
+    """A half-width `h` on the log scale as a relative bound in percent, on the upper or the lower side; inf
+    where the upper bound is beyond a float."""
+    try:
+        return (math.expm1(h) if upper else -math.expm1(-h)) * 100.0
+    except OverflowError:
+        return math.inf
 
 
 def judge(s: CaseSeries, alpha: float, threshold_pct: float, newest_only: bool = False) -> Finding | None:
@@ -259,6 +287,13 @@ def _check_machine(conn, mid: int, mach: Machine, window: int, threshold_pct: fl
         if not earlier:
             continue
         mc.cases_checked += 1
+        noisy = too_noisy(s.points)
+        if noisy is not None:
+            mc.too_noisy.append(TooNoisy(s.name, noisy.noise_pct, noisy.run))
+            continue
+        if min(p.value for p in s.points) <= 0:
+            mc.not_positive += 1
+            continue
         # Across a configuration change only the newest run's difference is what the change did; a change
         # inside the old configuration's runs was reported when it happened.
         f = judge(s, alpha, threshold_pct, newest_only=change is not None)
@@ -266,6 +301,7 @@ def _check_machine(conn, mid: int, mach: Machine, window: int, threshold_pct: fl
             mc.findings.append(f)
     order = {"failing": 0, "regression": 1, "improvement": 2}
     mc.findings.sort(key=lambda f: (order[f.kind], -(abs(f.worse_pct or 0.0))))
+    mc.too_noisy.sort(key=lambda n: n.case)
     return mc, data
 
 

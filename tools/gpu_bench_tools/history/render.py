@@ -13,7 +13,7 @@ from ..compare.render import cut, fmt_num
 from ..reading.facts import host_cpu
 from ..reading.families import rule_matches
 from .history import load_series, machines, runs_of, store
-from .check import CheckReport
+from .check import UNBOUNDED_NOISE_PCT, CheckReport
 from ..reading.load import InputError, metric_title
 
 MAX_FINDINGS = 50  # per machine and kind of line
@@ -43,6 +43,10 @@ def _finding_line(f, counted: bool) -> str:
     return line
 
 
+def _too_noisy_line(n) -> str:
+    return f"  {'too noisy':<12} {n.case}  noise_pct {n.noise_pct:.0f}% on {n.run.run_time}"
+
+
 def render_check(rep: CheckReport) -> str:
     lines = []
     if not rep.machines:
@@ -61,23 +65,35 @@ def render_check(rep: CheckReport) -> str:
         lines += [_finding_line(f, mc.counts_for_exit) for f in shown]
         if more:
             lines.append(f"  {more}")
+        shown, more = cut(mc.too_noisy, MAX_FINDINGS)
+        lines += [_too_noisy_line(n) for n in shown]
+        if more:
+            lines.append(f"  {more}")
+        if mc.too_noisy:
+            lines.append(f"  note: {len(mc.too_noisy)} case(s) too noisy to judge, and not counted: a night of theirs "
+                         f"wrote a noise_pct of {UNBOUNDED_NOISE_PCT:g}% or more, so its rounds cannot place its "
+                         "figure above zero")
         if mc.missing:
             lines.append(f"  note: {mc.missing} case(s) of the earlier runs are not in the newest run")
         if mc.other_facts:
             lines.append(f"  note: {mc.other_facts} case(s) not checked: every earlier run of theirs was on another "
                          "host CPU (host-side figures) or another host link or NUMA node of their GPU")
+        if mc.not_positive:
+            lines.append(f"  note: {mc.not_positive} case(s) not judged: a figure of zero or below, which has no "
+                         "logarithm")
         n_reg = sum(1 for f in mc.findings if f.kind == "regression" and f.confirmed)
         n_unc = sum(1 for f in mc.findings if f.kind == "regression" and not f.confirmed)
         n_imp = sum(1 for f in mc.findings if f.kind == "improvement")
         n_fail = sum(1 for f in mc.findings if f.kind == "failing")
         how = f"threshold {rep.threshold_pct:g}%, alpha {rep.alpha:g}"
+        noisy = f", {len(mc.too_noisy)} too noisy to judge" if mc.too_noisy else ""
         if mc.config_change:
             lines.append(f"  {mc.cases_checked} cases checked: {n_reg} worse and {n_imp} better with the new "
-                         f"configuration, {n_fail} newly failing ({how}; none counted as regressions)")
+                         f"configuration, {n_fail} newly failing{noisy} ({how}; none counted as regressions)")
         else:
             unconfirmed = f", {n_unc} unconfirmed" if n_unc else ""
             lines.append(f"  {mc.cases_checked} cases checked: {n_reg} regression(s){unconfirmed}, {n_imp} "
-                         f"improvement(s), {n_fail} newly failing ({how})")
+                         f"improvement(s), {n_fail} newly failing{noisy} ({how})")
     return "\n".join(lines) + "\n"
 
 
