@@ -81,9 +81,9 @@ def test_cohorts_are_model_and_link_and_small_ones_are_not_judged(tmp_path):
     paths += [node(tmp_path, 30 + i, driver="570.86.15", slow=H2D_SLOW) for i in range(2)]
     rep = fleet.analyse(fleet.read_files(paths))
     assert sorted((c.label, c.gpus) for c in rep.cohorts) == [
-        ("H100 80GB HBM3, PCIe gen4 x16, preset default, gate on", 1),
-        ("H100 80GB HBM3, PCIe gen5 x16, preset default, gate on", 12),
-        ("H200, PCIe gen5 x16, preset default, gate on", 2)]
+        ("H100 80GB HBM3, PCIe gen4 x16, node of one GPU, preset default, gate on", 1),
+        ("H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on", 12),
+        ("H200, PCIe gen5 x16, node of one GPU, preset default, gate on", 2)]
     not_judged = sorted(p.host for p in rep.problems if p.kind == "not judged")
     assert not_judged == ["n010", "n011", "n020"] and not any(p.counted for p in rep.problems)
     # The driver is not part of a cohort unless asked: two nodes on another driver stand out from the rest.
@@ -108,7 +108,7 @@ def test_multi_gpu_nodes_name_the_gpu_and_the_pair(tmp_path):
         ("m03", "2", "GPU-m03-2"), ("m05", "0->1", "GPU-m05-0 -> GPU-m05-1"),
         ("m05", "1->0", "GPU-m05-1 -> GPU-m05-0")}
     cohorts = {c.label: c.gpus for c in rep.cohorts}
-    assert cohorts["H100 80GB HBM3, PCIe gen5 x16, preset ?, gate on"] == 40
+    assert cohorts["H100 80GB HBM3, PCIe gen5 x16, node of several GPUs, preset ?, gate on"] == 40
     assert all(f.case.startswith(("Peer/src:0/dst:1/peer_access:on", "Peer/src:1/dst:0/peer_access:on",
                                   "PeerLatency/src:0/dst:1/peer_access:on", "PeerLatency/src:1/dst:0/peer_access:on",
                                   "Transfer/dir:h2d/")) for f in rep.flags)
