@@ -270,10 +270,13 @@ def test_small_copies_twice_as_slow_on_one_gpu_of_a_node_are_flagged(committed_h
 
 def test_nothing_judged_exits_3_with_one_line(tmp_path, capsys):
     paths = [node(tmp_path, i) for i in range(5)]
-    code, out, err = run_cli(cli_fleet.main, paths, capsys)
-    assert code == cli_fleet.EXIT_NOT_JUDGED == 3, out
-    assert err == ("gpu-bench-fleet: nothing judged: no cohort has a case held by --min-cohort 8 GPU units or more: "
-                   "H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on (5 GPU unit(s))\n"), err
+    db = str(tmp_path / "h.sqlite")
+    history.ingest(db, paths)
+    for args in (paths, ["--db", db]):
+        code, out, err = run_cli(cli_fleet.main, args, capsys)
+        assert code == cli_fleet.EXIT_NOT_JUDGED == 3, out
+        assert err == ("gpu-bench-fleet: nothing judged: no cohort has a case held by --min-cohort 8 GPU units or "
+                       "more: H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on (5 GPU unit(s))\n")
     # One cohort judged, one too small: exit 3 still, as the small one's GPUs are not vouched for.
     paths += [node(tmp_path, 5 + i) for i in range(5)] + [node(tmp_path, 20, gpu="H200")]
     code, out, err = run_cli(cli_fleet.main, paths, capsys)
