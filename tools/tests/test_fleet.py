@@ -276,7 +276,8 @@ def test_nothing_judged_exits_3_with_one_line(tmp_path, capsys):
         code, out, err = run_cli(cli_fleet.main, args, capsys)
         assert code == cli_fleet.EXIT_NOT_JUDGED == 3, out
         assert err == ("gpu-bench-fleet: nothing judged: no cohort has a case held by --min-cohort 8 GPU units or "
-                       "more: H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on (5 GPU unit(s))\n")
+                       "more: H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on "
+                       "(5 GPU unit(s))\n")
     # One cohort judged, one too small: exit 3 still, as the small one's GPUs are not vouched for.
     paths += [node(tmp_path, 5 + i) for i in range(5)] + [node(tmp_path, 20, gpu="H200")]
     code, out, err = run_cli(cli_fleet.main, paths, capsys)

@@ -4,8 +4,9 @@ GPUs are judged only against GPUs of their kind, a cohort: the same model (`gpu.
 as it trains at its best in its slot (each GPU's own: `gpu.N.profile.host_link`, else
 `gpu.N.pcie_gen_max`/`gpu.N.pcie_width_max`), the same node shape (a host of one GPU or a node of several:
 `gpu.count`, whichever GPUs the run measured; the host's side of a copy differs between them), the same run
-settings (`gpu_bench.preset`, gate) and, with `split_driver`, the same driver. Figures measured on the host (a family's host_side cases: allocation, API
-calls timed by the host clock) are judged in a cohort that is also of one host CPU model and count. For each case's
+settings (`gpu_bench.preset`, gate) and, with `split_driver`, the same driver. Figures measured on the host
+(a family's host_side cases: allocation, API calls timed by the host clock) are judged in a cohort that is
+also of one host CPU model and count. For each case's
 headline figure, a GPU is flagged where it is worse than its cohort's median
   - by a robust score: its distance from the median over the cohort's spread, the MAD scaled to a normal
     standard deviation (scipy.stats.median_abs_deviation, scale='normal'), the spread never taken below
@@ -102,7 +103,6 @@ class Gpu:
     settings: str
     source: str
     run_time: str | None
-    node: str = ""  # the node it belongs to: its host and the UUIDs of all the node's GPUs
     values: dict[tuple[str, str, str], tuple[float, float | None, bool]] = field(default_factory=dict)
     cohort: tuple = ()
     # Figures measured on the host, judged among GPUs whose hosts have the same CPU (host_cohort).
@@ -317,7 +317,6 @@ def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[t
     """The GPUs (and pairs, and the node) a run measured, with their figures; and (GPU, case, error) per failure."""
     f = _facts_of(run)
     host = f.fact("host_name") or Path(run.source).stem
-    node = node_of(run)
     shape = f"node of {node_shape(f)}"
     used = gpus_used(f)
     driver = f.fact("driver.version") or "driver ?"
@@ -344,7 +343,7 @@ def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[t
                 model, ident, link = node_model, ",".join(gpu_uuids(f)) or host, _links(f, used)
             key = (model, link, shape, settings) + ((driver,) if split_driver else ())
             g = units[where] = Gpu(host, where, ident, model, link, driver, settings, run.source, run.run_time,
-                                   node, cohort=key, host_cohort=key + (cpu,))
+                                   cohort=key, host_cohort=key + (cpu,))
         return g
 
     failed = []
