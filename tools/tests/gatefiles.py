@@ -16,6 +16,13 @@ GATE_H200 = REPO / "results" / "gate" / "gate_h200.json"
 DEFAULT_H100 = REPO / "results" / "sampled" / "default_h100.json.gz"
 DEFAULT_H200 = REPO / "results" / "sampled" / "default_h200.json.gz"
 PEER_H200X4 = REPO / "results" / "multi" / "peer_h200x4.json"
+# Committed runs of nodes of several GPUs: every GPU of a node of four H200s (gate), GPU 0 of a node of two H200s
+# and of another of four (default), every GPU of a node of four H100s (default).
+GATE_H200X4 = REPO / "results" / "multi" / "h200x4_fc0a364" / "gate_all_h200x4.json"
+NODE_RUNS = (GATE_H200X4, REPO / "results" / "multi" / "h200x4_8dc4102" / "gate_all_1.json",
+             REPO / "results" / "aa" / "h200x2_default_14dbca2" / "default_h200x2_run1.json.gz",
+             REPO / "results" / "aa" / "h200x4_default_64ce113" / "default_h200x4_run1.json.gz",
+             REPO / "results" / "multi" / "h100x4_b03a548" / "default_all_h100x4.json.gz")
 PEER_CASE = "Peer/src:{s}/dst:{d}/peer_access:on/dir:bidir/bytes:268435456/manual_time"
 
 

@@ -81,9 +81,9 @@ def test_cohorts_are_model_and_link_and_small_ones_are_not_judged(tmp_path):
     paths += [node(tmp_path, 30 + i, driver="570.86.15", slow=H2D_SLOW) for i in range(2)]
     rep = fleet.analyse(fleet.read_files(paths))
     assert sorted((c.label, c.gpus) for c in rep.cohorts) == [
-        ("H100 80GB HBM3, PCIe gen4 x16, preset default, gate on", 1),
-        ("H100 80GB HBM3, PCIe gen5 x16, preset default, gate on", 12),
-        ("H200, PCIe gen5 x16, preset default, gate on", 2)]
+        ("H100 80GB HBM3, PCIe gen4 x16, node of one GPU, preset default, gate on", 1),
+        ("H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on", 12),
+        ("H200, PCIe gen5 x16, node of one GPU, preset default, gate on", 2)]
     not_judged = sorted(p.host for p in rep.problems if p.kind == "not judged")
     assert not_judged == ["n010", "n011", "n020"] and not any(p.counted for p in rep.problems)
     # The driver is not part of a cohort unless asked: two nodes on another driver stand out from the rest.
@@ -108,7 +108,7 @@ def test_multi_gpu_nodes_name_the_gpu_and_the_pair(tmp_path):
         ("m03", "2", "GPU-m03-2"), ("m05", "0->1", "GPU-m05-0 -> GPU-m05-1"),
         ("m05", "1->0", "GPU-m05-1 -> GPU-m05-0")}
     cohorts = {c.label: c.gpus for c in rep.cohorts}
-    assert cohorts["H100 80GB HBM3, PCIe gen5 x16, preset ?, gate on"] == 40
+    assert cohorts["H100 80GB HBM3, PCIe gen5 x16, node of several GPUs, preset ?, gate on"] == 40
     assert all(f.case.startswith(("Peer/src:0/dst:1/peer_access:on", "Peer/src:1/dst:0/peer_access:on",
                                   "PeerLatency/src:0/dst:1/peer_access:on", "PeerLatency/src:1/dst:0/peer_access:on",
                                   "Transfer/dir:h2d/")) for f in rep.flags)
@@ -215,3 +215,90 @@ def test_a_real_process_prints_one_line_and_imports_lightly(tmp_path):
             "print(heavy); sys.exit(1 if heavy else 0)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+# Committed runs: the default run of every GPU of a node of four H100s and that of its GPU 0 alone, and the first
+# default run of each committed H100 that was the only GPU of its host.
+H100X4 = [synth_fleet.REPO / "results/multi/h100x4_b03a548" / f"default_{k}_h100x4.json.gz" for k in ("all", "node")]
+H100_HOSTS = sorted((synth_fleet.REPO / "results/aa").glob("h100_default_*/default_h100_run1.json*"))
+SEVERAL = "node of several GPUs"
+
+
+@pytest.fixture(scope="module")
+def committed_h100():
+    return fleet.read_files([*H100X4, *H100_HOSTS], jobs=1)
+
+
+def copy_of_node(run: fleet.NodeRun, i: int, slow_gpu: str | None = None) -> fleet.NodeRun:
+    """The node's run as another node of the same kind would give it: its own host and GPUs; with slow_gpu, that
+    GPU's every small copy twice as slow."""
+    ctx = dict(run.context, host_name=f"copy{i}")
+    for k in [k for k in ctx if k.endswith(".uuid")]:
+        ctx[k] = f"{ctx[k]}-copy{i}"
+    figs = [(key, m, u, b, v * 2 if slow_gpu is not None and key.startswith("SmallCopy/")
+             and key.endswith(f"/device:{slow_gpu}") and v is not None else v, n, e)
+            for key, m, u, b, v, n, e in run.figures]
+    return fleet.NodeRun(f"copy{i}.json", ctx, run.run_time, figs)
+
+
+def test_committed_nodes_of_several_gpus_have_cohorts_of_their_own(committed_h100):
+    """The host of a node of four H100s reads a 4-byte copy in about 5.2 us, a host of one H100 in 2.7 to 3.5 us:
+    GPUs are judged among GPUs of their node's shape, and none of the node's is flagged for its shape."""
+    rep = fleet.analyse(committed_h100)
+    node = set(committed_h100[0].context[f"gpu.{i}.uuid"] for i in range(4))
+    for g in rep.gpus:
+        assert (SEVERAL in g.cohort) == any(u in g.uuid for u in node), (g.uuid, g.cohort)
+    assert not [g.uuid for g, _ in rep.ranked() if any(u in g.uuid for u in node)]
+    assert {c.label for c in rep.cohorts if SEVERAL in c.label} == {
+        f"{m}, PCIe gen5 x16, {SEVERAL}, preset default, gate on" for m in ("H100 80GB HBM3", "4 x H100 80GB HBM3")
+    } | {f"H100 80GB HBM3, PCIe gen5 x16, {SEVERAL}, preset default, gate on, host CPU Intel(R) Xeon(R) Processor, "
+         "64 CPUs"}
+
+
+def test_small_copies_twice_as_slow_on_one_gpu_of_a_node_are_flagged(committed_h100):
+    """Three nodes of four H100s (the committed one and two like it), GPU 2 of one with every small copy
+    twice as slow, beside the committed hosts of one H100: that GPU is flagged, in its node shape's cohort."""
+    whole = committed_h100[0]
+    rep = fleet.analyse([*committed_h100, copy_of_node(whole, 1), copy_of_node(whole, 2, slow_gpu="2")])
+    flagged = {(g.host, g.index) for g, _ in rep.ranked() if SEVERAL in g.cohort[2]}
+    assert flagged == {("copy2", "2")}, flagged
+    rows = [f for f in rep.flags if f.gpu.host == "copy2"]
+    assert len(rows) >= 10 and all(f.case.startswith("SmallCopy/") for f in rows)
+    assert {f.cohort for f in rows} == {f"H100 80GB HBM3, PCIe gen5 x16, {SEVERAL}, preset default, gate on"}
+    assert {f.cohort_size for f in rows} == {12}
+
+
+def test_nothing_judged_exits_3_with_one_line(tmp_path, capsys):
+    paths = [node(tmp_path, i) for i in range(5)]
+    db = str(tmp_path / "h.sqlite")
+    history.ingest(db, paths)
+    for args in (paths, ["--db", db]):
+        code, out, err = run_cli(cli_fleet.main, args, capsys)
+        assert code == cli_fleet.EXIT_NOT_JUDGED == 3, out
+        assert err == ("gpu-bench-fleet: nothing judged: no cohort has a case held by --min-cohort 8 GPU units or "
+                       "more: H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on "
+                       "(5 GPU unit(s))\n")
+    # One cohort judged, one too small: exit 3 still, as the small one's GPUs are not vouched for.
+    paths += [node(tmp_path, 5 + i) for i in range(5)] + [node(tmp_path, 20, gpu="H200")]
+    code, out, err = run_cli(cli_fleet.main, paths, capsys)
+    assert code == 3 and err.count("\n") == 1 and err.startswith("gpu-bench-fleet: 1 of 2 cohort(s) not judged"), err
+    assert "H200, PCIe gen5 x16, node of one GPU, preset default, gate on (1 GPU unit(s))" in err
+    # A flagged GPU or a node's problem outranks it: exit 1.
+    paths[0] = node(tmp_path, 0, slow=H2D_SLOW)
+    code, _, err = run_cli(cli_fleet.main, paths, capsys)
+    assert code == 1 and "1 flagged" in err and "1 cohort(s) not judged" in err
+
+
+def test_one_node_is_one_machine_in_the_history_and_the_fleet(tmp_path, capsys, monkeypatch):
+    """The committed runs of GPU 0 of a node of four H100s and of all four: one machine, one node of four GPUs."""
+    monkeypatch.delenv(dburl.ENV, raising=False)
+    db = str(tmp_path / "h.sqlite")
+    history.ingest(db, H100X4)
+    with history.store.session(db) as conn:
+        machines = history.machines(conn)
+        assert [m.label for m in machines.values()] == ["4 x H100 80GB HBM3 [GPU-01160935] on vm"]
+        runs = history.runs_of(conn, next(iter(machines)))
+    assert [r.facts["GPUs measured"] for r in runs] == ["0", "all"]
+    code, out, err = run_cli(cli_fleet.main, ["--db", db], capsys)
+    assert out.startswith("1 node(s), 4 GPU(s) (and 12 GPU pair(s), 1 whole node(s)) in 3 cohort(s): 0 flagged")
+    assert code == 3 and err.count("\n") == 1 and "nothing judged" in err, err

@@ -92,8 +92,8 @@ def test_the_fleet_judges_gpu_5_among_gpus_of_its_own_link(tmp_path):
         paths.append(synth.write(tmp_path / f"m{i:02d}.json", doc))
     rep = fleet.analyse(fleet.read_files(paths))
     cohorts = {c.label: c.gpus for c in rep.cohorts}
-    assert cohorts == {"H100 80GB HBM3, PCIe gen5 x16, preset default, gate on": 70,
-                       "H100 80GB HBM3, PCIe gen4 x8, preset default, gate on": 10}
+    assert cohorts == {"H100 80GB HBM3, PCIe gen5 x16, node of several GPUs, preset default, gate on": 70,
+                       "H100 80GB HBM3, PCIe gen4 x8, node of several GPUs, preset default, gate on": 10}
     assert {(g.host, g.index, g.link) for g, _ in rep.ranked()} == {("m03", "5", "PCIe gen4 x8")}
     assert not rep.crowds and not rep.problems and not rep.notes
 
@@ -177,7 +177,7 @@ def test_the_fleet_puts_host_side_figures_of_other_host_cpus_in_other_cohorts(tm
     paths = [fleet_node(tmp_path, i, CPU_A, 1.3 if i == 3 else 1.0) for i in range(10)]
     paths += [fleet_node(tmp_path, 10 + i, CPU_B, 1.3) for i in range(10)]
     rep = fleet.analyse(fleet.read_files(paths))
-    base = "H100 80GB HBM3, PCIe gen5 x16, preset default, gate on"
+    base = "H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on"
     assert {c.label: c.gpus for c in rep.cohorts} == {
         base: 20, f"{base}, host CPU {CPU_A}, 16 CPUs": 10, f"{base}, host CPU {CPU_B}, 16 CPUs": 10}
     assert {g.host for g, _ in rep.ranked()} == {"h03"}

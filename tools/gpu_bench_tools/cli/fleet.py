@@ -14,6 +14,7 @@ from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, po
 from ..reading.errors import InputError
 
 PROG = "gpu-bench-fleet"
+EXIT_NOT_JUDGED = 3  # nothing flagged and no problem, but of a cohort nothing could be judged
 
 
 def _score(text: str) -> float:
@@ -40,9 +41,10 @@ def _cohort(text: str) -> int:
 def build_parser() -> ArgumentParser:
     from ..fleet.fleet import MAX_SHARE, MIN_CASES, MIN_COHORT, MIN_EFFECT_PCT, SCORE
 
-    p = ArgumentParser(prog=PROG, description="Group GPUs by model and host link and flag, for each case's "
-                       "headline, the GPUs well outside their cohort; rank the worst. Exit 1 when a GPU is flagged "
-                       "or a node's result is missing, unreadable, stale or has failed cases.")
+    p = ArgumentParser(prog=PROG, description="Group GPUs by model, host link and node shape and flag, for each "
+                       "case's headline, the GPUs well outside their cohort; rank the worst. Exit 1 when a GPU is "
+                       "flagged or a node's result is missing, unreadable, stale or has failed cases; else 3 when "
+                       "nothing of a cohort could be judged (no case held by --min-cohort GPUs); 2 for bad usage.")
     p.add_argument("files", nargs="*", metavar="FILE.json",
                    help="one gpu_bench result per node; a path that does not exist is reported as a missing result")
     p.add_argument("--db", metavar="PATH|URL", help="judge the newest run of each machine in this history database "
@@ -131,6 +133,11 @@ def _main(argv: Sequence[str] | None) -> int:
 
         print(f"{PROG}: {summary(rep)}", file=sys.stderr)
         return EXIT_REGRESSION
+    if rep.unjudged:
+        from ..fleet.render import not_judged
+
+        print(f"{PROG}: {not_judged(rep)}", file=sys.stderr)
+        return EXIT_NOT_JUDGED
     return EXIT_OK
 
 

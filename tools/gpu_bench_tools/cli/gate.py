@@ -1,4 +1,5 @@
-"""gpu-bench-gate: pass, degraded or errored for one gpu_bench run, against expectations per GPU model."""
+"""gpu-bench-gate: pass, degraded or errored for one gpu_bench run, against expectations per GPU model, host link
+and node shape."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog=PROG,
         description="Judge a gpu_bench run (gpu_bench --preset=gate) against the expectations for its GPU "
-        "model and host link. Exit status 0: pass; 1: degraded (a figure beyond its expectation); 2: errored "
-        "(a case failed, a figure is missing, or the input cannot be used). The first line (at most 80 "
-        "characters) names the verdict, the figure and the GPU; the details follow.",
+        "model, host link and node shape (a host of one GPU or a node of several). Exit status 0: pass; 1: "
+        "degraded (a figure beyond its expectation); 2: errored (a case failed, a figure is missing, or the input "
+        "cannot be used). The first line (at most 80 characters) names the verdict, the figure and the GPU; the "
+        "details follow, and the last line names the expectations used.",
     )
     p.add_argument("results", metavar="RESULTS.json", help="gpu_bench --benchmark_out file")
     p.add_argument("--expect", metavar="FILE", help="expectations file (TOML; default: the one shipped with "

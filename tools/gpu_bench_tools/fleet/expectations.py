@@ -1,4 +1,4 @@
-"""Expectations per GPU model and host link: the figures a healthy node's gate run must reach.
+"""Expectations per GPU model, host link and node shape: the figures a healthy node's gate run must reach.
 
 The file is TOML (the one shipped is ``expectations.toml`` beside this module; its header explains how
 its numbers were chosen, and docs/fleet.md the format). Anything wrong in it is one InputError line
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..reading.errors import InputError
 from ..reading.facts import pcie_max_link
-from ..reading.multigpu import gpu_fact
+from ..reading.multigpu import NODE_SHAPES, gpu_fact
 from ..reading.names import parse_name
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 FORMAT = 1
 DEFAULT_FILE = "expectations.toml"
 WILDCARD = "*"
-_GPU_KEYS = {"name", "link", "about", "figure"}
+_GPU_KEYS = {"name", "link", "node", "about", "figure"}
 _FIGURE_KEYS = {"case", "metric", "name", "min", "max", "source", "link", "max_nvlink"}
 
 
@@ -58,8 +58,19 @@ class Figure:
 class Entry:
     name: str
     link: str
+    node: str | None  # one of NODE_SHAPES; None: a node of any shape
     about: str
     figures: tuple[Figure, ...]
+
+    @property
+    def key(self) -> str:
+        """'NVIDIA H200 on PCIe gen5 x16 in a node of several GPUs': what the entry is chosen by."""
+        return key_text(self.name, self.link, self.node)
+
+
+def key_text(model: str, link: str | None, node: str | None) -> str:
+    on = f" on {link}" if link else " (its host link is unavailable)"
+    return f"{model}{on} in a node of {node or 'any shape'}"
 
 
 @dataclass(frozen=True)
@@ -68,21 +79,16 @@ class Expectations:
     entries: tuple[Entry, ...]
     given: bool  # named by the operator (--expect): a model it lacks is an error, not a note
 
-    def entry(self, model: str, link: str | None) -> Entry | None:
-        for e in self.entries:
-            if e.name == model and e.link == link:
-                return e
-        return None
+    def entry(self, model: str, link: str | None, node: str | None) -> Entry | None:
+        """The entry of the model and link for this node shape, else the model and link's entry for any node."""
+        found = [e for e in self.entries if e.name == model and e.link == link and e.node in (node, None)]
+        return min(found, key=lambda e: e.node is None, default=None)
 
-    def links_of(self, model: str) -> list[str]:
-        return [e.link for e in self.entries if e.name == model]
-
-    def missing(self, model: str, link: str | None) -> str:
-        """The one line that says this file has no entry for a model on a link."""
-        on = f" on {link}" if link else " (its host link is unavailable)"
-        others = self.links_of(model)
-        known = f"; it has {model} on {', '.join(others)}" if others else ""
-        return f"{self.path}: no expectation for {model}{on}{known}"
+    def missing(self, model: str, link: str | None, node: str | None) -> str:
+        """The one line that says this file has no entry for a model on a link in a node of this shape."""
+        others = [e.key for e in self.entries if e.name == model]
+        known = f"; it has {', '.join(others)}" if others else ""
+        return f"{self.path}: no expectation for {key_text(model, link, node)}{known}"
 
 
 def result_link(f: BenchmarkFile, gpu: int | None = None) -> str | None:
@@ -124,17 +130,21 @@ def _entries(path: str, doc: dict) -> tuple[Entry, ...]:
     if not isinstance(gpus, list) or not gpus:
         raise InputError(f"{path}: no [[gpu]] entries")
     out: list[Entry] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str | None]] = set()
     for i, g in enumerate(gpus):
         where = f"{path}: gpu[{i}]"
         unknown = set(g) - _GPU_KEYS
         if unknown:
             raise InputError(f"{where}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(_GPU_KEYS))})")
         name, link = _text(g, "name", where), _text(g, "link", where)
-        where = f"{path}: {name} on {link}"
-        if (name, link) in seen:
-            raise InputError(f"{where}: a second entry for the same model and link")
-        seen.add((name, link))
+        node = _text(g, "node", where, required=False)
+        if node is not None and node not in NODE_SHAPES:
+            raise InputError(f"{where}: node = {node!r}; it is one of {', '.join(map(repr, NODE_SHAPES))}, or left out "
+                             "for a node of any shape")
+        where = f"{path}: {key_text(name, link, node)}"
+        if (name, link, node) in seen:
+            raise InputError(f"{where}: a second entry for the same model, link and node")
+        seen.add((name, link, node))
         figs = g.get("figure")
         if not isinstance(figs, list) or not figs:
             raise InputError(f"{where}: no [[gpu.figure]] lines")
@@ -142,7 +152,7 @@ def _entries(path: str, doc: dict) -> tuple[Entry, ...]:
         about = g.get("about", "")
         if not isinstance(about, str):
             raise InputError(f"{where}: about is not text")
-        out.append(Entry(name, link, about, figures))
+        out.append(Entry(name, link, node, about, figures))
     return tuple(out)
 
 

@@ -2,9 +2,11 @@
 
 GPUs are judged only against GPUs of their kind, a cohort: the same model (`gpu.N.name`), the same host link
 as it trains at its best in its slot (each GPU's own: `gpu.N.profile.host_link`, else
-`gpu.N.pcie_gen_max`/`gpu.N.pcie_width_max`), the same run settings (`gpu_bench.preset`, gate) and, with
-`split_driver`, the same driver. Figures measured on the host (a family's host_side cases: allocation, API
-calls timed by the host clock) are judged in a cohort that is also of one host CPU model and count. For each case's
+`gpu.N.pcie_gen_max`/`gpu.N.pcie_width_max`), the same node shape (a host of one GPU or a node of several:
+`gpu.count`, whichever GPUs the run measured; the host's side of a copy differs between them), the same run
+settings (`gpu_bench.preset`, gate) and, with `split_driver`, the same driver. Figures measured on the host
+(a family's host_side cases: allocation, API calls timed by the host clock) are judged in a cohort that is
+also of one host CPU model and count. For each case's
 headline figure, a GPU is flagged where it is worse than its cohort's median
   - by a robust score: its distance from the median over the cohort's spread, the MAD scaled to a normal
     standard deviation (scipy.stats.median_abs_deviation, scale='normal'), the spread never taken below
@@ -20,7 +22,8 @@ runs land in one of two levels, a part of the fleet set up otherwise), and is re
 docs/fleet.md says why these thresholds do not cry wolf over hundreds of cases x hundreds of GPUs.
 
 A node whose result is missing, cannot be read, has failed cases or is older than `max_age_h` is reported
-as such, never dropped; so is a GPU whose cohort is smaller than `min_cohort` (it is not judged).
+as such, never dropped; so is a GPU whose cohort is smaller than `min_cohort` (it is not judged). A node is
+its host and all its GPUs (their UUIDs), whichever of them a run measured.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from ..reading.load import (
     parse_name,
     short_gpu_name,
 )
-from ..reading.multigpu import first_gpu_facts_note
+from ..reading.multigpu import first_gpu_facts_note, node_shape, node_uuids
 
 SCORE = 6.0
 MIN_EFFECT_PCT = 5.0
@@ -141,11 +144,18 @@ class Cohort:
     cases: int  # case figures judged (held by at least min_cohort GPUs of the cohort)
     too_few: int  # case figures held by fewer GPUs than that, not judged
     flagged: int = 0
+    too_small: bool = False  # fewer GPU units than min_cohort: none of its figures judged
+
+    @property
+    def judged(self) -> bool:
+        """Whether any case figure of the cohort was judged: none where the cohort is too small, or where every
+        case is held by too few of its units (a pair's cases by that pair alone, one per node)."""
+        return self.cases > 0
 
 
 @dataclass
 class FleetReport:
-    nodes: int
+    nodes: int  # nodes with a result that could be read, each counted once
     gpus: list[Gpu]
     cohorts: list[Cohort]
     flags: list[Flag]  # of flagged GPUs: worst GPU first, worst case first within a GPU
@@ -164,6 +174,19 @@ class FleetReport:
     @property
     def failed(self) -> bool:
         return bool(self.flags) or any(p.counted for p in self.problems)
+
+    @property
+    def unjudged(self) -> list[Cohort]:
+        """The cohorts none of whose case figures could be judged."""
+        return [c for c in self.cohorts if not c.judged]
+
+    def units(self, kind: str) -> int:
+        """How many units of a kind were read: 'gpu' (one GPU), 'pair' (an ordered pair), 'node' (a whole node)."""
+        return sum(1 for g in self.gpus if unit_kind(g) == kind)
+
+
+def unit_kind(g: Gpu) -> str:
+    return "gpu" if g.index.isdigit() else "pair" if "->" in g.index else "node"
 
 
 def cohort_label(key: tuple) -> str:
@@ -284,14 +307,21 @@ def _links(f: BenchmarkFile, gpus: Iterable[int]) -> str:
     return ", ".join(f"GPU {i} {link}" for i, link in zip(gpus, links))
 
 
+def node_of(run: NodeRun) -> str:
+    """The node a run measured: its host and the UUIDs of all its GPUs, whichever the run measured."""
+    f = _facts_of(run)
+    return f"{f.fact('host_name') or Path(run.source).stem}|{','.join(node_uuids(f))}"
+
+
 def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[tuple[str, str, str]]]:
     """The GPUs (and pairs, and the node) a run measured, with their figures; and (GPU, case, error) per failure."""
     f = _facts_of(run)
     host = f.fact("host_name") or Path(run.source).stem
+    shape = f"node of {node_shape(f)}"
     used = gpus_used(f)
     driver = f.fact("driver.version") or "driver ?"
     settings = f"preset {f.fact('gpu_bench.preset') or '?'}, gate {gate(f) or '?'}"
-    node_model = gpu_summary(f) or "GPUs ?"
+    node_model = gpu_summary(f, whole_node=True) or "GPUs ?"  # of pairs and whole nodes, whichever GPUs ran
     cpu = f"host CPU {host_cpu(f)}"
     host_side = host_side_rules(run.context)
     units: dict[str, Gpu] = {}
@@ -311,7 +341,7 @@ def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[t
                 model, ident, link = node_model, f"{uuid(i)} -> {uuid(j)}", _links(f, (i, j))
             else:
                 model, ident, link = node_model, ",".join(gpu_uuids(f)) or host, _links(f, used)
-            key = (model, link, settings) + ((driver,) if split_driver else ())
+            key = (model, link, shape, settings) + ((driver,) if split_driver else ())
             g = units[where] = Gpu(host, where, ident, model, link, driver, settings, run.source, run.run_time,
                                    cohort=key, host_cohort=key + (cpu,))
         return g
@@ -452,7 +482,8 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
                                  f"{'its host-side figures: ' if key == g.host_cohort else ''}its cohort "
                                  f"({label}) has {len(members)} GPU(s), fewer than --min-cohort "
                                  f"{min_cohort}") for g, _ in members]
-            infos.append(Cohort(label, len(members), 0, len({k for _, values in members for k in values})))
+            infos.append(Cohort(label, len(members), 0, len({k for _, values in members for k in values}),
+                                too_small=True))
             continue
         found, crowded, judged, too_few = _judge(label, members, score, min_effect_pct, min_cohort, max_share,
                                                  both_sides)
@@ -474,7 +505,8 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
                       max_share=max_share, split_driver=split_driver, both_sides=both_sides, max_age_h=max_age_h)
     note = first_gpu_facts_note([_facts_of(r) for r in runs])
     notes = [note] if note else []
-    return FleetReport(len(runs), list(by_gpu.values()), infos, [f for f in flags if count[id(f.gpu)] >= min_cases],
+    return FleetReport(len({node_of(r) for r in runs}), list(by_gpu.values()), infos,
+                       [f for f in flags if count[id(f.gpu)] >= min_cases],
                        problems, thresholds, [f for f in flags if count[id(f.gpu)] < min_cases], crowds, notes)
 
 

@@ -3,9 +3,12 @@
 - errored (2): a case failed or was skipped, a figure the expectations name is missing from the run, or
   a GPU has no name to choose its expectations by. The run cannot vouch for the node.
 - degraded (1): a figure lies beyond its expectation (below its min, above its max).
-- pass (0): neither. A model (or model and link) without an entry in the shipped expectations is
-  said so in a note and passes on what can be checked without one: that every case ran. An operator's
+- pass (0): neither. A model (or model, link and node shape) without an entry in the shipped expectations
+  is said so in a note and passes on what can be checked without one: that every case ran. An operator's
   own file (--expect) without an entry is an error instead (InputError), as a typo there must not pass.
+
+Each GPU is judged against the entry of its model, its host link and its node's shape (a host of one GPU or
+a node of several: the host's side of a copy differs between them); the last line names the entries used.
 
 A peer pair's figure may also be held to its pair's NVLink peak as the run's own context states it
 (expectations' max_nvlink, a multiple of topology.i-j.nvlink_gbps): above it the measurement is broken.
@@ -26,7 +29,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .expectations import Expectations, Figure, result_link
-from ..reading.multigpu import first_gpu_facts_note, gpu_fact, gpus_used, nvlink_peak, short_gpu_name, topology
+from ..reading.multigpu import (
+    first_gpu_facts_note,
+    gpu_count,
+    gpu_fact,
+    gpus_used,
+    node_shape,
+    nvlink_peak,
+    short_gpu_name,
+    topology,
+)
 
 if TYPE_CHECKING:
     from ..reading.results import BenchmarkFile, Case
@@ -91,6 +103,8 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     gpus: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)  # index -> (model, link)
     cases_ran: int = 0
+    gpu_count: int = 1  # GPUs in the node (gpu.count): what its shape is read from
+    entries: list[str] = field(default_factory=list)  # the keys of the entries the GPUs were judged against
 
     @property
     def word(self) -> str:
@@ -136,13 +150,19 @@ class Verdict:
             out.append(line)
         out += [f"  failed: {detail}" for _, _, detail in self.problems]
         out += [f"  note: {n}" for n in self.notes]
-        out.append(f"expectations: {self.expectations}")
+        out.append(self.expectations_line())
         return out
+
+    def expectations_line(self) -> str:
+        """Which entries of which file the GPUs were judged against, and the fact that chose the node's shape."""
+        used = "; ".join(self.entries) or "no entry"
+        return f"expectations: {used} (gpu.count {self.gpu_count}) from {self.expectations}"
 
 
 def judge(f: BenchmarkFile, expect: Expectations) -> Verdict:
     """The verdict on a run against expectations (raises InputError where an --expect file lacks a model)."""
-    v = Verdict(PASS, expect.path)
+    node = node_shape(f)
+    v = Verdict(PASS, expect.path, gpu_count=gpu_count(f) or 1)
     used = gpus_used(f)
     by_gpu: dict[int, list[Case]] = {}
     for c in f.cases.values():
@@ -163,14 +183,16 @@ def judge(f: BenchmarkFile, expect: Expectations) -> Verdict:
             v.problems.append((gpu, "no GPU name in the file", f"GPU {gpu} has no name: its expectations cannot "
                                "be chosen"))
             continue
-        entry = expect.entry(model, link)
+        entry = expect.entry(model, link, node)
         if entry is None:
             if expect.given:
                 from ..reading.errors import InputError
 
-                raise InputError(expect.missing(model, link))
-            v.notes.append(expect.missing(model, link) + ": only checked that every case ran")
+                raise InputError(expect.missing(model, link, node))
+            v.notes.append(expect.missing(model, link, node) + ": only checked that every case ran")
             continue
+        if entry.key not in v.entries:
+            v.entries.append(entry.key)
         for fig in entry.figures:
             _check_figure(f, v, fig, gpu, model, by_gpu.get(gpu, []), required=gpu in used)
     v.status = ERRORED if v.problems else DEGRADED if v.bad_checks else PASS

@@ -34,9 +34,25 @@ def how(rep: FleetReport) -> str:
 
 def summary(rep: FleetReport) -> str:
     counted = [p for p in rep.problems if p.counted]
-    return (f"{rep.nodes} node result(s), {len(rep.gpus)} GPU unit(s) in {len(rep.cohorts)} cohort(s): "
-            f"{len(rep.ranked())} flagged ({len(rep.flags)} case figure(s)), {len(rep.lone)} lone outlier(s) not "
-            f"flagged, {len(rep.crowds)} crowded case(s), {len(counted)} problem(s)")
+    pairs, whole = rep.units("pair"), rep.units("node")
+    more = ", ".join(x for x in (f"{pairs} GPU pair(s)" if pairs else "", f"{whole} whole node(s)" if whole else "")
+                     if x)
+    unjudged = len(rep.unjudged)
+    return (f"{rep.nodes} node(s), {rep.units('gpu')} GPU(s){f' (and {more})' if more else ''} in "
+            f"{len(rep.cohorts)} cohort(s): {len(rep.ranked())} flagged ({len(rep.flags)} case figure(s)), "
+            f"{len(rep.lone)} lone outlier(s) not flagged, {len(rep.crowds)} crowded case(s), {len(counted)} "
+            f"problem(s)" + (f", {unjudged} cohort(s) not judged" if unjudged else ""))
+
+
+def not_judged(rep: FleetReport, shown: int = 3) -> str:
+    """One line on the cohorts of which nothing could be judged: which, and how many GPU units each has."""
+    small = rep.unjudged
+    names = "; ".join(f"{c.label} ({c.gpus} GPU unit(s))" for c in small[:shown])
+    names += f"; and {len(small) - shown} more" if len(small) > shown else ""
+    head = ("nothing judged: no cohort" if len(small) == len(rep.cohorts)
+            else f"{len(small)} of {len(rep.cohorts)} cohort(s) not judged: none")
+    return (f"{head} has a case held by --min-cohort {rep.thresholds['min_cohort']} GPU units or more: "
+            f"{names}")
 
 
 def _rank(rep: FleetReport) -> dict[int, int]:
@@ -95,6 +111,14 @@ def render_table(rep: FleetReport, limit: int = 100) -> str:
         lines += ["Notes on the files:"] + [f"  {n}" for n in rep.notes] + [""]
     lines.append("Cohorts:")
     for c in rep.cohorts:
+        if c.too_small:
+            lines.append(f"  {c.gpus:>5} GPU unit(s)  {c.label}: not judged, fewer GPU units than --min-cohort "
+                         f"{rep.thresholds['min_cohort']}")
+            continue
+        if not c.judged:
+            lines.append(f"  {c.gpus:>5} GPU unit(s)  {c.label}: not judged, each of its {c.too_few} case figure(s) "
+                         f"held by fewer GPU units than --min-cohort {rep.thresholds['min_cohort']}")
+            continue
         lines.append(f"  {c.gpus:>5} GPU unit(s)  {c.label}: {c.cases} case figure(s) judged, {c.flagged} flagged"
                      + (f", {c.too_few} held by too few GPUs to judge" if c.too_few else ""))
     return "\n".join(lines) + "\n"
@@ -148,7 +172,7 @@ def as_dict(rep: FleetReport) -> dict:
         "problems": [dict(_problem_row(p), counted=p.counted,
                           cases=[dict(gpu=w, case=c, error=e) for w, c, e in p.cases]) for p in rep.problems],
         "cohorts": [dict(label=c.label, gpus=c.gpus, cases_judged=c.cases, cases_too_few=c.too_few,
-                         flagged=c.flagged) for c in rep.cohorts],
+                         flagged=c.flagged, too_small=c.too_small, judged=c.judged) for c in rep.cohorts],
         "notes": rep.notes,
     }
 

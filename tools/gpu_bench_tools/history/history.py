@@ -1,6 +1,7 @@
 """Nightly history: ingest runs, and check the newest run of each machine against its series.
 
-A machine is its host and the GPUs a run measured (UUIDs). A series is one machine in one configuration:
+A machine is its host and all the GPUs of that host (UUIDs), whichever of them a run measured: a run of GPU 0
+alone and a run of every GPU of a node are runs of one machine. A series is one machine in one configuration:
 driver, CUDA versions, gate and NUMA facts; the newest run is judged against the earlier runs of its own
 series only, and each case against those whose facts of what it ran on are the newest run's (case_facts):
 the host link and NUMA node of its GPU and, for a host-side figure, the host's CPU. Each case is judged
@@ -38,13 +39,12 @@ from ..reading.load import (
     InputError,
     benchmark_file_from_doc,
     canonical_metric,
-    gpu_uuids,
     higher_is_better,
     metric_unit,
     parse_name,
     read_json,
 )
-from ..reading.multigpu import described_gpu, first_gpu_facts_note, gpu_fact
+from ..reading.multigpu import described_gpu, first_gpu_facts_note, gpu_count, gpu_fact, gpu_summary, node_uuids
 
 # Context keys that change from run to run by nature; they never explain a change.
 VOLATILE_FACTS = frozenset({"date", "load_avg", "gpu_bench.elapsed_s", "gpu_bench.timed_s", "executable",
@@ -75,10 +75,11 @@ class Machine:
 
 
 def machine_of(f: BenchmarkFile) -> Machine:
+    """The machine a run belongs to: its host and every GPU of it, whichever GPUs the run measured."""
     if not f.is_gpu_bench:
         raise InputError(f"{f.path}: plain Google Benchmark JSON; history needs gpu_bench's GPU facts")
-    uuids = gpu_uuids(f)
-    name = gpu_label(f)
+    uuids = node_uuids(f)
+    name = ((gpu_count(f) or 1) > 1 and gpu_summary(f, whole_node=True)) or gpu_label(f)
     if not uuids and not name:
         raise InputError(f"{f.path}: neither gpu.uuid nor gpu.name is known, so the machine cannot be told")
     ids = ",".join(uuids) or f"{f.fact('gpu.name')}@{f.fact('gpu.pci_bus_id') or '?'}"
@@ -87,10 +88,13 @@ def machine_of(f: BenchmarkFile) -> Machine:
 
 
 def series_facts(f: BenchmarkFile) -> dict[str, str | None]:
-    """What a series is keyed on besides the machine: driver, CUDA versions, gate and NUMA facts."""
+    """What a series is keyed on besides the machine: driver, CUDA versions, gate and NUMA facts and, on a node
+    of several GPUs, which of them the run measured (a run of GPU 0 names its cases without /device:0)."""
     facts = {"driver": f.fact("driver.version"), "CUDA": f.fact("driver.cuda_version"),
              "CUDA runtime": f.fact("runtime.version"), "gate": gate(f)}
     facts.update({k: f.fact(k) for k in GATE_AND_NUMA_FACTS if k != "gpu_bench.gate"})
+    if (gpu_count(f) or 1) > 1:
+        facts["GPUs measured"] = f.fact("gpu_bench.device") or "all"
     return facts
 
 

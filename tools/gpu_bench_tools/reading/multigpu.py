@@ -21,6 +21,9 @@ TOPOLOGY_FACTS = ("link", "peer_access", "perf_rank", "native_atomics")
 # How many NVLinks join a pair and their peak per direction, GB/s (`0` and `none` without): files since
 # gpu_bench read NVLinks from NVML.
 NVLINK_FACTS = ("nvlinks", "nvlink_gbps")
+# A node's shape (node_shape): a host of one GPU, or a node of several.
+ONE_GPU, SEVERAL_GPUS = "one GPU", "several GPUs"
+NODE_SHAPES = (ONE_GPU, SEVERAL_GPUS)
 MAX_GPUS = 64  # a larger index or count in a context is taken for a mistake, not a machine
 _GPU_KEY = re.compile(r"^gpu\.(\d+)\.[a-z_]+$")
 _TOPOLOGY_KEY = re.compile(r"^topology\.(\d+)-(\d+)\.([a-z_]+)$")
@@ -200,13 +203,14 @@ def first_gpu_facts_note(files) -> str | None:
             f"{'it' if len(old) == 1 else 'them'} is read with {which} link, peaks, clocks and NUMA node")
 
 
-def gpu_summary(f: BenchmarkFile) -> str | None:
-    """The GPUs the run measured: '4 x H100 80GB HBM3', '2 x H100, 2 x A100', or 'H200 (GPU 0 of 2)'.
+def gpu_summary(f: BenchmarkFile, whole_node: bool = False) -> str | None:
+    """The GPUs the run measured: '4 x H100 80GB HBM3', '2 x H100, 2 x A100', or 'H200 (GPU 0 of 2)';
+    with whole_node, every GPU of the node, whichever the run measured.
 
     None where no GPU name is known.
     """
     n = gpu_count(f) or 1
-    used = gpus_used(f)
+    used = list(range(n)) if whole_node else gpus_used(f)
     if len(used) == 1 and n > 1:
         name = gpu_fact(f, used[0], "name") or (f.fact("gpu.name") if used[0] == 0 else None)
         return f"{short_gpu_name(name)} (GPU {used[0]} of {n})" if name else None
@@ -232,6 +236,23 @@ def gpu_uuids(f: BenchmarkFile) -> tuple[str, ...]:
         if u:
             out.append(u)
     return tuple(dict.fromkeys(out))
+
+
+def node_uuids(f: BenchmarkFile) -> tuple[str, ...]:
+    """The UUIDs of every GPU of the node, whichever the run measured: what tells one node from another
+    (those of the measured GPUs where the file names no other)."""
+    out = [u for i in range(gpu_count(f) or 1) if (u := gpu_fact(f, i, "uuid"))]
+    return tuple(dict.fromkeys(out)) or gpu_uuids(f)
+
+
+def node_shape(f: BenchmarkFile) -> str:
+    """The node's shape, ONE_GPU or SEVERAL_GPUS (gpu.count), whichever GPUs the run measured.
+
+    The host's side of a copy depends on it: in the committed runs a pinned 4-byte copy takes nearly twice as
+    long on a node of two or four GPUs as on a host of one, with the same GPU model, host CPU and link, on GPU 0
+    alone as on every GPU (docs/fleet.md has the figures). Expectations and the fleet's cohorts are keyed on it.
+    """
+    return ONE_GPU if (gpu_count(f) or 1) == 1 else SEVERAL_GPUS
 
 
 def topology(f: BenchmarkFile) -> dict[tuple[int, int], dict[str, str]]:
