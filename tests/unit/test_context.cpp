@@ -225,6 +225,7 @@ TEST(PerGpuFacts, EachGpuItsOwnLinkPeaksClocksAndHealth) {
   f.nvml.memory_clock_max_mhz = 2619;
   f.nvml.memory_bus_width_bits = 5120;
   f.nvml.other_processes = 0;
+  f.nvml.index = 2;  // CUDA's GPU 5 is NVML's GPU 2 where CUDA orders the GPUs otherwise
   f.nvml.nvlink.up = 0;
   f.nvml.nvlink.gbps = 0.0;
   const context_list c = per_gpu_context(f);
@@ -241,6 +242,7 @@ TEST(PerGpuFacts, EachGpuItsOwnLinkPeaksClocksAndHealth) {
   EXPECT_EQ(m.at("gpu.5.nvlink_link_gbps"), "none");
   EXPECT_EQ(m.at("gpu.5.clock_sm_mhz"), "1980");
   EXPECT_EQ(m.at("gpu.5.other_processes"), "0");
+  EXPECT_EQ(m.at("gpu.5.nvml_index"), "2");
   EXPECT_EQ(m.count("gpu.5.ecc"), 1u);
   EXPECT_EQ(m.count("gpu.5.local_cpus"), 1u);  // `unavailable` on a machine without that bus
   // The identity is written with the topology (gpu.N.name, ...), once.
@@ -264,6 +266,7 @@ TEST(PerGpuFacts, NvlinksAndTheirPeak) {
   EXPECT_EQ(u.at("gpu.0.nvlinks"), "unavailable");
   EXPECT_EQ(u.at("gpu.0.nvlink_link_gbps"), "unavailable");
   EXPECT_EQ(u.at("gpu.0.profile.nvlink_gbps"), "unavailable");
+  EXPECT_EQ(u.at("gpu.0.nvml_index"), "unavailable");  // never CUDA's index in its place
 }
 
 TEST(HostFacts, LocalCpusOfAnAbsentDeviceAreUnavailable) {

@@ -50,8 +50,9 @@ def test_the_textfile_holds_the_run_in_base_units(tmp_path, capsys):
     h2d = one(m["gpu_bench_transfer_bytes_per_second"], dir="h2d")
     assert h2d.value == pytest.approx(H100_H2D_GBPS * 1e9, rel=1e-12)
     assert h2d.timestamp is None
+    # A run from before gpu_bench read NVML's index has no `gpu` (empty: no label); CUDA's is `device`.
     assert h2d.labels == {
-        "Hostname": "vm", "gpu": "0", "UUID": "GPU-a92900b6-cc4d-53b4-c723-0d2f545527a6",
+        "Hostname": "vm", "gpu": "", "device": "0", "UUID": "GPU-a92900b6-cc4d-53b4-c723-0d2f545527a6",
         "modelName": "NVIDIA H100 80GB HBM3", "pci_bus_id": "00000000:00:06.0", "preset": "gate",
         "family": "Transfer", "dir": "h2d", "mem": "pinned", "cache": "", "bytes": "268435456"}
     assert one(m["gpu_bench_transfer_bytes_per_second"], dir="d2d", cache="cold").value == pytest.approx(1.4771276e12)
@@ -95,6 +96,35 @@ def test_an_errored_run_keeps_the_last_success(tmp_path, capsys):
     assert "gpu_bench_last_success_timestamp_seconds" not in samples(fresh / "gpu_bench_gate.prom")
 
 
+def test_a_check_that_could_not_judge_the_node(tmp_path, capsys):
+    """--check-errored: no figures, the verdict errored, gpu_bench_check_errored 1, the last success kept;
+    a run's own export says 0."""
+    assert export(capsys, "--out", tmp_path, gf.GATE_H100)[0] == 0
+    m = samples(tmp_path / "gpu_bench_gate.prom")
+    assert one(m["gpu_bench_check_errored"], Hostname="vm", preset="gate").value == 0
+    before = one(m["gpu_bench_last_success_timestamp_seconds"]).value
+    code, out, err = export(capsys, "--out", tmp_path, "--host", "vm", "--preset", "gate",
+                            "--check-errored", "stopped by SIGTERM after 1800 s")
+    assert (code, err) == (0, "") and out.endswith("gate ERRORED (the check could not judge the node)\n")
+    m = samples(tmp_path / "gpu_bench_gate.prom")
+    assert sorted(m) == ["gpu_bench_check_errored", "gpu_bench_gate_verdict",
+                         "gpu_bench_last_success_timestamp_seconds"]
+    assert one(m["gpu_bench_check_errored"], Hostname="vm", preset="gate").value == 1
+    assert one(m["gpu_bench_gate_verdict"], Hostname="vm", preset="gate").value == 2
+    assert one(m["gpu_bench_last_success_timestamp_seconds"]).value == before
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["--check-errored", "x"], "--check-errored needs --preset"),
+    (["--check-errored", "x", "--preset", "gate", str(gf.GATE_H100)], "give no RESULTS.json and no --expect"),
+    (["--preset", "gate", str(gf.GATE_H100)], "--preset and --host go with --check-errored"),
+    ([], "give RESULTS.json, or --check-errored WHY"),
+])
+def test_check_errored_arguments_are_one_line(argv, says, tmp_path, capsys):
+    code, out, err = export(capsys, "--out", tmp_path, *argv)
+    assert code == 2 and says in err and os.listdir(tmp_path) == []
+
+
 def test_presets_get_files_of_their_own(tmp_path, capsys):
     assert export(capsys, "--out", tmp_path, gf.GATE_H100)[0] == 0
     assert export(capsys, "--out", tmp_path, gf.DEFAULT_H100)[0] == 0
@@ -108,12 +138,29 @@ def test_several_gpus_carry_their_own_labels(tmp_path, capsys):
     doc = gf.multi_gpu(gf.read(gf.GATE_H200), gpus=2)
     assert export(capsys, "--out", tmp_path, gf.write(tmp_path / "two.json", doc))[0] == 0
     m = samples(tmp_path / "gpu_bench_gate.prom")
-    d1 = one(m["gpu_bench_transfer_bytes_per_second"], dir="h2d", gpu="1")
+    d1 = one(m["gpu_bench_transfer_bytes_per_second"], dir="h2d", device="1")
     assert d1.labels["pci_bus_id"] == "00000000:00:07.0" and d1.labels["UUID"].endswith("0001")
-    assert "device" not in d1.labels
     peer = one(m["gpu_bench_transfer_bytes_per_second"], family="Peer")
-    assert (peer.labels["src"], peer.labels["dst"], peer.labels["gpu"]) == ("0", "1", "0")
+    assert (peer.labels["src"], peer.labels["dst"], peer.labels["device"]) == ("0", "1", "0")
     assert peer.value == pytest.approx(767e9)
+
+
+def test_gpu_is_nvmls_index_where_cuda_numbers_the_gpus_otherwise(tmp_path, capsys):
+    """The committed gate run on two H200s with CUDA_VISIBLE_DEVICES=1,0: CUDA's GPU 0 is NVML's GPU 1, and
+    dcgm-exporter's `gpu` is NVML's. Each series carries NVML's index and the UUID, so a join on `gpu` (or
+    `UUID`) pairs the same GPU; `device` keeps CUDA's."""
+    assert export(capsys, "--out", tmp_path, gf.REPO / "results/gate/gate_h200x2_cuda_order_1_0.json")[0] == 0
+    m = samples(tmp_path / "gpu_bench_gate.prom")
+    nvidia_smi = {"0": ("GPU-700c7116-6377-adc1-4adc-909100cf4b55", "00000000:00:06.0"),
+                  "1": ("GPU-e0b10040-e31e-cd66-91a7-c73515244cc6", "00000000:00:07.0")}
+    for name in ("gpu_bench_transfer_bytes_per_second", "gpu_bench_latency_seconds", "gpu_bench_gpu_info"):
+        for s in m[name]:
+            if s.labels.get("family") == "Peer":
+                continue
+            assert s.labels["gpu"] == {"0": "1", "1": "0"}[s.labels["device"]], s.labels
+            assert (s.labels["UUID"], s.labels["pci_bus_id"]) == nvidia_smi[s.labels["gpu"]], s.labels
+    h2d = one(m["gpu_bench_transfer_bytes_per_second"], dir="h2d", device="0")
+    assert (h2d.labels["gpu"], h2d.labels["UUID"]) == ("1", "GPU-e0b10040-e31e-cd66-91a7-c73515244cc6")
 
 
 def test_the_old_file_is_replaced_whole(tmp_path, capsys):
@@ -264,3 +311,26 @@ def test_docs_fleet_shows_the_textfile_this_command_writes(tmp_path, capsys):
     doc = (gf.REPO / "docs" / "fleet.md").read_text()
     start = doc.index("```\n# HELP gpu_bench_transfer_bytes_per_second") + len("```\n")
     assert doc[start:doc.index("```", start)] == written
+    assert doc.count("# HELP gpu_bench_transfer_bytes_per_second") == 1, "the sample is pasted once"
+
+
+def test_docs_fleet_renders_its_code_as_code():
+    """Every fence closes, and every inline code span closes in its paragraph or table row, before a line
+    that would start a block of its own (a textfile pasted into one made its lines headings)."""
+    doc = (gf.REPO / "docs" / "fleet.md").read_text().splitlines()
+    fenced, open_at = False, None
+    for i, line in enumerate(doc, 1):
+        if line.startswith("```"):
+            assert open_at is None, f"docs/fleet.md:{open_at}: an inline code span runs into a fence at {i}"
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        starts_block = not line.strip() or line.lstrip().startswith(("#", "|", "- ", "1. "))
+        assert not (open_at and starts_block), f"docs/fleet.md:{open_at}: an inline code span left open"
+        if line.startswith("|"):
+            assert line.count("`") % 2 == 0, f"docs/fleet.md:{i}: an inline code span left open in a table row"
+            continue
+        if line.count("`") % 2:
+            open_at = None if open_at else i
+    assert not fenced and open_at is None

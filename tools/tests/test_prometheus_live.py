@@ -68,7 +68,7 @@ def test_promtool_checks_the_deploy_recipes():
     promtool = sv.need("promtool")
     r = subprocess.run([promtool, "check", "config", "prometheus.yml"], cwd=DEPLOY, capture_output=True, text=True,
                        timeout=60)
-    assert r.returncode == 0 and "SUCCESS: 3 rules found" in r.stdout + r.stderr, r
+    assert r.returncode == 0 and "SUCCESS: 4 rules found" in r.stdout + r.stderr, r
     r = subprocess.run([promtool, "test", "rules", "gpu_bench_rules_test.yml"], cwd=DEPLOY, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0 and "SUCCESS" in r.stdout + r.stderr, r
@@ -130,9 +130,10 @@ def test_prometheus_scrapes_the_textfile_and_answers_promql(prometheus, textfile
     assert len(result) == 1
     labels, (_, value) = result[0]["metric"], result[0]["value"]
     assert float(value) == pytest.approx(H100_H2D_GBPS, rel=1e-12)
-    assert {k: labels[k] for k in ("Hostname", "gpu", "modelName", "pci_bus_id", "family", "bytes", "job")} == {
-        "Hostname": "vm", "gpu": "0", "modelName": "NVIDIA H100 80GB HBM3", "pci_bus_id": "00000000:00:06.0",
+    assert {k: labels[k] for k in ("Hostname", "device", "modelName", "pci_bus_id", "family", "bytes", "job")} == {
+        "Hostname": "vm", "device": "0", "modelName": "NVIDIA H100 80GB HBM3", "pci_bus_id": "00000000:00:06.0",
         "family": "Transfer", "bytes": "268435456", "job": "node"}
+    assert "gpu" not in labels  # the run did not read NVML's index: no label rather than CUDA's in its place
     verdict = sv.promql(prometheus, "gpu_bench_gate_verdict")
     assert [float(r["value"][1]) for r in verdict] == [0.0]
     # A degraded run replaces the file; the next scrape carries its verdict and the alert fires.
@@ -320,9 +321,12 @@ def _stub_gpu_bench(folder: Path) -> Path:
 @pytest.mark.parametrize("results,status,first", [
     (gf.GATE_H100, 0, "PASS: 8 figures within expectations on GPU 0 H100 80GB HBM3"),
     ("worse", 1, "DEGRADED: d2d "),
-    (None, 2, "ERRORED: gpu_bench wrote no results (exit 1): gpu_bench: no CUDA-capable device"),
+    (None, 4, "ERRORED: gpu_bench wrote no results (exit 1): gpu_bench: no CUDA-capable device"),
+    ("no gate", 4, "ERRORED: "),
 ])
 def test_the_node_check_script(results, status, first, tmp_path):
+    """The check's own failure (no results; the gate not found) exits 4, not the gate's 2, and the textfile
+    says so: gpu_bench_check_errored 1."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     stub = _stub_gpu_bench(bin_dir)
@@ -331,7 +335,11 @@ def test_the_node_check_script(results, status, first, tmp_path):
     if results == "worse":
         results = gf.write(tmp_path / "worse.json", gf.scaled(gf.read(gf.GATE_H200),
                                                               "Transfer/dir:d2d/", "gbps", 0.8))
-    env = sv.no_proxy_env({"PATH": f"{bin_dir}:{os.environ['PATH']}", "GPU_BENCH": str(stub),
+    path = os.environ["PATH"]
+    if results == "no gate":
+        (bin_dir / "gpu-bench-gate").unlink()
+        results, path = gf.GATE_H100, "/usr/bin:/bin"
+    env = sv.no_proxy_env({"PATH": f"{bin_dir}:{path}", "GPU_BENCH": str(stub),
                            "GPU_BENCH_TEXTFILE_DIR": str(textfile), "TMPDIR": str(tmp_path)})
     env.pop("STUB_RESULTS", None)
     if results:
@@ -341,9 +349,11 @@ def test_the_node_check_script(results, status, first, tmp_path):
     lines = r.stdout.splitlines()
     assert r.returncode == status and lines[0].startswith(first) and len(lines[0]) <= 80, r
     written = sorted(os.listdir(textfile))
-    assert written == ([] if status == 2 else ["gpu_bench_gate.prom"])
-    if status == 1:
-        assert "gpu_bench_gate_verdict{Hostname=\"vm\",preset=\"gate\"} 1.0" in (textfile / written[0]).read_text()
+    assert written == ["gpu_bench_gate.prom"]
+    text = (textfile / written[0]).read_text()
+    host = socket.gethostname() if status == 4 else "vm"  # the run's host_name, or this machine's
+    assert f'gpu_bench_gate_verdict{{Hostname="{host}",preset="gate"}} {min(status, 2)}.0' in text
+    assert f'gpu_bench_check_errored{{Hostname="{host}",preset="gate"}} {1 if status == 4 else 0}.0' in text
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["bin", "textfile"] + (["worse.json"] if status == 1 else []))  # its temporary folder is gone
 

@@ -361,19 +361,37 @@ def history_runs(db: Path) -> tuple[int, int]:
         return tuple(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("runs", "results"))
 
 
-def textfile_verdict(case: Path) -> str | None:
-    f = case / "textfile" / "gpu_bench_gate.prom"
+def history_check_errors(db: Path) -> list[tuple]:
+    """(preset, reason) of every check the history keeps as one that could not judge its node."""
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT preset, reason FROM check_errors ORDER BY id").fetchall()
+
+
+def textfile_value(case: Path, metric: str, preset: str = "gate") -> str | None:
+    f = case / "textfile" / f"gpu_bench_{preset}.prom"
     if not f.exists():
         return None
-    return re.search(r"^gpu_bench_gate_verdict\{[^}]*\} (\S+)$", f.read_text(), re.M).group(1)
+    m = re.search(rf"^{metric}\{{[^}}]*\}} (\S+)$", f.read_text(), re.M)
+    return m.group(1) if m else None
+
+
+def textfile_verdict(case: Path, preset: str = "gate") -> str | None:
+    return textfile_value(case, "gpu_bench_gate_verdict", preset)
+
+
+def check_errored(case: Path, preset: str = "gate") -> str | None:
+    return textfile_value(case, "gpu_bench_check_errored", preset)
 
 
 def only_json(case: Path) -> list[str]:
     return sorted(p.name for p in (case / "out").glob("*.json"))
 
 
-def test_nightly_without_a_gpu_is_errored_and_drains_the_node(cluster):
-    """The real gpu_bench on this machine (no GPU) writes no results: errored, the node drained saying so."""
+def test_nightly_without_a_gpu_is_errored_and_drains_nothing(cluster):
+    """The real gpu_bench on this machine (no GPU) writes no results: the check could not judge the node,
+    which is errored (exit 4) and stays in service."""
     if not (cluster.work / "bin" / "gpu_bench").exists():
         pytest.skip("no gpu_bench binary: build it (scripts/setup.sh) or set GPU_BENCH to its path")
     if Path("/dev/nvidiactl").exists():
@@ -381,17 +399,17 @@ def test_nightly_without_a_gpu_is_errored_and_drains_the_node(cluster):
     cluster.resume()
     case, env = new_case(cluster, "nogpu")
     job = cluster.submit(case, {"GPU_BENCH": str(cluster.work / "bin" / "gpu_bench"), **env})
-    assert (job["state"], job["exit"]) == ("FAILED", "2:0"), job
+    assert (job["state"], job["exit"]) == ("FAILED", "4:0"), job
     assert job["user"] == cluster.user, job
     verdict = (case / "out" / f"{NODE}-nightly-{job['id']}.verdict").read_text()
     assert verdict.startswith("ERRORED: gpu_bench wrote no results (exit 1): gpu_bench: no CUDA GPU"), verdict
-    assert f"drained {NODE}: gpu_bench: errored: gpu_bench wrote no results" in job["output"], job
-    state, reason = cluster.node()
-    assert "DRAIN" in state and reason.startswith("gpu_bench: errored: gpu_bench wrote no results (exit 1): "
-                                                  "gpu_bench: no CUDA GPU is visible"), (state, reason)
-    # gpu_bench's own words are kept beside the verdict; nothing was published or kept as a run.
+    assert f"{NODE}: not drained: the check could not judge the node" in job["output"], job
+    assert cluster.node() == ("IDLE", "")
+    # gpu_bench's own words are kept beside the verdict; the textfile and the history say errored.
     assert "no CUDA GPU is visible" in (case / "out" / f"{NODE}-nightly-{job['id']}.log").read_text()
-    assert only_json(case) == [] and textfile_verdict(case) is None and history_runs(case / "history.sqlite") == (0, 0)
+    assert only_json(case) == [] and history_runs(case / "history.sqlite") == (0, 0)
+    assert textfile_verdict(case, "nightly") == "2.0" and check_errored(case, "nightly") == "1.0"
+    assert [r[0] for r in history_check_errors(case / "history.sqlite")] == ["nightly"]
 
 
 def test_a_committed_good_run_passes_and_lands_everywhere(cluster):
@@ -439,17 +457,23 @@ def test_the_job_pushes_to_a_pushgateway_when_one_is_named(cluster, pushgateway)
     ("not_gbench.json", '{"results": []}', r"gpu_bench: errored: \S+\.json: not Google Benchmark output"),
     ("missing.json", None, r"gpu_bench: errored: no result to replay: \S+/missing\.json is missing or empty"),
 ])
-def test_a_bad_result_is_reported_and_drains(cluster, name, content, reason):
+def test_a_bad_result_is_reported_and_drains_nothing(cluster, name, content, reason):
+    """A result the gate cannot read is the check's failure, not the GPU's: errored (exit 4), published and
+    kept as such, the node left in service."""
     cluster.resume()
     src = cluster.work / name
     if content is not None:
         src.write_text(content)
     case, env = new_case(cluster, name.split(".")[0], src)
     job = cluster.submit(case, env)
-    assert (job["state"], job["exit"]) == ("FAILED", "2:0"), job
-    state, got = cluster.node()
-    assert "DRAIN" in state and re.match(reason, got), (state, got)
-    assert textfile_verdict(case) is None and history_runs(case / "history.sqlite") == (0, 0)
+    assert (job["state"], job["exit"]) == ("FAILED", "4:0"), job
+    assert f"{NODE}: not drained: the check could not judge the node" in job["output"], job
+    assert cluster.node() == ("IDLE", "")
+    # A replayed file names no preset the job can trust; the job's own (nightly) is the textfile's.
+    assert textfile_verdict(case, "nightly") == "2.0" and check_errored(case, "nightly") == "1.0"
+    assert history_runs(case / "history.sqlite") == (0, 0)
+    ((preset, why),) = history_check_errors(case / "history.sqlite")
+    assert preset == "nightly" and re.match(reason.split(": ", 2)[2], why), why
 
 
 def test_the_drain_needs_the_sudo_line_and_does_nothing_else(cluster):
@@ -463,15 +487,16 @@ def test_the_drain_needs_the_sudo_line_and_does_nothing_else(cluster):
     # sudo allows the drain program and nothing else.
     r = cluster.slurm("sudo", "-n", "scontrol", "update", f"nodename={NODE}", "state=resume", as_user=True)
     assert r.returncode != 0 and "password is required" in r.stderr, r
-    for args, why in (([NODE, "resume", "x"], "the verdict is degraded or errored, not 'resume'"),
-                      ([f"{NODE} state=resume", "errored", "x"], "not a node name"),
-                      (["ghost", "errored", "x"], "node ghost is on host 'ghost-host', not on this one")):
+    for args, why in (([NODE, "resume", "x"], "the verdict is degraded, not 'resume'"),
+                      ([NODE, "errored", "x"], "only a measured degradation drains a node"),
+                      ([f"{NODE} state=resume", "degraded", "x"], "not a node name"),
+                      (["ghost", "degraded", "x"], "node ghost is on host 'ghost-host', not on this one")):
         r = cluster.slurm("sudo", "-n", drain, *args, as_user=True)
         assert r.returncode == 2 and why in r.stderr, r
     assert cluster.node() == ("IDLE", "")
-    r = cluster.slurm("sudo", "-n", drain, NODE, "errored", "a test\nwith a second line", as_user=True)
+    r = cluster.slurm("sudo", "-n", drain, NODE, "degraded", "a test\nwith a second line", as_user=True)
     assert r.returncode == 0, r
-    assert cluster.node() == ("IDLE+DRAIN", "gpu_bench: errored: a test with a second line")
+    assert cluster.node() == ("IDLE+DRAIN", "gpu_bench: degraded: a test with a second line")
 
 
 def test_the_health_check_slurmd_runs_drains_a_degraded_node(cluster):
@@ -493,7 +518,7 @@ def test_the_health_check_slurmd_runs_drains_a_degraded_node(cluster):
 @pytest.mark.parametrize("results,rc,message", [
     (gf.GATE_H100, 0, ""),
     ("degraded", 1, "die 1: gpu_bench: degraded: d2d "),
-    (None, 1, "die 1: gpu_bench: errored: gpu_bench wrote no results (exit 1): gpu_bench: no CUDA GPU"),
+    (None, 0, "log: gpu_bench: errored: gpu_bench wrote no results (exit 1): gpu_bench: no CUDA GPU"),
 ])
 def test_the_nhc_check_reads_the_gate(results, rc, message, tmp_path):
     """NHC's check_gpu_bench, sourced as NHC sources it (its die stood in for): the gate's verdict as NHC's."""
@@ -503,7 +528,128 @@ def test_the_nhc_check_reads_the_gate(results, rc, message, tmp_path):
     write_healthcheck_config(tmp_path, results)
     (tmp_path / "hc-textfile").mkdir()
     env = sv.no_proxy_env({"GPU_BENCH_CONFIG": str(tmp_path / "healthcheck.env")})
-    script = (f'die() {{ echo "die $1: $2"; }}; . "{SLURM / "gpu_bench.nhc"}"; '
+    script = (f'die() {{ echo "die $1: $2"; }}; log() {{ echo "log: $*"; }}; . "{SLURM / "gpu_bench.nhc"}"; '
               f'check_gpu_bench "{SLURM / "gpu-bench-healthcheck"}"')
     r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
-    assert r.returncode == rc and r.stdout.startswith(message) and (rc or r.stdout == ""), r
+    assert r.returncode == rc and r.stdout.startswith(message) and (message or r.stdout == ""), r
+    assert ("not a measured degradation: the node stays" in r.stdout) == (results is None), r
+
+
+# --- the job's own failures, under a stand-in srun and scontrol (no Slurm needed) ---------------------------
+# srun runs the step here as one node; scontrol answers for that node and writes down every call, so that a
+# drain would show.
+STUB_SRUN = """#!/bin/sh
+while [ $# -gt 0 ]; do case $1 in --*) shift ;; *) break ;; esac; done
+GPU_BENCH_NIGHTLY_STEP=1 SLURMD_NODENAME=node1 exec "$@"
+"""
+STUB_SCONTROL = """#!/bin/sh
+echo "$*" >>"$SCONTROL_CALLS"
+case "$*" in *show*) echo "NodeName=node1 NodeHostName=$(hostname) State=IDLE" ;; esac
+"""
+
+
+def stub_job(tmp_path: Path, **extra: str) -> tuple[Path, dict]:
+    """cron's environment (PATH=/usr/bin:/bin after the stand-ins) for the batch script in a job of its own."""
+    for d in ("stubs", "out", "textfile"):
+        (tmp_path / d).mkdir()
+    write_exe(tmp_path / "stubs" / "srun", STUB_SRUN)
+    write_exe(tmp_path / "stubs" / "scontrol", STUB_SCONTROL)
+    tool_bin(tmp_path / "tools", sys.executable, TOOLS)
+    env = {"PATH": f"{tmp_path / 'stubs'}:/usr/bin:/bin", "HOME": str(tmp_path), "SLURM_JOB_ID": "77",
+           "SLURM_SUBMIT_DIR": str(tmp_path), "GPU_BENCH_OUT": str(tmp_path / "out"),
+           "GPU_BENCH_TEXTFILE_DIR": str(tmp_path / "textfile"), "GPU_BENCH_DB": str(tmp_path / "history.sqlite"),
+           "GPU_BENCH_DRAIN": str(SLURM / "gpu-bench-drain"), "GPU_BENCH_DRAIN_SUDO": "no",
+           "SCONTROL_CALLS": str(tmp_path / "scontrol.calls"), **extra}
+    return tmp_path, env
+
+
+def drains(case: Path) -> list[str]:
+    calls = case / "scontrol.calls"
+    return [c for c in calls.read_text().splitlines() if c.startswith("update")] if calls.exists() else []
+
+
+def test_crons_path_drains_nothing_and_says_errored(tmp_path):
+    """cron's PATH=/usr/bin:/bin: gpu_bench is not found (GPU_BENCH unset). The node stays in service; the
+    verdict is errored in the job's output, the verdict file, the textfile and the history; exit 4."""
+    case, env = stub_job(tmp_path, GPU_BENCH_TOOLS=str(tmp_path / "tools"))
+    r = subprocess.run(["bash", str(SLURM / "gpu-bench-nightly.sbatch")], env=env, capture_output=True, text=True,
+                       timeout=120, cwd=case)
+    assert r.returncode == 4, r
+    assert "node1: ERRORED: gpu_bench not found" in r.stdout and "node1: not drained" in r.stdout, r
+    assert drains(case) == []
+    assert (case / "out" / "node1-nightly-77.verdict").read_text().startswith("ERRORED: gpu_bench not found")
+    assert (case / "out" / "node1-nightly-77.status").read_text() == "4\n"
+    assert textfile_verdict(case, "nightly") == "2.0" and check_errored(case, "nightly") == "1.0"
+    ((preset, why),) = history_check_errors(case / "history.sqlite")
+    assert preset == "nightly" and why.startswith("gpu_bench not found (see GPU_BENCH, GPU_BENCH_TOOLS; PATH=")
+
+
+def test_no_tool_found_drains_nothing(tmp_path):
+    """Nothing of gpu_bench's on cron's PATH and no GPU_BENCH_TOOLS: errored, exit 4, no drain, and the job says
+    what it could not publish."""
+    case, env = stub_job(tmp_path)
+    r = subprocess.run(["bash", str(SLURM / "gpu-bench-nightly.sbatch")], env=env, capture_output=True, text=True,
+                       timeout=60, cwd=case)
+    assert r.returncode == 4 and drains(case) == [], r
+    assert "node1: ERRORED: gpu_bench gpu-bench-gate gpu-bench-export gpu-bench-history not found" in r.stdout, r
+    assert "the errored check was not exported: gpu-bench-export is not found" in r.stderr, r
+
+
+def test_a_timeout_leaves_an_errored_verdict_and_drains_nothing(tmp_path):
+    """`timeout` stops the job while gpu_bench runs (as Slurm's time limit does, with SIGTERM to every
+    process): the trap turns it into an errored verdict, exported and kept; nothing is drained."""
+    case, env = stub_job(tmp_path, GPU_BENCH_TOOLS=str(tmp_path / "tools"))
+    env["GPU_BENCH"] = str(write_exe(case / "gpu_bench", "#!/bin/sh\nexec sleep 60\n"))
+    start = time.monotonic()
+    r = subprocess.run(["timeout", "2", "bash", str(SLURM / "gpu-bench-nightly.sbatch")], env=env,
+                       capture_output=True, text=True, timeout=60, cwd=case)
+    assert r.returncode == 124 and time.monotonic() - start < 30, r
+    assert "node1: ERRORED: stopped by SIGTERM after 2 s" in r.stdout and drains(case) == [], r
+    assert (case / "out" / "node1-nightly-77.status").read_text() == "4\n"
+    assert textfile_verdict(case, "nightly") == "2.0" and check_errored(case, "nightly") == "1.0"
+    ((_, why),) = history_check_errors(case / "history.sqlite")
+    assert why == "stopped by SIGTERM after 2 s (the job's time limit, scancel or timeout)"
+    assert not list((case / "out").glob("*.json"))
+
+
+def test_a_degraded_run_still_drains_under_the_stand_ins(tmp_path):
+    case, env = stub_job(tmp_path, GPU_BENCH_TOOLS=str(tmp_path / "tools"), GPU_BENCH_RESULT=degraded_copy(tmp_path))
+    r = subprocess.run(["bash", str(SLURM / "gpu-bench-nightly.sbatch")], env=env, capture_output=True, text=True,
+                       timeout=120, cwd=case)
+    assert r.returncode == 1, r
+    (drain,) = drains(case)
+    assert drain.startswith("update nodename=node1 state=drain reason=gpu_bench: degraded: d2d "), drain
+    assert textfile_verdict(case, "gate") == "1.0" and check_errored(case, "gate") == "0.0"
+
+
+@pytest.mark.parametrize("srun,says", [
+    (None, "not in a Slurm job: submit it with gpu-bench-nightly-submit"),
+    ("#!/bin/sh\necho 'srun: fatal: Could not establish a configuration source' >&2\nexit 1\n",
+     "srun exited with 1 and no node of the job gave that status"),
+])
+def test_sruns_own_failure_is_not_degraded(srun, says, tmp_path):
+    """srun's own failure exits 1, the code of degraded: the job says errored (4) instead."""
+    case, env = stub_job(tmp_path, GPU_BENCH_TOOLS=str(tmp_path / "tools"))
+    if srun is None:
+        del env["SLURM_JOB_ID"]
+    else:
+        write_exe(case / "stubs" / "srun", srun)
+    r = subprocess.run(["bash", str(SLURM / "gpu-bench-nightly.sbatch")], env=env, capture_output=True, text=True,
+                       timeout=60, cwd=case)
+    assert r.returncode == 4 and says in r.stderr and drains(case) == [], r
+
+
+@pytest.mark.parametrize("gpus,cases,minutes", [(1, 564, 17), (4, 2305, 38), (8, 4655, 66)])
+def test_the_submit_program_takes_the_time_limit_from_the_model(gpus, cases, minutes, tmp_path):
+    """--time from the node's GPU count: gpu_bench's case count for that many GPUs (the real binary's, as
+    --list_gpus gives it), 0.48 s a case as measured, 1.5 times that and 600 s."""
+    write_exe(tmp_path / "gpu_bench", f"#!/bin/sh\nseq {cases} | sed 's|^|Case/|'\n")
+    write_exe(tmp_path / "sbatch", '#!/bin/sh\necho "sbatch $*"\n')
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    r = subprocess.run([str(SLURM / "gpu-bench-nightly-submit"), f"--gpus-per-node={gpus}", "--nodes=2"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r
+    assert r.stdout == f"sbatch --time={minutes} --nodes=2 {SLURM / 'gpu-bench-nightly.sbatch'}\n", r
+    assert f"{cases} cases (nightly, --device=all): about {round(cases * 0.48)} s by the model" in r.stderr, r
+    # 1,109 s measured at four GPUs fits its limit with room for the job's other steps.
+    assert minutes * 60 - 600 > {1: 271, 4: 1109.2, 8: 2234}[gpus]

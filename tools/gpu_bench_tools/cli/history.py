@@ -1,10 +1,11 @@
-"""gpu-bench-history: nightly tracking in SQLite or PostgreSQL (ingest, check, trend, runs)."""
+"""gpu-bench-history: nightly tracking in SQLite or PostgreSQL (ingest, check-errored, check, trend, runs)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import math
+import socket
 import sys
 from typing import Sequence
 
@@ -39,6 +40,13 @@ def build_parser() -> ArgumentParser:
 
     s = sub.add_parser("ingest", parents=[common], help="add runs; a file already there adds nothing")
     s.add_argument("files", nargs="+", metavar="FILE.json")
+
+    s = sub.add_parser("check-errored", parents=[common],
+                       help="keep a check that could not judge its node (a tool missing, no results, a timeout): "
+                       "there is no run to ingest; 'runs' lists them")
+    s.add_argument("why", metavar="WHY", help="why the check could not judge the node (one line)")
+    s.add_argument("--preset", required=True, help="the preset the check ran")
+    s.add_argument("--host", help="the node (default this machine's host name, as gpu_bench writes it)")
 
     s = sub.add_parser("check", parents=[common],
                        help="newest run of each machine against the earlier runs of its configuration")
@@ -136,6 +144,11 @@ def _main(argv: Sequence[str] | None) -> int:
               f"database {dburl.parse(db).shown}")
         for note in res.notes:
             print(f"{PROG}: note: {note}", file=sys.stderr)
+        return EXIT_OK
+    if args.command == "check-errored":
+        host = args.host or socket.gethostname()
+        when = history.record_check_error(db, host, args.preset, args.why)
+        print(f"kept {host} {args.preset} ERRORED at {when}; database {dburl.parse(db).shown}")
         return EXIT_OK
     if args.command == "check":
         rep = history_check.check(db, window=args.window, threshold_pct=args.threshold, metric=args.metric,

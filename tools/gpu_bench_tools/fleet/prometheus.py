@@ -2,10 +2,15 @@
 
 Names and units follow Prometheus' conventions (base units: bytes per second, seconds, ratios); labels
 follow dcgm-exporter's (`Hostname`, `gpu`, `UUID`, `modelName`, `pci_bus_id`), so a figure can be put
-next to DCGM's own series of the same GPU, plus `preset`, `family` and the case's axes. Every metric of
-one file has one set of label names, the union over its cases, with an empty value (which Prometheus
-reads as no label) where a case lacks an axis. The exposition is prometheus_client's; no sample carries
-a timestamp.
+next to DCGM's own series of the same GPU, plus `device` (CUDA's index, gpu_bench's --device), `preset`,
+`family` and the case's axes. `gpu` is NVML's index, as dcgm-exporter's is: the run's gpu.N.nvml_index,
+empty where the run did not read it (CUDA's index is no stand-in: the two differ wherever CUDA orders the
+GPUs otherwise). Every metric of one file has one set of label names, the union over its cases, with an
+empty value (which Prometheus reads as no label) where a case lacks an axis. The exposition is
+prometheus_client's; no sample carries a timestamp.
+
+A check that could not judge its node (a tool missing, no results, a timeout) has metrics of its own
+(check_errored_families): the verdict errored, gpu_bench_check_errored 1, and the last success kept.
 """
 
 from __future__ import annotations
@@ -28,21 +33,33 @@ if TYPE_CHECKING:
     from .gate import Verdict
     from ..reading.results import BenchmarkFile, Case
 
-GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName", "pci_bus_id")
+GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName", "pci_bus_id", "device")
 RUN_LABELS = ("preset", "family")
 LAST_SUCCESS = "gpu_bench_last_success_timestamp_seconds"
+CHECK_ERRORED = "gpu_bench_check_errored"
+VERDICT_HELP = ("gpu-bench-gate's verdict on the run: 0 pass, 1 degraded (a figure beyond its expectation), 2 errored "
+                "(a case failed or is missing, or the check could not judge the node: gpu_bench_check_errored).")
+CHECK_ERRORED_HELP = ("1 when the node's last check could not judge it (a tool missing or failing, no results, a result "
+                      "the gate cannot read, a timeout), which drains nothing; 0 when it judged the node.")
+LAST_SUCCESS_HELP = ("When the last run that measured every case ended (pass or degraded), Unix time; an errored run "
+                     "leaves it as it was.")
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _PCI = re.compile(r"^([0-9a-fA-F]{1,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 
 
-def textfile_name(f: BenchmarkFile) -> str:
+def run_node(f: BenchmarkFile) -> tuple[str, str]:
+    """(Hostname, preset) of a run: the node and preset its metrics are published under."""
+    return _host(f), _preset(f)
+
+
+def textfile_name(preset: str) -> str:
     """One file per preset, so a node's gate and nightly runs sit side by side in the textfile folder."""
-    return f"gpu_bench_{_preset(f)}.prom"
+    return f"gpu_bench_{safe_preset(preset)}.prom"
 
 
-def grouping_key(f: BenchmarkFile) -> dict[str, str]:
+def grouping_key(host: str, preset: str) -> dict[str, str]:
     """The Pushgateway group of a run: one per node and preset."""
-    return {"instance": _host(f), "preset": _preset(f)}
+    return {"instance": host, "preset": safe_preset(preset)}
 
 
 def registry_for(f: BenchmarkFile, verdict: Verdict, previous_success: float | None = None):
@@ -111,11 +128,12 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
     out += _gpu_families(f, host, preset)
 
     node = ["Hostname", "preset"]
-    gate = GaugeMetricFamily("gpu_bench_gate_verdict", "gpu-bench-gate's verdict on the run: 0 pass, 1 degraded "
-                             "(a figure beyond its expectation), 2 errored (a case failed or is missing).",
-                             labels=node)
+    gate = GaugeMetricFamily("gpu_bench_gate_verdict", VERDICT_HELP, labels=node)
     gate.add_metric([host, preset], float(verdict.status))
     out.append(gate)
+    judged = GaugeMetricFamily(CHECK_ERRORED, CHECK_ERRORED_HELP, labels=node)
+    judged.add_metric([host, preset], 0.0)
+    out.append(judged)
     info = GaugeMetricFamily("gpu_bench_info", "The run's software (value 1).",
                              labels=node + ["version", "git", "driver_version", "cuda_version", "runtime_version"])
     info.add_metric([host, preset] + [f.fact(k) or "" for k in ("gpu_bench.version", "gpu_bench.git",
@@ -124,29 +142,62 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
     out.append(info)
     success = run_finished_at(f) if verdict.status != ERRORED else previous_success
     if success is not None:
-        last = GaugeMetricFamily(LAST_SUCCESS, "When the last run that measured every case ended (pass or "
-                                 "degraded), Unix time; an errored run leaves it as it was.", labels=node)
+        last = GaugeMetricFamily(LAST_SUCCESS, LAST_SUCCESS_HELP, labels=node)
         last.add_metric([host, preset], success)
         out.append(last)
     return out
 
 
+def check_errored_registry(host: str, preset: str, previous_success: float | None = None):
+    """A CollectorRegistry for a check that could not judge its node: no figures, the verdict errored (2),
+    gpu_bench_check_errored 1, and the last success an earlier run published, kept."""
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.core import GaugeMetricFamily
+
+    node, values = ["Hostname", "preset"], [host, preset]
+    gate = GaugeMetricFamily("gpu_bench_gate_verdict", VERDICT_HELP, labels=node)
+    gate.add_metric(values, float(ERRORED))
+    errored = GaugeMetricFamily(CHECK_ERRORED, CHECK_ERRORED_HELP, labels=node)
+    errored.add_metric(values, 1.0)
+    out = [gate, errored]
+    if previous_success is not None:
+        last = GaugeMetricFamily(LAST_SUCCESS, LAST_SUCCESS_HELP, labels=node)
+        last.add_metric(values, previous_success)
+        out.append(last)
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(_Fixed(out))
+    return reg
+
+
+def gpu_labels(f: BenchmarkFile, gpu: int, used: list[int]) -> dict[str, str]:
+    """dcgm-exporter's labels of CUDA's GPU `gpu`: `gpu` NVML's index (empty where the run did not read it),
+    `UUID`, `modelName`, `pci_bus_id` as NVML writes it; and `device`, CUDA's index."""
+    return {"gpu": nvml_index(f, gpu), "UUID": gpu_fact(f, gpu, "uuid") or "", "modelName": model_of(f, gpu, used) or "",
+            "pci_bus_id": nvml_bus_id(gpu_fact(f, gpu, "pci_bus_id") or ""), "device": str(gpu)}
+
+
+def nvml_index(f: BenchmarkFile, gpu: int) -> str:
+    """NVML's index of CUDA's GPU `gpu` (gpu.N.nvml_index), or '' where the run did not read it."""
+    v = gpu_fact(f, gpu, "nvml_index")
+    return v if v is not None and v.isdigit() else ""
+
+
 def _gpu_families(f: BenchmarkFile, host: str, preset: str):
     """Each GPU's own facts: its host link (what it can train to in its slot) and NUMA node as labels of
-    gpu_bench_gpu_info, and its link's peak; joined to a figure by `UUID` or `gpu`."""
+    gpu_bench_gpu_info, and its link's peak; joined to a figure by `UUID`."""
     from prometheus_client.core import GaugeMetricFamily
 
     used = gpus_used(f)
     gpus = sorted(set(used) | {case_gpu(f, c, used) for c in f.cases.values()
                                if c.axis("device") is not None or c.axis("src") is not None})
-    names = ["Hostname", "preset", "gpu", "UUID", "modelName", "pci_bus_id"]
+    names = ["Hostname", "preset", "gpu", "UUID", "modelName", "pci_bus_id", "device"]
     info = GaugeMetricFamily("gpu_bench_gpu_info", "Each GPU's host link, as it can train at best in its slot, "
                              "and NUMA node (value 1).", labels=names + ["host_link", "numa_node"])
     peak = GaugeMetricFamily("gpu_bench_host_link_peak_bytes_per_second", "Each GPU's host link peak per "
                              "direction, from its device profile.", labels=names)
     for gpu in gpus:
-        values = [host, preset, str(gpu), gpu_fact(f, gpu, "uuid") or "", model_of(f, gpu, used) or "",
-                  nvml_bus_id(gpu_fact(f, gpu, "pci_bus_id") or "")]
+        own = gpu_labels(f, gpu, used)
+        values = [host, preset] + [own[k] for k in names[2:]]
         info.add_metric(values + [result_link(f, gpu) or "", gpu_fact(f, gpu, "numa_node") or ""], 1.0)
         p = host_link_peak(f, gpu)
         if p is not None:
@@ -179,10 +230,7 @@ def _case_rows(f: BenchmarkFile):
         labels = {"Hostname": host, "preset": preset, "family": case.family}
         single = d.scope != "multi_gpu" or case.axis("src") is not None
         if single:
-            gpu = case_gpu(f, case, used)
-            labels.update(gpu=str(gpu), UUID=gpu_fact(f, gpu, "uuid") or "",
-                          modelName=model_of(f, gpu, used) or "",
-                          pci_bus_id=nvml_bus_id(gpu_fact(f, gpu, "pci_bus_id") or ""))
+            labels.update(gpu_labels(f, case_gpu(f, case, used), used))
         for k, v in case.name.axes:
             if k != "device":
                 labels[_axis_label(k)] = v
@@ -223,7 +271,7 @@ def run_finished_at(f: BenchmarkFile) -> float:
     return start + (elapsed if math.isfinite(elapsed) and elapsed > 0 else 0.0)
 
 
-def previous_success(path: str | os.PathLike, f: BenchmarkFile) -> float | None:
+def previous_success(path: str | os.PathLike, host: str, preset: str) -> float | None:
     """The last success an existing textfile holds for this node and preset (None where it holds none)."""
     from prometheus_client.parser import text_string_to_metric_families
 
@@ -231,20 +279,20 @@ def previous_success(path: str | os.PathLike, f: BenchmarkFile) -> float | None:
         text = Path(path).read_text(encoding="utf-8")
         for fam in text_string_to_metric_families(text):
             for s in fam.samples:
-                if (s.name == LAST_SUCCESS and s.labels.get("Hostname") == _host(f)
-                        and s.labels.get("preset") == _preset(f)):
+                if (s.name == LAST_SUCCESS and s.labels.get("Hostname") == host
+                        and s.labels.get("preset") == safe_preset(preset)):
                     return float(s.value)
     except (OSError, ValueError, UnicodeDecodeError):
         return None  # no old file, or one not ours: there is nothing to keep
     return None
 
 
-def write_textfile(folder: str | os.PathLike, f: BenchmarkFile, registry) -> Path:
+def write_textfile(folder: str | os.PathLike, preset: str, registry) -> Path:
     """Write the registry into FOLDER/gpu_bench_PRESET.prom atomically (a temporary file, then rename):
     node_exporter reads either the old file or the new one, never half of one."""
     from prometheus_client import write_to_textfile
 
-    out = Path(folder) / textfile_name(f)
+    out = Path(folder) / textfile_name(preset)
     write_to_textfile(str(out), registry)
     return out
 
@@ -254,5 +302,9 @@ def _host(f: BenchmarkFile) -> str:
 
 
 def _preset(f: BenchmarkFile) -> str:
-    p = f.fact("gpu_bench.preset") or "default"
-    return re.sub(r"[^a-zA-Z0-9_-]", "_", p)
+    return safe_preset(f.fact("gpu_bench.preset") or "default")
+
+
+def safe_preset(preset: str) -> str:
+    """A preset as a file name and label value may hold it."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", preset)

@@ -264,6 +264,16 @@ def _ingest(db, prepared: list[_Prepared]) -> IngestResult:
     return result
 
 
+def record_check_error(db, host: str, preset: str, reason: str) -> str:
+    """Keep a check that could not judge its node (a tool missing, no results, a timeout): it has no run to
+    ingest, yet the history must show the night. Returns the time recorded (UTC, as run times are)."""
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    reason = " ".join(reason.split()) or "no reason given"
+    with store.session(db, create=True) as conn:
+        store.write(conn, lambda c: store.add_check_error(c, host, preset, now, reason))
+    return now
+
+
 # ---------------------------------------------------------------------------------------------
 # reading back
 

@@ -176,6 +176,10 @@ def list_runs(db: str | os.PathLike) -> str:
             for r in rs:
                 lines.append(f"  {r.run_time}  {r.env_text()}  gpu_bench {r.git or '?'}  "
                              f"{counts.get(r.id, 0)} cases")
+        errors = store.check_errors(conn)
+        if errors:
+            lines.append(f"checks that could not judge their node: {len(errors)}")
+            lines += [f"  {when}  {host}  {preset}  ERRORED: {why}" for host, preset, when, why in errors]
         return "\n".join(lines) + "\n" if lines else "no runs in the database\n"
 
 

@@ -3,7 +3,8 @@
 Schema version 2 (meta.schema), the same on both: machines; series (a machine in one configuration: driver,
 runtime, gate and NUMA facts); runs (one file each, content-addressed); cases (names interned); results (one
 row per run and case: the headline's median over repetitions, each repetition's headline, the noise
-gpu_bench wrote, every counter, or the error).
+gpu_bench wrote, every counter, or the error); check_errors (a node's check that could not judge it, and
+why: no run to keep). A version 2 database made before check_errors gets it at its first such record.
 
 Writers that run at once (every node of a cluster ingesting its night) neither lose nor duplicate a row:
 - SQLite: a writer takes the database's write lock when its transaction begins (BEGIN IMMEDIATE) and waits
@@ -69,6 +70,9 @@ def tables() -> SimpleNamespace:
                          Column("value", sa.Double), Column("reps_json", Text), Column("noise_pct", sa.Double),
                          Column("time_unit", Text), Column("counters_json", Text), Column("error", Text))
     sa.Index("results_by_case", t.results.c.case_id, t.results.c.run_id)
+    t.check_errors = sa.Table("check_errors", md, Column("id", Integer, primary_key=True),
+                              Column("host", Text, nullable=False), Column("preset", Text, nullable=False),
+                              Column("check_time", Text, nullable=False), Column("reason", Text, nullable=False))
     return t
 
 
@@ -289,6 +293,17 @@ def case_ids(conn, names: dict[str, str]) -> dict[str, int]:
     return out
 
 
+def add_check_error(conn, host: str, preset: str, check_time: str, reason: str) -> None:
+    """One check that could not judge its node; the table is made first in a database from before it."""
+    import sqlalchemy as sa
+
+    t = tables()
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
+    t.check_errors.create(conn, checkfirst=True)
+    conn.execute(t.check_errors.insert().values(host=host, preset=preset, check_time=check_time, reason=reason))
+
+
 def add_results(conn, rows: Iterable[Sequence]) -> None:
     rows = [dict(zip(RESULT_COLUMNS, r)) for r in rows]
     if rows:
@@ -327,6 +342,18 @@ def latest_runs(conn) -> list[tuple]:
                        rank.label("rank")).subquery()
     q = (sa.select(newest.c.id, newest.c.run_time, newest.c.context_json, m.c.host, m.c.gpu_uuids, newest.c.source)
          .join(m, m.c.id == newest.c.machine_id).where(newest.c.rank == 1).order_by(m.c.id))
+    return [tuple(row) for row in conn.execute(q)]
+
+
+def check_errors(conn) -> list[tuple]:
+    """(host, preset, check_time, reason) of every check that could not judge its node, oldest first; none in a
+    database from before the table."""
+    import sqlalchemy as sa
+
+    t = tables().check_errors
+    if not sa.inspect(conn).has_table(t.name):
+        return []
+    q = sa.select(t.c.host, t.c.preset, t.c.check_time, t.c.reason).order_by(t.c.check_time, t.c.id)
     return [tuple(row) for row in conn.execute(q)]
 
 
