@@ -243,8 +243,9 @@ def test_a_side_of_one_round_names_its_cases(tmp_path, capsys):
     b = synth.write(tmp_path / "b.json", synth.make_run(schema="2", reps=3, families=("Transfer",), seed=2))
     floors = tmp_path / "floors.toml"
     floors.write_text('measured_on = "test"\n[floor_pct]\nTransfer = 2.0\n')
-    code, out, err = run_cli(cli_compare.main, ["--one-round", a, b, "--floors", str(floors)], capsys)
+    code, out, err = run_cli(cli_compare.main, ["--one-round", a, b, a, "--floors", str(floors)], capsys)
     assert code == 0, err
     notes = [ln for ln in out.splitlines() if "between-run floor" in ln]
-    assert len(notes) == 1 and re.match(r"warning: (\d+) comparison\(s\) have one round on a side \(all \1 Transfer "
-                                        r"cases, e.g. Transfer/", notes[0]), out
+    said = re.match(r"warning: (\d+) comparison\(s\) have one round on a side \(all (\d+) Transfer cases, e.g. "
+                    r"Transfer/", notes[0]) if len(notes) == 1 else None
+    assert said and int(said[1]) == 2 * int(said[2]), out  # two files against the first, each case named once

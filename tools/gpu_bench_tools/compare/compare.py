@@ -340,7 +340,7 @@ def compare(
             notes.append(f"{len(one_round)} comparison(s) have one round on a side ({_which_cases(one_round, rows)}), "
                          f"whose noise_pct speaks of one process only: {widened}")
         # Both sides have rounds, but they hold only the case's time: a headline of another kind (HostBlocking's
-        # host time) is reported from the last round alone, so its spread between runs is unknown.
+        # host time) is reported from the last round alone, so the rounds cannot judge it.
         unrecorded = [r for r, rounds in floored if rounds]
         if unrecorded:
             metrics = ", ".join(sorted({r.metric for r in unrecorded}))
@@ -395,6 +395,7 @@ def _has_rounds(f: BenchmarkFile, case: Case) -> bool:
 
 def _which_cases(some: list[Row], rows: list[Row]) -> str:
     """Which of the compared rows `some` are, by family ('all 24 HostBlocking cases'), and the first case."""
+    some = list({r.key: r for r in some}.values())  # a row of several files is in `some` once for each
     counts: dict[str, int] = {}
     for r in some:
         counts[r.family] = counts.get(r.family, 0) + 1
