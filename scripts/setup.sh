@@ -229,6 +229,36 @@ for text, extra in wanted:
 print(", ".join(missing))
 PY
 }
+# Where PYTHON's gpu-bench-tools come from and where their metadata lies, one a line (the project folder of an
+# editable install, else the site folder; then its .dist-info); nothing where it has none.
+tools_origin() {  # PYTHON
+  "$1" - 2>/dev/null <<'PY' || true
+import importlib.metadata as md
+import json
+import os
+import urllib.parse
+try:
+    dist = md.distribution("gpu-bench-tools")
+except md.PackageNotFoundError:
+    raise SystemExit
+url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+origin = urllib.parse.unquote(urllib.parse.urlparse(url).path) if url.startswith("file:") else str(dist.locate_file(""))
+print(os.path.realpath(origin))
+print(os.path.realpath(getattr(dist, "_path", "")))
+PY
+}
+# Installs the tools into PYTHON and says so in one line where that replaced another checkout's in the same
+# place: their commands then run this checkout's code. One that PYTHON only sees from outside its environment
+# (a virtual environment's system site) is left as it was, and so is not said to be replaced.
+install_tools_here() {  # PYTHON
+  local before after
+  before=$(tools_origin "$1")
+  install_tools "$1" || return 1
+  after=$(tools_origin "$1")
+  if [ -n "$before" ] && [ "${before%%$'\n'*}" != "$(realpath "$root/tools")" ] && [ "${before#*$'\n'}" = "${after#*$'\n'}" ]; then
+    say "replaced the gpu-bench-tools that $1 had from ${before%%$'\n'*} with this checkout's ($root/tools): its gpu-bench-* commands now run this checkout's code"
+  fi
+}
 venv=$root/.venv
 make_venv() {
   [ -x "$venv/bin/python" ] && return 0
@@ -243,12 +273,12 @@ make_venv() {
 system_python=$(command -v python3)
 py=$system_python
 tools_installed=false
-if install_tools "$py"; then
+if install_tools_here "$py"; then
   tools_installed=true
 elif refuses_packages; then
   if make_venv; then
     py=$venv/bin/python
-    install_tools "$py" && tools_installed=true
+    install_tools_here "$py" && tools_installed=true
   fi
 fi
 # The interpreter itself, not a launcher such as pyenv's shim, which may pick another one later.

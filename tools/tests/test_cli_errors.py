@@ -70,6 +70,17 @@ def test_usage_errors_exit_2(capsys, tmp_path, data):
     capsys.readouterr()
 
 
+@pytest.mark.parametrize("argv,says", [
+    (["{base}"], "give at least two files to compare, the first the baseline; got 1"),
+    (["--per-side", "2", "{base}", "{base}", "{base}"],
+     "--per-side 2 takes 2 files a side, so a multiple of 2, at least 4 (the first 2 are the baseline); got 3"),
+])
+def test_compare_says_how_many_files_it_needs(argv, says, capsys, data):
+    assert cli_compare.main([a.format(base=data["base"]) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err == f"gpu-bench-compare: error: {says}\n"
+
+
 def test_a_real_process_prints_no_traceback(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"context": {}, "benchmarks": [')

@@ -220,3 +220,32 @@ def test_a_two_node_run_compares_case_for_case_with_a_one_node_run(tmp_path, cap
     for t in twins:
         assert f"{t['name'].removesuffix('/manual_time')}  only in [2]" in part
     assert "host NUMA nodes" in out and "host memory bound to" in out
+
+
+@pytest.mark.floors
+def test_default_runs_say_which_cases_are_widened_and_why(capsys):
+    """Two default runs of three rounds: HostBlocking's headline is the last round's alone, which its rounds do
+    not record, so those cases are judged on the floor; the note names them and says so, not 'one round'."""
+    run = REPO / "results" / "aa" / "h200_default_f799a91"
+    code, out, err = run_cli(cli_compare.main, [str(run / "default_h200_run1.json.gz"),
+                                                str(run / "default_h200_run2.json.gz"),
+                                                "--filter", "HostBlocking/mem:pinned|Transfer/dir:h2d/mem:pinned"], capsys)
+    assert code == 0, err
+    notes = [ln for ln in out.splitlines() if "between-run floor" in ln]
+    assert len(notes) == 1, out
+    assert notes[0].startswith("warning: 12 comparison(s) (all 12 HostBlocking cases, e.g. HostBlocking/mem:pinned/")
+    assert "judge host_blocked_us, which each run reports from its last round alone" in notes[0]
+    assert "one round on a side" not in out
+
+
+def test_a_side_of_one_round_names_its_cases(tmp_path, capsys):
+    a = synth.write(tmp_path / "a.json", synth.make_run(schema="2", reps=3, families=("Transfer",)))
+    b = synth.write(tmp_path / "b.json", synth.make_run(schema="2", reps=3, families=("Transfer",), seed=2))
+    floors = tmp_path / "floors.toml"
+    floors.write_text('measured_on = "test"\n[floor_pct]\nTransfer = 2.0\n')
+    code, out, err = run_cli(cli_compare.main, ["--one-round", a, b, a, "--floors", str(floors)], capsys)
+    assert code == 0, err
+    notes = [ln for ln in out.splitlines() if "between-run floor" in ln]
+    said = re.match(r"warning: (\d+) comparison\(s\) have one round on a side \(all (\d+) Transfer cases, e.g. "
+                    r"Transfer/", notes[0]) if len(notes) == 1 else None
+    assert said and int(said[1]) == 2 * int(said[2]), out  # two files against the first, each case named once

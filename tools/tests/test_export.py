@@ -233,7 +233,6 @@ def test_an_unwritable_folder_is_one_line_and_the_old_file_stays(capsys):
 
 @pytest.mark.parametrize("what,argv,says", [
     ("no output", [], "give --out DIR, --pushgateway URL, or both"),
-    ("missing folder", ["--out", "{tmp}/nowhere"], "no such folder"),
     ("a file as folder", ["--out", "{results}"], "not a folder"),
     ("zero timeout", ["--out", "{tmp}", "--timeout", "0"], "--timeout must be more than 0"),
     ("URL with credentials", ["--pushgateway", f"http://gate:{PASSWORD}@127.0.0.1:9"], "credentials in the URL"),
@@ -246,6 +245,25 @@ def test_bad_arguments_are_one_line(what, argv, says, tmp_path, capsys):
     assert code == 2 and out == "" and err.count("\n") == 1 and says in err, err
     assert PASSWORD not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_missing_folder_is_made_as_plot_makes_its_own(tmp_path, capsys):
+    code, out, err = export(capsys, "--out", tmp_path / "a" / "b", gf.GATE_H100)
+    assert code == 0 and err == "" and out == f"wrote {tmp_path / 'a' / 'b' / 'gpu_bench_gate.prom'}; gate PASS\n"
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, out, err = export(capsys, "--out", blocker / "sub", gf.GATE_H100)
+    assert code == 2 and out == "" and err == f"gpu-bench-export: error: --out {blocker / 'sub'}: cannot create it " \
+        "(Not a directory)\n"
+
+
+def test_the_noise_ratio_says_what_noise_pct_is(tmp_path, capsys):
+    """noise_pct is the interval the next run falls in (docs/methodology.md), not its median's interval."""
+    assert export(capsys, "--out", tmp_path, gf.GATE_H100)[0] == 0
+    text = (tmp_path / "gpu_bench_gate.prom").read_text()
+    help_line = next(ln for ln in text.splitlines() if ln.startswith("# HELP gpu_bench_noise_ratio "))
+    assert "the 95% interval the case's next run falls in, from its rounds (noise_pct / 100)" in help_line
+    assert help_line in (TOOLS.parent / "docs" / "fleet.md").read_text()
 
 
 def test_an_expect_file_without_the_model_writes_nothing(tmp_path, capsys):

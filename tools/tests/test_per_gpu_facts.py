@@ -162,6 +162,15 @@ def test_compare_says_in_one_line_that_two_files_differ_in_host_cpu(tmp_path, ca
     assert "host CPU differs" not in same
 
 
+def test_a_host_cpu_that_differs_is_no_warning_where_no_host_side_figure_is_compared(tmp_path, capsys):
+    a = two_hosts(tmp_path, CPU_A, "a.json")
+    b = two_hosts(tmp_path, CPU_B, "b.json")
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", a, b, "--filter", "^Transfer/"], capsys)
+    assert code == 0
+    assert "host CPU differs" not in out and "host-side figure" not in out
+    assert CPU_A in out and CPU_B in out  # the header still lists the difference
+
+
 def fleet_node(tmp_path: Path, i: int, cpu: str, hold: float = 1.0) -> str:
     doc = synth.make_run(schema="2", reps=1, families=("Transfer", "HostBlocking"), seed=4000 + i, host=f"h{i:02d}",
                          date=f"2025-02-01T04:{i:02d}:00+00:00")

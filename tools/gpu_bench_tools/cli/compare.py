@@ -55,9 +55,12 @@ def build_parser() -> ArgumentParser:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     n = args.per_side
-    if len(args.files) % n or len(args.files) < 2 * n:
-        raise InputError(f"--per-side {n} needs a multiple of {n} files, at least {2 * n} (the first {n} are "
-                         f"the baseline); got {len(args.files)}")
+    got = len(args.files)
+    if n == 1 and got < 2:
+        raise InputError(f"give at least two files to compare, the first the baseline; got {got}")
+    if got % n or got < 2 * n:
+        raise InputError(f"--per-side {n} takes {n} files a side, so a multiple of {n}, at least {2 * n} (the first "
+                         f"{n} are the baseline); got {got}")
     if args.filter:
         re.compile(args.filter)
     from ..stats.floors import load_floors

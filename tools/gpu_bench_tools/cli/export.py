@@ -39,7 +39,7 @@ def build_parser() -> ArgumentParser:
                    "as gpu_bench writes it)")
     p.add_argument("--format", choices=("prometheus",), default="prometheus",
                    help="the exposition format (prometheus: the text format node_exporter and Pushgateway read)")
-    p.add_argument("--out", metavar="DIR", help="node_exporter's --collector.textfile.directory")
+    p.add_argument("--out", metavar="DIR", help="node_exporter's --collector.textfile.directory (created if missing)")
     p.add_argument("--pushgateway", metavar="URL", help="http(s)://HOST:PORT of a Pushgateway")
     p.add_argument("--job", default="gpu_bench", help="the Pushgateway job (default gpu_bench); the group is "
                    "instance=HOST, preset=PRESET")
@@ -114,7 +114,10 @@ def _folder(folder: str, preset: str) -> Path:
 
     d = Path(folder)
     if not d.exists():
-        raise InputError(f"--out {d}: no such folder")
+        try:
+            d.mkdir(parents=True)
+        except OSError as e:
+            raise InputError(f"--out {d}: cannot create it ({e.strerror or e})") from None
     if not d.is_dir():
         raise InputError(f"--out {d}: not a folder")
     if not os.access(d, os.W_OK | os.X_OK):

@@ -265,7 +265,7 @@ def compare(
     only_in: list[tuple[str, list[int]]] = []
     pending: list[tuple[Row, int, list[float], list[float]]] = []
     pending_rounds: list[tuple[Row, int, list[float], list[float]]] = []
-    floored = 0
+    floored: list[tuple[Row, bool]] = []  # each comparison widened to the floor, and whether both sides had rounds
     no_metric = 0
     for key in keys:
         present = [i for i, f in enumerate(files) if key in f.cases]
@@ -307,7 +307,7 @@ def compare(
             if floor is not None and canonical_metric(m) in ("real_time", canonical_metric(
                     headline_of(files[0], row.family))):
                 v.noise_pct, v.floored = max(v.noise_pct or 0.0, floor), True
-                floored += 1
+                floored.append((row, _has_rounds(files[0], first) and _has_rounds(files[i], files[i].cases[key])))
             # The same kind of values on both sides: per-sample where both have them, else repetitions.
             a, b = (base.values, c.values) if base.samples == c.samples else (base.reps, c.reps)
             if smallest_p(len(a), len(b)) < alpha:
@@ -334,9 +334,19 @@ def compare(
     if floored:
         models = sorted({short_gpu_name(f.fact("gpu.name") or "") for f in files} - {""})
         which = "; ".join(floors.table_for(g) for g in models) or floors.table_for(None)
-        notes.append(f"{floored} comparison(s) have one round on a side, whose noise_pct speaks of one process "
-                     f"only: each is widened to its group's between-run floor ({floors.path}: {which}; "
-                     f"{floors.source})")
+        widened = f"each is widened to its group's between-run floor ({floors.path}: {which}; {floors.source})"
+        one_round = [r for r, rounds in floored if not rounds]
+        if one_round:
+            notes.append(f"{len(one_round)} comparison(s) have one round on a side ({_which_cases(one_round, rows)}), "
+                         f"whose noise_pct speaks of one process only: {widened}")
+        # Both sides have rounds, but they hold only the case's time: a headline of another kind (HostBlocking's
+        # host time) is reported from the last round alone, so the rounds cannot judge it.
+        unrecorded = [r for r, rounds in floored if rounds]
+        if unrecorded:
+            metrics = ", ".join(sorted({r.metric for r in unrecorded}))
+            notes.append(f"{len(unrecorded)} comparison(s) ({_which_cases(unrecorded, rows)}) judge {metrics}, "
+                         "which each run reports from its last round alone, as its rounds record only the case's "
+                         f"time: {widened}")
 
     untested = sum(1 for r in rows for v in r.versus if v and v.verdict in VERDICTS and not v.tested)
     if untested:
@@ -351,12 +361,12 @@ def compare(
         notes.append("no case is present in the first file and another one")
     host_rows = [r for r in rows if r.host_side]
     differ = [i for i in range(1, len(files)) if host_cpus_differ(files[0], files[i])]
-    if differ:
+    # Only host-side figures depend on the host's CPU; the header lists the difference whatever is compared.
+    if differ and host_rows:
         which = "; ".join(f"[{i + 1}] {host_cpu(files[i])}" for i in differ)
         fams = sorted({r.family for r in host_rows})
         notes.append(f"the host CPU differs: [1] {host_cpu(files[0])}; {which}: "
-                     + (f"{len(host_rows)} host-side figure(s) ({', '.join(fams)}) measure the host as much as the GPU"
-                        if host_rows else "no case compared here is a host-side figure"))
+                     f"{len(host_rows)} host-side figure(s) ({', '.join(fams)}) measure the host as much as the GPU")
     with_device = [any(c.axis("device") is not None for c in f.cases.values()) for f in files]
     if any(with_device) and not all(with_device):
         notes.append("some files have a /device:N axis (gpu_bench --device=all) and some do not, so their "
@@ -376,6 +386,25 @@ def compare(
         min_effect_pct=effect_rounds if min_effect_pct is None else min_effect_pct,
         floors_path=floors.path,
     )
+
+
+def _has_rounds(f: BenchmarkFile, case: Case) -> bool:
+    """Whether a side measured the case in several rounds: several runs, or round_times_s in the file."""
+    return getattr(f, "runs", 1) > 1 or any(len(s.round_times_s or ()) >= 2 for s in case.samples)
+
+
+def _which_cases(some: list[Row], rows: list[Row]) -> str:
+    """Which of the compared rows `some` are, by family ('all 24 HostBlocking cases'), and the first case."""
+    some = list({r.key: r for r in some}.values())  # a row of several files is in `some` once for each
+    counts: dict[str, int] = {}
+    for r in some:
+        counts[r.family] = counts.get(r.family, 0) + 1
+    totals: dict[str, int] = {}
+    for r in rows:
+        totals[r.family] = totals.get(r.family, 0) + 1
+    fams = [f"all {n} {fam} cases" if n == totals[fam] else f"{n} of the {totals[fam]} {fam} cases"
+            for fam, n in counts.items()]
+    return f"{', '.join(fams)}, e.g. {some[0].key}" if len(some) > 1 else some[0].key
 
 
 # The fewest rounds a side needs for compare to judge on its own spread: gpu_bench's default --rounds. Two

@@ -108,7 +108,8 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
                      "A case's headline time (a copy, launch, allocation or synchronisation): the median of "
                      "its samples.")
     noise = family("gpu_bench_noise_ratio",
-                   "Relative half-width of the 95% confidence interval of a case's median (noise_pct / 100).")
+                   "Relative half-width of the 95% interval the case's next run falls in, from its rounds "
+                   "(noise_pct / 100); of a run of one round, its median's confidence interval in that process.")
     samples = family("gpu_bench_samples", "Timed samples behind a case's figure.")
     for case, labels, headline in rows:
         values = [labels.get(n, "") for n in names]
