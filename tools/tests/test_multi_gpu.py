@@ -226,9 +226,12 @@ def test_peer_matrix_shows_failed_pairs(tmp_path):
 def test_transfer_has_a_line_per_device_and_file(multi_plots):
     _, out = multi_plots
     text = svg_text(out / "transfer_dir-h2d.svg")
+    # A colour per GPU (the memory kind is the panel: these files have no series), a line style per file.
     for dev in range(4):
-        assert f"4 x H100 80GB HBM3, driver 580.159.04 (multi4), GPU {dev}" in text
-        assert f"4 x H100 80GB HBM3, driver 580.159.04 (multi4_slow_link), GPU {dev}" in text
+        assert f"GPU {dev}" in text
+    assert "colour: GPU; line style and marker: file" in text
+    assert "4 x H100 80GB HBM3, driver 580.159.04 (multi4)" in text
+    assert "4 x H100 80GB HBM3, driver 580.159.04 (multi4_slow_link)" in text
     # A file without a device profile (schema 1) has no peak to draw.
     assert "mem: pinned" in text and "mem: pageable" in text and "peak" not in text
 

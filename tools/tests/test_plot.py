@@ -91,7 +91,7 @@ def test_overlap_sync_smallcopy_and_timeline_labels(plots):
     sp = svg_text(out / "sync_placement_op-add.svg")
     assert "host clock error vs. events (%)" in sp and "CUDA events" in sp and "none" in sp
     sc = svg_text(out / "small_copy_dir-h2d.svg")
-    assert "time (us), lower is better" in sc and "(p99)" in sc
+    assert "time (us), lower is better" in sc and "thin line without markers: p99" in sc
     tl = svg_text(out / "timeline_timeline_0.svg")
     assert "copy host to device" in tl and "kernel" in tl and "stream 3" in tl and "Overlap/schedule" in tl
 
@@ -180,7 +180,15 @@ def test_a_family_at_one_size_is_a_bar_chart_with_each_twin_after_its_case(tmp_p
     assert p.kind == "transfer" and p.title == "Transfer: bandwidth per case, bytes: 256 MiB"
     ax = canvas.axes[0][0]
     bars = [b for b in ax.containers if isinstance(b, BarContainer)]
-    assert len(bars) == 2 and bars[0].patches[0].get_facecolor() != bars[1].patches[0].get_facecolor()  # per file
+    # Colour: the case's memory kind and engine, the same in both files; hatching: the file.
+    hatches, fills = {}, {}
+    for b in bars:
+        who, series = b.get_label().split(", ", 1)
+        hatches.setdefault(who, set()).update(p.get_hatch() for p in b.patches)
+        fills.setdefault(series, set()).update(p.get_facecolor() for p in b.patches)
+    assert len(hatches) == 2 and hatches["file 0"] != hatches["file 1"]
+    assert all(len(h) == 1 for h in hatches.values()) and all(len(c) == 1 for c in fills.values())
+    assert len({c for cs in fills.values() for c in cs}) == len(fills)
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert len(labels) == len(files[0].ok_cases())
     assert not any("bytes" in t for t in labels)  # the size is in the title
@@ -326,8 +334,7 @@ def test_line_plots_shade_the_noise_pct_interval_of_each_headline_figure():
                     assert lo == pytest.approx(y * (1 - pct / 100)) and hi == pytest.approx(y * (1 + pct / 100))
                 checked += 1
     assert checked == 20
-    legend = [t.get_text() for t in canvas.fig.legends[0].get_texts()]
-    assert "band: interval of the next run's figure (noise_pct)" in legend
+    assert "band: interval of the next run's figure (noise_pct)" in canvas.fig.legends[0].get_title().get_text()
 
 
 def test_a_file_without_noise_pct_gets_no_interval():
@@ -336,7 +343,8 @@ def test_a_file_without_noise_pct_gets_no_interval():
     for family in ("SmallCopy", "Transfer"):
         for _, canvas in _generic([f], family):
             assert not any(_bands(ax) or _whisker_segments(ax) for row in canvas.axes for ax in row), family
-            assert not any("noise_pct" in t.get_text() for t in canvas.fig.legends[0].get_texts())
+            legend = canvas.fig.legends[0]
+            assert not any("noise_pct" in t.get_text() for t in legend.get_texts() + [legend.get_title()])
     one_size = synth.make_run(families=("Transfer",), reps=1, errors=False, sizes=(1 << 28,))
     (_, canvas), = _generic([benchmark_file_from_doc("old.json", one_size)])
     ax = canvas.axes[0][0]
@@ -360,13 +368,16 @@ def test_bar_charts_have_a_whisker_per_figure_with_noise_pct_and_none_without():
     assert len(whiskers) == len(files) * len(with_noise)
     from matplotlib.container import BarContainer
 
-    bars = [b for b in ax.containers if isinstance(b, BarContainer)]
-    for f, container in zip(files, bars):
-        for k, bar in zip(labels, container.patches):
+    checked = 0
+    for container in (b for b in ax.containers if isinstance(b, BarContainer)):
+        f = files[int(container.get_label().split(",")[0].split()[1])]  # "file 1, mem: pinned"
+        for bar in container.patches:
+            y = bar.get_y() + bar.get_height() / 2
+            k = labels[round(y)]
+            checked += 1
             case = f.cases[f"Transfer/{k}/bytes:{size}"]
             v = case.center("gbps")
             assert bar.get_width() == pytest.approx(v)
-            y = bar.get_y() + bar.get_height() / 2
             mine = [s for s in whiskers if s[0][1] == pytest.approx(y)]
             pct = pct_of(case.key + "/")
             if pct is None:
@@ -374,6 +385,7 @@ def test_bar_charts_have_a_whisker_per_figure_with_noise_pct_and_none_without():
             else:
                 (x0, _), (x1, _) = mine[0]
                 assert (x0, x1) == (pytest.approx(v * (1 - pct / 100)), pytest.approx(v * (1 + pct / 100))), k
+    assert checked == len(files) * len(labels)
     assert "whiskers: interval of the next run's figure (noise_pct)" in ax.get_xlabel()
     # Each value is written past its whisker, not across it.
     canvas.fig.canvas.draw()
@@ -524,3 +536,169 @@ def test_each_lines_legend_says_what_change_its_runs_can_show():
     plain = synth.make_run(schema="2", families=("SmallCopy",), reps=1, errors=False)
     (_, canvas), = _generic([benchmark_file_from_doc("b.json", plain)], "SmallCopy")
     assert not any("detects" in t.get_text() for t in canvas.fig.legends[0].get_texts())
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures a reader reads at a glance: two real default runs of two machines (an H100 and an H200)
+
+
+REAL_PAIR = ("results/aa/h100_default_7c29fd0/default_h100_run1.json",
+             "results/aa/h200_default_b010260/default_h200_run1.json")
+MOST_ENTRIES = 12
+
+
+def _figures(files):
+    """Every figure make_plots draws for the files, with its canvas, laid out as saving lays it out."""
+    out = [pc for _, make in plot._makers(files, []) for pc in make()]
+    for _, canvas in out:
+        canvas.settle()
+    return out
+
+
+@pytest.fixture(scope="module")
+def real_figures():
+    from conftest import REPO
+
+    files = [load_file(REPO / p) for p in REAL_PAIR]
+    return files, _figures(files)
+
+
+def _panels(canvas):
+    return [ax for row in canvas.axes for ax in row if ax.get_visible()]
+
+
+def _entries(canvas):
+    (legend,) = canvas.fig.legends
+    return [(t.get_text(), h) for t, h in zip(legend.get_texts(), legend.legend_handles) if t.get_text()]
+
+
+def _data_lines(ax):
+    """The lines that draw figures: each labelled (file and series) and with markers."""
+    return [ln for ln in ax.get_lines() if not ln.get_label().startswith("_") and ln.get_marker() not in ("", "None")]
+
+
+def _bar_groups(ax):
+    from matplotlib.container import BarContainer
+
+    return [b for b in ax.containers if isinstance(b, BarContainer)]
+
+
+def test_every_figure_has_one_legend_of_at_most_a_dozen_entries(real_figures):
+    _, figures = real_figures
+    assert {p.kind for p, _ in figures} >= {"transfer", "events", "overlap", "small_copy", "sync_placement"}
+    for p, canvas in figures:
+        assert not any(ax.get_legend() for ax in _panels(canvas)), p.stem  # none per panel
+        assert 2 <= len(_entries(canvas)) <= MOST_ENTRIES, (p.stem, [t for t, _ in _entries(canvas)])
+
+
+def test_a_gpu_is_a_colour_while_the_colours_are_few_else_a_figure_of_its_own():
+    doc = synth.make_run(schema="2", families=("Transfer",), errors=False, reps=1)
+    doc["benchmarks"] = [dict(b, name=f"{b['name']}/device:{d}", run_name=f"{b['run_name']}/device:{d}")
+                         for b in doc["benchmarks"] for d in range(8)]
+    figures = _generic([benchmark_file_from_doc("eight.json", doc)])
+    assert len(figures) == 8  # a memory kind is a colour: 7 kinds times 8 GPUs are too many to tell apart
+    for n, (p, canvas) in enumerate(figures):
+        assert "device: " + str(n) in p.title and len(_entries(canvas)) <= MOST_ENTRIES
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if "/mem:pinned/" in b["name"]]
+    (p, canvas), = _generic([benchmark_file_from_doc("eight.json", doc)])
+    texts = [t for t, _ in _entries(canvas)]
+    assert [f"mem: pinned, GPU {d}" in texts for d in range(8)] == [True] * 8
+
+
+def _style(handle):
+    from matplotlib.patches import Patch
+
+    return handle.get_hatch() if isinstance(handle, Patch) else (handle.get_linestyle(), handle.get_marker())
+
+
+def test_each_file_has_a_style_of_its_own_that_the_legend_names(real_figures):
+    from gpu_bench_tools.reading.load import file_labels
+
+    files, figures = real_figures
+    labels = file_labels(files)
+    for p, canvas in figures:
+        # Each file's lines in one line style and marker, its bars in one hatching, none another file's.
+        styles = {}
+        for ax in _panels(canvas):
+            for i, lab in enumerate(labels):
+                styles.setdefault(i, set()).update(
+                    [(ln.get_linestyle(), ln.get_marker()) for ln in _data_lines(ax) if ln.get_label().startswith(lab)]
+                    + [b.patches[0].get_hatch() for b in _bar_groups(ax) if b.get_label().startswith(lab)])
+            # Two lines (or bar groups) of one colour in one panel never share the style.
+            drawn = [(ln.get_color(), ln.get_linestyle()) for ln in _data_lines(ax)]
+            assert len(drawn) == len(set(drawn)), (p.stem, ax.get_title())
+            bars = [(b.patches[0].get_facecolor(), b.patches[0].get_hatch()) for b in _bar_groups(ax) if b.patches]
+            assert len(bars) == len(set(bars)), (p.stem, ax.get_title())
+        assert styles[0] and styles[1] and not styles[0] & styles[1], (p.stem, styles)
+        assert all(len({type(x) for x in s}) == len(s) for s in styles.values()), (p.stem, styles)
+        # The legend has an entry per file in (one of) its styles.
+        for i, lab in enumerate(labels):
+            (handle,) = [h for t, h in _entries(canvas) if t.startswith(lab)]
+            assert _style(handle) in styles[i], (p.stem, lab)
+        title = canvas.fig.legends[0].get_title().get_text()
+        assert "line style and marker: file" in title or "hatching: file" in title, p.stem
+
+
+def _figures_drawn(ax) -> tuple[list[float], str]:
+    """The figures a panel draws (its lines' medians, its bars' lengths) and the axis they are on."""
+    values, which = [], "y"
+    for ln in _data_lines(ax):
+        values += [float(v) for v in ln.get_ydata()]
+    for b in _bar_groups(ax):
+        horizontal = b.orientation == "horizontal"
+        which = "x" if horizontal else "y"
+        values += [r.get_width() if horizontal else r.get_height() for r in b.patches]
+    return [v for v in values if v == v], which
+
+
+def test_an_axis_is_logarithmic_where_its_figures_span_two_decades_and_alike_in_sibling_panels(real_figures):
+    _, figures = real_figures
+    logs = set()
+    for p, canvas in figures:
+        for row in canvas.axes:
+            panels = [ax for ax in row if ax.get_visible()]
+            # Panels labelled once for the row (the first) show one quantity: one scale and one range.
+            if all(not ax.get_ylabel() for ax in panels[1:]):
+                assert len({ax.get_yscale() for ax in panels}) == 1, p.stem
+                assert len({ax.get_ylim() for ax in panels}) == 1, p.stem
+        for ax in _panels(canvas):
+            values, which = _figures_drawn(ax)
+            scale = ax.get_xscale() if which == "x" else ax.get_yscale()
+            if values and min(values) > 0 and max(values) >= 100 * min(values):
+                assert scale == "log", (p.stem, ax.get_title())
+                logs.add(p.stem)
+    assert {"transfer", "events"} <= logs  # h2d and d2h as bidir; elapsed_resolution's 5 ms beside 0.3 us
+
+
+def test_overlap_draws_a_placement_run_at_one_stream_count_as_bars_not_a_lone_point(real_figures):
+    files, figures = real_figures
+    overlap = [(p, canvas) for p, canvas in figures if p.kind == "overlap"]
+    assert overlap
+    for p, canvas in overlap:
+        for ax in _panels(canvas):
+            lines = _data_lines(ax)
+            assert not lines or max(len(ln.get_xdata()) for ln in lines) > 1, (p.stem, ax.get_title())
+    # Every case is drawn: a speedup per case, on a line or a bar.
+    cases = sum(1 for f in files for c in f.ok_cases() if c.family == "Overlap" and c.has_metric("speedup"))
+    assert sum(p.points for p, _ in overlap) == cases
+    sweep = next(canvas for p, canvas in overlap if p.stem == "overlap_mem-pinned_bytes-536870912_work-1")
+    assert [ax.get_title() for ax in sweep.axes[0]] == ["sync: end", "each sync at one stream count"]
+    assert [t.get_text() for t in sweep.axes[0][1].get_xticklabels()] == ["end", "per_stream", "per_chunk",
+                                                                           "event_join"]
+
+
+def test_figures_are_laid_out_without_a_layout_engine_and_nothing_overlaps(real_figures):
+    _, figures = real_figures
+    for p, canvas in figures:
+        assert canvas.fig.get_layout_engine() is None, p.stem
+        canvas.fig.set_dpi(30)  # enough to place every text; quicker to draw
+        canvas.fig.canvas.draw()
+        renderer = canvas.fig.canvas.get_renderer()
+        legend = canvas.fig.legends[0].get_window_extent(renderer)
+        title = canvas.fig._suptitle.get_window_extent(renderer)
+        page = canvas.fig.bbox
+        for box in (legend, title):
+            assert page.x0 <= box.x0 + 1 and box.x1 <= page.x1 + 1 and page.y0 <= box.y0 + 1, p.stem
+        for ax in _panels(canvas):
+            box = ax.get_tightbbox(renderer)
+            assert not _overlaps(box, legend) and not _overlaps(box, title), (p.stem, ax.get_title())

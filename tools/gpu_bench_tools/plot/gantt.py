@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from ..reading.load import Timeline
-from .canvas import Canvas, Plot, set_title, slug
+from .canvas import CHAR_W, Canvas, Plot, set_title, slug
 
 SPAN_COLOURS = {"h2d": "#1f77b4", "d2h": "#ff7f0e", "kernel": "#2ca02c", "d2d": "#9467bd", "other": "#7f7f7f"}
 
@@ -21,7 +21,9 @@ def gantt_plots(tl: Timeline, label: str | None = None, max_cases: int = 24):
         span = t1 - t0
         scale, unit = (1e-3, "ms") if span >= 5000 else (1.0, "us")
         tids = sorted({s.tid for s in case.spans})
-        canvas = Canvas(1, 1, w=10.0, h=max(2.4, 0.45 * len(tids) + 1.6))
+        names = [case.thread_names.get(t, f"stream {t}") for t in tids]
+        canvas = Canvas(1, 1, w=10.0, h=max(2.4, 0.45 * len(tids) + 1.6),
+                        left=0.35 + max(len(n) for n in names) * CHAR_W * 10)
         ax = canvas.axes[0][0]
         kinds_seen: dict[str, str] = {}
         for row, tid in enumerate(tids):
@@ -34,7 +36,7 @@ def gantt_plots(tl: Timeline, label: str | None = None, max_cases: int = 24):
             for kind, bars in by_kind.items():
                 ax.broken_barh(bars, (row - 0.38, 0.76), facecolors=SPAN_COLOURS[kind], edgecolor="white", lw=0.4)
                 kinds_seen[kind] = SPAN_COLOURS[kind]
-        ax.set_yticks(range(len(tids)), [case.thread_names.get(t, f"stream {t}") for t in tids])
+        ax.set_yticks(range(len(tids)), names)
         ax.invert_yaxis()
         ax.set_xlim(0, span * scale * 1.01)
         ax.set_xlabel(f"time since the first operation ({unit})")

@@ -1,7 +1,8 @@
 """The figure of any family, driven by its descriptor: the headline against the plot hint's x axis, a panel
-per value of its panel axis and a line per file (and series value, and GPU); without an x axis, or where
-every case of the family is at one x value (a line of one point is a dot), a bar per case and file.  A case
-that crosses the host link gets the link's peak from the device profile."""
+per value of its panel axis and a line per file and series value (and GPU); without an x axis, or where
+every case of the family is at one x value (a line of one point is a dot), a bar per case and file.  Colour
+is the series value, line style and marker (or a bar's hatching) the file.  A case that crosses the host
+link gets the link's peak from the device profile."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import math
 from ..reading.families import FamilyDescriptor, host_link_peak
 from ..reading.load import Case, headline_of
 from .canvas import (
-    FILE_MARKERS,
+    BAND_NOTE,
+    CHAR_W,
+    MAX_COLOURS,
     Canvas,
     Plot,
     PlotContext,
@@ -18,22 +21,22 @@ from .canvas import (
     axis_value_key,
     colours,
     detectable_text,
+    draw_bars,
     draw_line,
+    encoded_legend,
+    fit_value_axes,
     headline_label,
     headline_scale,
     human_bytes,
     log2_size_axis,
-    merged_handles,
     metric_point,
-    noise_band_handle,
     rest_text,
     richest,
     set_title,
     slug,
     spans_decades,
-    value_axis,
     whisker_text,
-    whiskers,
+    ZERO_NOTE,
 )
 
 MAX_BARS = 40  # cases per bar chart; more are split over several figures
@@ -68,19 +71,20 @@ def _gpu_of(c: Case) -> int | None:
     return int(where) if where is not None and where.isdigit() else None
 
 
-def _headroom(ax, peaks) -> None:
-    """Raises the top of the value axis so that each peak line sits at most at 85% of its height, leaving its
-    label (drawn above the line) inside the panel; on a log axis the fraction is of the decades shown."""
-    if not peaks:
+def _headroom(axes: list, peaks) -> None:
+    """Raises the top of the value axes so that each peak line sits at most at 92% of their height, leaving
+    its label (drawn above the line) inside the panel; on a log axis the fraction is of the decades shown."""
+    if not peaks or not axes:
         return
-    lo, hi = ax.get_ylim()
+    lo, hi = axes[0].get_ylim()
     top = max(v for v, _ in peaks)
-    if ax.get_yscale() == "log":
+    if axes[0].get_yscale() == "log":
         if lo > 0 and top > lo:
-            hi = max(hi, lo * (top / lo) ** (1 / 0.85))
+            hi = max(hi, lo * (top / lo) ** (1 / 0.92))
     elif top > lo:
-        hi = max(hi, lo + (top - lo) / 0.85)
-    ax.set_ylim(lo, hi)
+        hi = max(hi, lo + (top - lo) / 0.92)
+    for ax in axes:
+        ax.set_ylim(lo, hi)
 
 
 def x_values(ctx: PlotContext, desc: FamilyDescriptor) -> dict[float, str]:
@@ -119,10 +123,30 @@ def twins_adjacent(cases: list[Case]) -> list[str]:
     return [c.key for c in sorted(cases, key=key)]
 
 
+def _series_text(axes: tuple[str, ...], sv: tuple | None, device: str | None = None) -> str:
+    """'mem: pinned, engine: sm, GPU 1': a colour's legend entry ('' for none)."""
+    parts = [f"{a}: {_show(a, v)}" for a, v in zip(axes, sv or ()) if v is not None]
+    if device is not None:
+        parts.append(f"GPU {device}")
+    return ", ".join(parts)
+
+
+def _series_of(c: Case, axes: tuple[str, ...]) -> tuple | None:
+    sv = tuple(c.axis(a) for a in axes)
+    return sv if any(v is not None for v in sv) else None
+
+
+def _series_key(axes: tuple[str, ...], sv: tuple | None) -> tuple:
+    return tuple(axis_value_key(a, v) for a, v in zip(axes, sv)) if sv else ()
+
+
 def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...] | None = None,
                kind: str | None = None, title: str | None = None) -> list[tuple[Plot, Canvas]]:
     """The headline against desc.plot['x']: a figure per value of the axes no hint names, a panel per value
-    of `panels` (default: the panel hint), a line per file, series value and GPU."""
+    of `panels` (default: the panel hint), a line per file, series value and GPU: its colour the series
+    value (and GPU), its line style and marker the file."""
+    from matplotlib.ticker import NullLocator
+
     x = desc.plot["x"]
     # Several axes may share the series: "series=mem,engine" draws each memory kind's copy-engine and SM
     # lines side by side in one panel.
@@ -130,7 +154,7 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
     panel_axes = panels if panels is not None else tuple(a for a in (desc.plot.get("panel"),) if a)
     kind = kind or desc.kind
     used = {x, "device"} | set(panel_axes) | set(series_axes)
-    groups: dict[tuple, dict[str, dict[tuple, list[tuple[int, Case]]]]] = {}
+    picked: list[tuple[int, Case]] = []
     for i, f in enumerate(ctx.files):
         for c in f.ok_cases():
             if c.family != desc.name or c.axis(x) is None:
@@ -139,46 +163,58 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
                 float(c.axis(x))
             except ValueError:
                 continue
-            fixed = tuple((k, v) for k, v in c.name.axes if k not in used)
-            pv = tuple(c.axis(a, "-") for a in panel_axes)
-            sv = tuple(c.axis(a) for a in series_axes)
-            sk = (i, sv if any(v is not None for v in sv) else None, c.axis("device"))
-            groups.setdefault(fixed, {}).setdefault(pv, {}).setdefault(sk, []).append((i, c))
+            picked.append((i, c))
+    devices = {c.axis("device") for _, c in picked}
+    # Each GPU of a --device=all run is a colour of its own while the colours stay few, else a figure.
+    gpu_figures = len(devices) > 1 and len({_series_of(c, series_axes) for _, c in picked}) * len(devices) > \
+        MAX_COLOURS
+    groups: dict[tuple, dict[tuple, dict[tuple, list[tuple[int, Case]]]]] = {}
+    for i, c in picked:
+        fixed = tuple((k, v) for k, v in c.name.axes if k not in used)
+        if gpu_figures and c.axis("device") is not None:
+            fixed += (("device", c.axis("device")),)
+        pv = tuple(c.axis(a, "-") for a in panel_axes)
+        ck = (_series_of(c, series_axes), None if gpu_figures else c.axis("device"))
+        groups.setdefault(fixed, {}).setdefault(pv, {}).setdefault((i, ck), []).append((i, c))
     groups = richest(groups, ctx.one_per_kind)
-    def series_key(sv):
-        return tuple(axis_value_key(a, v) for a, v in zip(series_axes, sv)) if sv else ()
 
-    all_series = sorted({sk for panels in groups.values() for per in panels.values() for sk in per},
-                        key=lambda sk: (sk[0], series_key(sk[1]), axis_value_key("device", sk[2])))
-    one_per_file = all(sk[1] is None and sk[2] is None for sk in all_series)
-    palette = colours(len(ctx.files) if one_per_file else len(all_series))
-    colour_of = {sk: palette[sk[0] if one_per_file else n] for n, sk in enumerate(all_series)}
+    def colour_keys_of(figures) -> list:
+        return sorted({ck for panels in figures for per in panels.values() for _, ck in per},
+                      key=lambda ck: (_series_key(series_axes, ck[0]), axis_value_key("device", ck[1])))
 
-    def label(sk) -> str:
-        parts = [ctx.labels[sk[0]]]
-        if sk[1] is not None:
-            parts += [f"{a}: {_show(a, v)}" for a, v in zip(series_axes, sk[1]) if v is not None]
-        if sk[2] is not None:
-            parts.append(f"GPU {sk[2]}")
-        return ", ".join(parts)
+    # A colour per series value (and GPU): the same in every figure of the family where the family's
+    # colours are few enough to tell apart, else counted afresh in each figure.
+    family_keys = colour_keys_of(groups.values())
+
+    def label(i: int, ck) -> str:
+        return ", ".join(p for p in (ctx.labels[i], _series_text(series_axes, *ck)) if p)
 
     ytitle = headline_label(desc)
     out = []
     for fixed in sorted(groups, key=lambda fx: tuple(axis_value_key(k, v) for k, v in fx)):
         by_panel = groups[fixed]
+        colour_keys = family_keys if len(family_keys) <= MAX_COLOURS else colour_keys_of([by_panel])
+        colour_of = dict(zip(colour_keys, colours(len(colour_keys))))
         pkeys = sorted(by_panel, key=lambda pv: tuple(axis_value_key(a, v) for a, v in zip(panel_axes, pv)))
         ncols = min(3, len(pkeys))
         nrows = math.ceil(len(pkeys) / ncols)
         canvas = Canvas(nrows, ncols)
         npoints = 0
-        noise_drawn = False
+        noise_drawn = p99_drawn = zero_drawn = False
+        xs_all: list[float] = []
+        centres: list[float] = []
+        reach: list[float] = []
+        all_peaks = []
+        cases_of: dict[tuple, list[Case]] = {}  # colour key -> its cases, every file's
+        files_drawn: dict[int, list[Case]] = {}
+        panels_drawn = []
         for n, pv in enumerate(pkeys):
             ax = canvas.axes[n // ncols][n % ncols]
-            xs_all, ys_all = [], []
-            for sk in sorted(by_panel[pv], key=all_series.index):
-                cases = by_panel[pv][sk]
+            panels_drawn.append(ax)
+            for i, ck in sorted(by_panel[pv], key=lambda ick: (colour_keys.index(ick[1]), ick[0])):
+                cases = by_panel[pv][(i, ck)]
                 pts, upper = [], []
-                for i, c in cases:
+                for _, c in cases:
                     scale = headline_scale(desc, c)
                     p = metric_point(c, desc.headline, float(c.axis(x)), scale,
                                      headline=headline_of(ctx.files[i], desc.name))
@@ -194,36 +230,50 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
                 npoints += len(pts)
                 noise_drawn |= any(p.noise for p in pts)
                 xs_all += [p.x for p in pts]
-                ys_all += [v for p in pts for v in (p.y, p.lo, p.hi) if v is not None] + [p.y for p in upper]
-                draw_line(ax, pts, colour_of[sk], label(sk) + detectable_text([c for _, c in cases]),
-                          marker=FILE_MARKERS[sk[0] % len(FILE_MARKERS)], band=band, order=sk[0])
+                centres += [p.y for p in pts] + [p.y for p in upper]
+                reach += [v for p in pts if (band or p.noise) and not (p.lo is not None and p.lo <= 0 < p.y)
+                          for v in (p.lo, p.hi) if v is not None]
+                cases_of.setdefault(ck, []).extend(c for _, c in cases)
+                files_drawn.setdefault(i, []).extend(c for _, c in cases)
+                zero_drawn |= draw_line(ax, pts, colour_of[ck], label(i, ck), file=i, band=band)
                 if upper:
-                    draw_line(ax, upper, colour_of[sk], f"{label(sk)} (p99)", marker="", ls="--", band=False,
-                              order=sk[0])
+                    p99_drawn = True
+                    draw_line(ax, upper, colour_of[ck], f"{label(i, ck)} (p99)", file=i, band=False, thin=True)
             peaks = _peak(ctx, desc, [ic for per in by_panel[pv].values() for ic in per],
                           dict(fixed) | dict(zip(panel_axes, pv)))
             for value, text in peaks:
                 ax.axhline(value, color="0.35", ls="--", lw=1)
                 ax.annotate(text, (0.01, value), xycoords=("axes fraction", "data"), va="bottom", fontsize=8,
                             color="0.25")
-                ys_all.append(value)
+            all_peaks += peaks
+            ax.set_title(", ".join(f"{a}: {_show(a, v)}" for a, v in zip(panel_axes, pv)) or desc.name, fontsize=10)
+            ax.grid(True, which="major", alpha=0.3)
+        # The panels show one quantity: one value scale and range, one x range.
+        fit_value_axes(panels_drawn, centres, reach)
+        _headroom(panels_drawn, all_peaks)
+        for ax in panels_drawn:
             if x == "bytes":
                 log2_size_axis(ax, xs_all, f"{desc.plot.get('xlabel', 'transfer size')} (log2 scale)")
             else:
                 ax.set_xlabel(x)
                 if spans_decades(xs_all):
                     ax.set_xscale("log", base=2)
-            value_axis(ax, ys_all)
-            _headroom(ax, peaks)
-            ax.set_title(", ".join(f"{a}: {_show(a, v)}" for a, v in zip(panel_axes, pv)) or desc.name, fontsize=10)
-            ax.grid(True, which="major", alpha=0.3)
-        handles, names = merged_handles(canvas)
-        if noise_drawn:
-            handles.append(noise_band_handle())
-            names.append(handles[-1].get_label())
-        canvas.legend(handles, names)
+                    ticks = sorted(set(xs_all))
+                    if len(ticks) <= 12:  # each count as a plain number, not as a power of two
+                        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+                        ax.xaxis.set_minor_locator(NullLocator())
+            if xs_all and ax.get_xscale() == "log":
+                ax.set_xlim(min(xs_all) / 1.4, max(xs_all) * 1.4)
         for n in range(len(pkeys), nrows * ncols):
             canvas.axes[n // ncols][n % ncols].set_visible(False)
+        entries = [(colour_of[ck], _series_text(series_axes, *ck) + detectable_text(cases_of[ck]))
+                   for ck in colour_keys if ck in cases_of and ck != (None, None)]
+        files = [(i, ctx.labels[i] + ("" if entries else detectable_text(files_drawn[i])))
+                 for i in sorted(files_drawn)]
+        notes = [BAND_NOTE if noise_drawn else "", ZERO_NOTE if zero_drawn else "",
+                 "thin line without markers: p99" if p99_drawn else ""]
+        encoded_legend(canvas, entries, files, ", ".join(series_axes + (("GPU",) if len(devices) > 1 and
+                                                                        not gpu_figures else ())), notes=notes)
         what = "bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline
         # The x axis as its label names it: a Latency footprint is not a transfer's size.
         head = title or f"{desc.name} {what} vs. {desc.plot.get('xlabel', 'size') if x == 'bytes' else x}"
@@ -239,7 +289,8 @@ def line_plots(ctx: PlotContext, desc: FamilyDescriptor, panels: tuple[str, ...]
 
 def bar_plots(ctx: PlotContext, desc: FamilyDescriptor,
               at: tuple[str, str] | None = None) -> list[tuple[Plot, Canvas]]:
-    """A bar per case and file, the cases in the order the files first name them.
+    """A bar per case and file, the cases in the order the files first name them; a bar's colour is the
+    case's series value, its hatching the file.
 
     at: (axis, value), the one x value every case of a family with an x hint is at.  The cases are then
     ordered by their axes, twins side by side (twins_adjacent), each bar carries its value so that twins
@@ -253,50 +304,67 @@ def bar_plots(ctx: PlotContext, desc: FamilyDescriptor,
     shared = f"{at[0]}:{at[1]}" if at else None
     if not keys:
         return []
-    palette = colours(len(ctx.files))
+    series_axes = tuple(a.strip() for a in desc.plot.get("series", "").split(",") if a.strip())
+    svs = sorted({_series_of(first[k], series_axes) for k in keys}, key=lambda sv: _series_key(series_axes, sv))
+    palette = colours(len(svs))
+    colour_of = {sv: palette[n] for n, sv in enumerate(svs)}
     chunks = [keys[k:k + MAX_BARS] for k in range(0, len(keys), MAX_BARS)]
     out = []
     for part, chunk in enumerate(chunks):
-        n = len(ctx.files)
-        canvas = Canvas(1, 1, w=9.0, h=max(2.5, 0.28 * len(chunk) * max(1, n) ** 0.5 + 1.2))
+        # A slot in each row per file that has a case of the chunk: a file without any leaves no gap.
+        slot = {i: n for n, i in enumerate(i for i, f in enumerate(ctx.files) if any(
+            key in f.cases and f.cases[key].ok for key in chunk))}
+        n = max(1, len(slot))
+        names = ["/".join(seg for seg in k.split("/")[1:] if seg != shared) or k for k in chunk]
+        canvas = Canvas(1, 1, w=9.0, h=max(2.5, 0.28 * len(chunk) * max(1, n) ** 0.5 + 1.2),
+                        left=0.35 + max(len(t) for t in names) * CHAR_W * 8)
         ax = canvas.axes[0][0]
         hgt = 0.8 / n
         npoints = 0
-        xs_all = []
+        centres, reach = [], []
         drawn: list[Point] = []
+        cases_of: dict = {}
+        files_drawn: dict[int, list[Case]] = {}
         for i, f in enumerate(ctx.files):
-            ys, pts, shown = [], [], []
+            by_sv: dict = {}
             for k, key in enumerate(chunk):
                 c = f.cases.get(key)
                 if c is None or not c.ok or not c.has_metric(desc.headline):
                     continue
                 p = metric_point(c, desc.headline, 0.0, headline_scale(desc, c), headline=headline_of(f, desc.name))
                 if p:
-                    ys.append(k - 0.4 + hgt * i + hgt / 2)
+                    ys, pts, shown = by_sv.setdefault(_series_of(c, series_axes), ([], [], []))
+                    ys.append(k - 0.4 + hgt * slot[i] + hgt / 2)
                     pts.append(p)
                     shown.append(c)
-                    xs_all += [v for v in (p.y, p.lo, p.hi) if v is not None]
-            if pts:
+                    centres.append(p.y)
+                    reach += [v for v in (p.lo, p.hi) if v is not None]
+            for sv, (ys, pts, shown) in sorted(by_sv.items(), key=lambda kv: svs.index(kv[0])):
                 npoints += len(pts)
                 drawn += pts
-                ax.barh(ys, [p.y for p in pts], hgt, xerr=whiskers(pts), color=palette[i],
-                        label=ctx.labels[i] + detectable_text(shown), capsize=2)
+                cases_of.setdefault(sv, []).extend(shown)
+                files_drawn.setdefault(i, []).extend(shown)
+                draw_bars(ax, ys, pts, hgt, colour_of[sv], i,
+                          ", ".join(t for t in (ctx.labels[i], _series_text(series_axes, sv)) if t), horizontal=True)
                 if at:
                     # Past the whisker's end, where the label would otherwise be crossed by it.
                     for y, p in zip(ys, pts):
                         ax.annotate(f"{p.y:.0f}" if p.y >= 100 else f"{p.y:.3g}", (max(p.y, p.hi or p.y), y),
                                     xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
-        ax.set_yticks(range(len(chunk)), ["/".join(seg for seg in k.split("/")[1:] if seg != shared) or k
-                                          for k in chunk], fontsize=8)
-        ax.invert_yaxis()
-        value_axis(ax, xs_all, which="x")
-        if at and xs_all:  # room right of the longest bar for its value
+        ax.set_yticks(range(len(chunk)), names, fontsize=8)
+        ax.set_ylim(len(chunk) - 0.5, -0.5)
+        fit_value_axes([ax], centres, reach, which="x")
+        if at and centres:  # room right of the longest bar for its value
             lo, hi = ax.get_xlim()
             ax.set_xlim(lo, hi * 1.5 if ax.get_xscale() == "log" else hi * 1.08)
         spans = whisker_text(drawn)
         ax.set_xlabel(headline_label(desc) + ":\nmedian" + (f"; {spans}" if spans else ""))
-        ax.grid(True, axis="x", which="both", alpha=0.3)
-        canvas.legend(ncols=2)
+        ax.grid(True, axis="x", alpha=0.3)
+        entries = [(colour_of[sv], _series_text(series_axes, sv) + detectable_text(cases_of[sv]))
+                   for sv in svs if sv in cases_of and sv is not None]
+        files = [(i, ctx.labels[i] + ("" if entries else detectable_text(files_drawn[i])))
+                 for i in sorted(files_drawn)]
+        encoded_legend(canvas, entries, files, ", ".join(series_axes), bar=True, ncols=2)
         what = "bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline
         title = f"{desc.name}: {what} per case" + (f", {at[0]}: {_show(*at)}" if at else "") + (
             f" ({part + 1} of {len(chunks)})" if len(chunks) > 1 else "")

@@ -109,8 +109,7 @@ def heatmaps(files: list[BenchmarkFile], family: str, kind: str, what: str,
                     head.append(PEER_DIR_TITLE.get(d, d))
                 ax.set_title(", ".join(head + [human_bytes(b)]), fontsize=10)
         if image is not None:
-            canvas.fig.colorbar(image, ax=[a for row in canvas.axes for a in row if a.get_visible()],
-                                label=cbar, shrink=0.85)
+            canvas.colorbar(image, cbar)
         gpus = gpu_summary(f) or f"{n} GPUs"
         t = f"{what}: {gpus}"
         driver = f.fact("driver.version")

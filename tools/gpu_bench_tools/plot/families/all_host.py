@@ -1,4 +1,5 @@
-"""AllHost: every GPU copying to or from the host at once, the aggregate and each GPU's own rate."""
+"""AllHost: every GPU copying to or from the host at once, the aggregate and each GPU's own rate; colour is
+which of the two, hatching the file."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from ..canvas import (
     Plot,
     PlotContext,
     colours,
+    draw_bars,
+    encoded_legend,
     human_bytes,
-    merged_handles,
     metric_point,
     order_values,
     set_title,
     whisker_text,
-    whiskers,
 )
 
 FAMILY = "AllHost"
@@ -54,12 +55,14 @@ def all_host_plots(files, labels):
         return k
 
     dirs = order_values(per_dir, DIR_ORDER)
-    palette = colours(len(files))
+    aggregate, own = colours(2)
     ngpu = max(gpus_of(c) for cs in per_dir.values() for c in cs.values())
-    canvas = Canvas(1, len(dirs), w=max(4.5, 0.7 * (ngpu + 1) * max(1, len(files)) ** 0.5 + 1.5), h=4.0,
-                     sharey=True)
+    drawn_files = len({i for cs in per_dir.values() for i in cs})
+    canvas = Canvas(1, len(dirs), w=max(4.5, 0.7 * (ngpu + 1) * drawn_files ** 0.5 + 1.5), h=4.0,
+                    sharey=True)
     npoints = 0
     drawn = []
+    file_text: dict[int, str] = {}
     for col, d in enumerate(dirs):
         ax = canvas.axes[0][col]
         cats = ["all at once"] + [f"GPU {k}" for k in range(ngpu)]
@@ -76,21 +79,24 @@ def all_host_plots(files, labels):
             g = c.center("gpus") if c.has_metric("gpus") else None
             n = int(g) if g else gpus_of(c)
             pos = x - 0.4 + width * (j + 0.5)
-            bars = ax.bar(pos, ys, width, yerr=whiskers(pts), color=palette[i], capsize=2,
-                          label=f"{labels[i]}: {n} GPUs, bytes: {human_bytes(c.axis_int('bytes') or 0)}")
-            for bar in list(bars)[1:]:
-                bar.set_alpha(0.55)
-            ax.bar_label(bars, labels=[f"{v:.0f}" if math.isfinite(v) else "" for v in ys], fontsize=7, padding=2)
+            file_text[i] = f"{labels[i]}: {n} GPUs, bytes: {human_bytes(c.axis_int('bytes') or 0)}"
+            bars = draw_bars(ax, list(pos[:1]), pts[:1], width, aggregate, i, file_text[i])
+            ax.bar_label(bars, labels=[f"{v:.0f}" if math.isfinite(v) else "" for v in ys[:1]], fontsize=7, padding=2)
+            if len(pts) > 1:
+                bars = draw_bars(ax, list(pos[1:]), pts[1:], width, own, i, file_text[i])
+                ax.bar_label(bars, labels=[f"{v:.0f}" if math.isfinite(v) else "" for v in ys[1:]], fontsize=7,
+                             padding=2)
             npoints += sum(1 for v in ys if math.isfinite(v))
         ax.set_xticks(x, cats)
         ax.set_title(DIR_TITLE.get(d, d), fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
         ax.set_ylim(bottom=0)
     canvas.axes[0][0].set_ylabel("bandwidth (GB/s, 1 GB = 1e9 B)")
-    canvas.legend(*merged_handles(canvas), ncols=2)
+    encoded_legend(canvas, [(aggregate, "all GPUs together (aggregate)"), (own, "each GPU's own rate")],
+                   sorted(file_text.items()), "aggregate or one GPU", bar=True, ncols=2)
     t = "All GPUs copying to or from the host at once"
     spans = whisker_text(drawn)
-    sub = "aggregate (solid) and each GPU's own rate (light)" + (f"; {spans}" if spans else "")
+    sub = "the aggregate and each GPU's own rate while all copy" + (f"; {spans}" if spans else "")
     set_title(canvas, t, sub)
     return [(Plot("all_host", "all_host", t, points=npoints), canvas)]
 
