@@ -29,7 +29,10 @@ Every figure here compares runs, never samples of one run: the question a user a
   fastest round, the median by the kind of process (gpu_bench.round_processes: every case, the link-bound
   cases alone, the extra rounds of those whose rounds disagreed, and the process the user started) and by
   bidirectional or one way. Rounds are meant to be moments of one link: a kind that reads slower than the
-  others says its processes measure something else, which more rounds of that kind cannot sharpen.
+  others says its processes measure something else, which more rounds of that kind cannot sharpen;
+- by family (Transfer's split by memory kind): the cases' median spread, coverage, floor,
+  the median and 90th percentile of detectable_pct over every case and run, and the share of all the
+  family's cases compare calls slower with every figure of the later run 5% and 10% slower, worst first.
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ DETECTION_FILTER = ("Transfer", ("pinned", "registered"), 1 << 20)
 TIMED_SHARE_TARGET = 0.50
 DRIFT_P = 0.01  # a direction's copies moved between runs where their changes lean one way this surely
 DRIFT_MIN_CASES = 6  # fewer changes than this are not tested
+FAMILY_SLOWDOWNS = (5.0, 10.0)  # each family's share caught is given at these, whatever --slowdown asks
+# Given per memory kind: one row would mix pinned copies with pageable ones, whose detectable_pct is ten times theirs.
+SPLIT_BY_MEM = ("Transfer",)
 
 
 @dataclass
@@ -89,6 +95,39 @@ class Slowdown:
     @property
     def rate_earlier(self) -> float:
         return self.detected_earlier / self.detection_cases if self.detection_cases else math.nan
+
+
+@dataclass
+class FamilyCatch:
+    """A family's cases called slower with every figure of the later run of each pair `pct` percent slower."""
+    pct: float
+    caught: int  # summed over pairs
+    cases: int  # the family's cases, summed over pairs
+
+    @property
+    def rate(self) -> float:
+        return self.caught / self.cases if self.cases else math.nan
+
+
+@dataclass
+class FamilyAgreement:
+    """One family's cases (Transfer's of one memory kind): how far its runs agree and what compare catches."""
+    family: str  # the family, or for Transfer its floor key: Transfer/mem:KIND
+    cases: int
+    median_spread_pct: float
+    covered: int  # consecutive pairs whose later figure lies in the earlier run's interval
+    pairs: int
+    floor_pct: float  # the between-run floor the runs show (p90 relative sd), NaN where none
+    detectable_median_pct: float  # over every case and run that wrote one; NaN where none did
+    detectable_p90_pct: float
+    slowdowns: list[FamilyCatch] = field(default_factory=list)  # at FAMILY_SLOWDOWNS
+
+    @property
+    def coverage_next(self) -> float:
+        return self.covered / self.pairs if self.pairs else math.nan
+
+    def caught(self, pct: float) -> float:
+        return next((c.rate for c in self.slowdowns if c.pct == pct), math.nan)
 
 
 @dataclass
@@ -171,6 +210,7 @@ class Report:
     one_round: OneRound | None = None
     link_drift: list[LinkDrift] = field(default_factory=list)
     round_kinds: list[RoundKinds] = field(default_factory=list)
+    families: dict[str, FamilyAgreement] = field(default_factory=dict)  # worst first: see worst_first
 
     @property
     def one_machine(self) -> bool:
@@ -205,6 +245,18 @@ class Report:
 
 def floor_key(family: str, mem: str | None = None) -> str:
     return f"{family}/mem:{mem}" if mem else family
+
+
+def family_of(case) -> str:
+    """The family a case is reported under: its own, or for Transfer its floor key of family and memory kind."""
+    return floor_key(case.family, case.axis("mem")) if case.family in SPLIT_BY_MEM else case.family
+
+
+def p90(values: Sequence[float]) -> float:
+    """The 90th percentile, one of the values (the nearest rank); NaN for none."""
+    import numpy
+
+    return float(numpy.percentile(values, 90, method="inverted_cdf")) if len(values) else math.nan
 
 
 def _headline(f: BenchmarkFile, case) -> tuple[float | None, float | None]:
@@ -447,27 +499,11 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
                 counts[v.verdict] += 1
         false_calls.append(counts)
 
-    slows = []
-    for pct in slowdowns:
-        s = Slowdown(pct, 0, 0, 0, 0)
-        for a, b in zip(files, files[1:]):
-            s.pairs += 1
-            for earlier, (base, slow) in enumerate(((a, b), (b, a))):
-                cmp = compare([base, slowed(slow, pct)], floors=floors)
-                fired = bool(cmp.regressions(gate_pct))
-                caught = counted = 0
-                for row in cmp.rows:
-                    if _detection_case(row.key, a.cases[row.key]):
-                        counted += 1
-                        caught += row.versus[1] is not None and row.versus[1].verdict == "slower"
-                if earlier:
-                    s.detected_earlier += caught
-                    s.gate_fired_earlier += fired
-                else:
-                    s.detection_cases += counted
-                    s.detected += caught
-                    s.gate_fired += fired
-        slows.append(s)
+    # The families are judged at FAMILY_SLOWDOWNS whatever was asked, on the later run slowed alone: the
+    # earlier run is slowed only at the percentages asked for.
+    slowed_runs = {float(pct): slowdown(files, pct, floors, gate_pct, earlier=pct in slowdowns)
+                   for pct in dict.fromkeys([*slowdowns, *FAMILY_SLOWDOWNS])}
+    slows = [slowed_runs[float(pct)][0] for pct in slowdowns]
 
     from ..stats.rounds import spread_group
 
@@ -482,14 +518,75 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         if group != c.family:
             groups.setdefault(group, []).append(c.rel_sd_pct)
     for key in sorted(groups):
-        sds = sorted(groups[key])
-        measured[key] = round(sds[min(len(sds) - 1, int(math.ceil(0.9 * len(sds))) - 1)], 3)
+        measured[key] = round(p90(groups[key]), 3)
     revisions = sorted({str(f.fact("gpu_bench.git") or "unknown") for f in files})
     return Report([f.path for f in files], short_gpu_name(files[0].fact("gpu.name") or "an unnamed GPU"), cases,
                   coverage_next, hit_all / total_all if total_all else math.nan, false_calls, slows, gate_pct,
                   measured, ", ".join(revisions), [run_time(f) for f in files],
                   one_round_comparisons(files, floors, slowdowns=slowdowns), link_drift(files),
-                  [k for k in (round_kinds(f, i) for i, f in enumerate(files, 1)) if k is not None])
+                  [k for k in (round_kinds(f, i) for i, f in enumerate(files, 1)) if k is not None],
+                  families(files[0], cases, measured, {pct: slowed_runs[pct][1] for pct in FAMILY_SLOWDOWNS},
+                           len(files) - 1))
+
+
+def slowdown(files: list[BenchmarkFile], pct: float, floors: Floors, gate_pct: float,
+             earlier: bool = True) -> tuple[Slowdown, dict[str, int]]:
+    """Each consecutive pair compared with every figure of its later run `pct` percent slower, and with
+    `earlier` also of its earlier run instead: the detection copies called slower and whether
+    --fail-on-regression fires; and per case, how many pairs call it slower with the later run slowed."""
+    from ..compare.compare import compare
+
+    s = Slowdown(pct, 0, 0, 0, 0)
+    called: dict[str, int] = {}
+    for a, b in zip(files, files[1:]):
+        s.pairs += 1
+        for slowed_earlier, (base, slow) in enumerate(((a, b), (b, a))[:2 if earlier else 1]):
+            cmp = compare([base, slowed(slow, pct)], floors=floors)
+            fired = bool(cmp.regressions(gate_pct))
+            caught = counted = 0
+            for row in cmp.rows:
+                slower = row.versus[1] is not None and row.versus[1].verdict == "slower"
+                if not slowed_earlier:
+                    called[row.key] = called.get(row.key, 0) + slower
+                if _detection_case(row.key, a.cases[row.key]):
+                    counted += 1
+                    caught += slower
+            if slowed_earlier:
+                s.detected_earlier += caught
+                s.gate_fired_earlier += fired
+            else:
+                s.detection_cases += counted
+                s.detected += caught
+                s.gate_fired += fired
+    return s, called
+
+
+def worst_first(f: FamilyAgreement) -> tuple:
+    """Sorts families worst first: the fewest cases caught at each of FAMILY_SLOWDOWNS in turn, then the least
+    covered, then the widest detectable_pct."""
+    def low(x: float) -> float:
+        return math.inf if math.isnan(x) else x
+
+    return (*(low(f.caught(pct)) for pct in FAMILY_SLOWDOWNS), low(f.coverage_next), low(-f.detectable_p90_pct),
+            f.family)
+
+
+def families(first: BenchmarkFile, cases: list[CaseAgreement], floors: dict[str, float],
+             called: dict[float, dict[str, int]], pairs: int) -> dict[str, FamilyAgreement]:
+    """The cases by family (family_of), worst first: `called` is, per slowdown, how many of the `pairs` call
+    each case slower (slowdown's); `floors` the runs' own floors, keyed as family_of keys the families."""
+    by: dict[str, list[CaseAgreement]] = {}
+    for c in cases:
+        by.setdefault(family_of(first.cases[c.key]), []).append(c)
+    out = []
+    for name, cs in by.items():
+        detectable = [d for c in cs for d in c.detectable_pct]
+        out.append(FamilyAgreement(
+            name, len(cs), statistics.median(c.spread_pct for c in cs), sum(c.covered for c in cs),
+            sum(c.pairs for c in cs), floors.get(name, math.nan),
+            statistics.median(detectable) if detectable else math.nan, p90(detectable),
+            [FamilyCatch(pct, sum(called[pct].get(c.key, 0) for c in cs), len(cs) * pairs) for pct in called]))
+    return {f.family: f for f in sorted(out, key=worst_first)}
 
 
 def _pct(x: float) -> str:
@@ -570,18 +667,30 @@ def render(r: Report) -> str:
                 parts.append(f"{group} " + ", ".join(f"{kind} {kinds[kind]:.2f}% ({k.rounds[group][kind]})"
                                                    for kind in ROUND_KINDS if kind in kinds))
         lines.append(f"    run {k.run}: " + "; ".join(parts))
-    lines.append("  by family: cases, median spread, coverage of the next run, floor (p90 relative sd)")
-    for fam, floor in r.floors.items():
-        cs = [c for c in r.cases if c.family == fam]
-        if not cs:
-            continue  # a family and memory kind's floor: in the --floor file
-        cov = sum(c.covered for c in cs) / max(1, sum(c.pairs for c in cs))
-        lines.append(f"    {fam:14s} {len(cs):4d}  {statistics.median(c.spread_pct for c in cs):6.2f}%  "
-                     f"{_pct(cov):>6s}  {floor:.2f}%")
+    lines += _render_families(r.families)
     worst = sorted(r.cases, key=lambda c: c.covered / max(1, c.pairs))[:8]
     lines.append("  least covered cases: " + "; ".join(
         f"{c.key} {c.covered}/{c.pairs} (spread {c.spread_pct:.1f}%)" for c in worst))
     return "\n".join(lines) + "\n"
+
+
+def _render_families(families: dict[str, FamilyAgreement]) -> list[str]:
+    def pct_of(x: float) -> str:
+        return "n/a" if math.isnan(x) else f"{x:.2f}%"
+
+    caught = "  ".join(f"{pct:g}% slower" for pct in FAMILY_SLOWDOWNS)
+    lines = ["  by family, worst first (Transfer by memory kind): its cases' median spread, coverage of the next run, "
+             "floor (p90 relative sd), detectable_pct's median and p90 over every case and run, and the share of its "
+             "cases compare calls slower with every figure of the later run that much slower"]
+    width = max([len("family"), *(len(name) for name in families)])
+    lines.append(f"    {'family':{width}s} {'cases':>5s} {'spread':>7s} {'coverage':>8s} {'floor':>8s} "
+                 f"{'det p50':>9s} {'det p90':>9s}  {caught}")
+    for name, f in families.items():
+        lines.append(f"    {name:{width}s} {f.cases:5d} {pct_of(f.median_spread_pct):>7s} {_pct(f.coverage_next):>8s} "
+                     f"{pct_of(f.floor_pct):>8s} {pct_of(f.detectable_median_pct):>9s} "
+                     f"{pct_of(f.detectable_p90_pct):>9s}  "
+                     + "  ".join(f"{_pct(f.caught(pct)):>{len(f'{pct:g}% slower')}s}" for pct in FAMILY_SLOWDOWNS))
+    return lines
 
 
 def write_json(r: Report, path: str) -> None:
@@ -601,6 +710,10 @@ def write_json(r: Report, path: str) -> None:
         out["moved"] = d.moved
     doc["detection_median_noise_pct"] = r.detection_median("noise")
     doc["detection_median_detectable_pct"] = r.detection_median("detectable")
+    for f, out in zip(r.families.values(), doc["families"].values()):
+        out["coverage_next"] = f.coverage_next
+        for c, d in zip(f.slowdowns, out["slowdowns"]):
+            d["rate"] = c.rate
     with open(path, "w") as out:
         json.dump(doc, out, indent=1)
         out.write("\n")

@@ -31,8 +31,8 @@ def build_parser() -> ArgumentParser:
         "other, and a report of how far they agree (docs/methodology.md). 'run' makes the runs; 'report' reads "
         "them: each case's spread between runs, how often a run's interval holds the next run's figure, how "
         "many cases gpu-bench-compare calls different between runs that should be the same (with rounds, and "
-        "with one round a side against the between-run floors), and with --slowdown how many it catches when "
-        "one side is made slower. 'floors' merges several machines' floors into the file compare reads. 'models' "
+        "with one round a side against the between-run floors), with --slowdown how many it catches when "
+        "one side is made slower, and per family how many of its cases it catches 5% and 10% slower. 'floors' merges several machines' floors into the file compare reads. 'models' "
         "judges the candidate models of a case's interval on A/A sets. 'spans' reads runs made with --samples=on: how "
         "far a case's median moves with the span of time its samples cover. 'drift' reads a series of runs: whether "
         "each case's time moves with when its run started (a host link that does not hold still).",

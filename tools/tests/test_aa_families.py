@@ -1,0 +1,101 @@
+"""The A/A report by family: each family's (Transfer's by memory kind) detectable_pct, coverage, and the share
+of its cases compare catches at 5% and 10% slower, in the text and in --json."""
+
+import copy
+import json
+import math
+import statistics
+
+import pytest
+
+import synth
+from conftest import run_cli
+from gpu_bench_tools.aa import aa
+from gpu_bench_tools.cli import aa as cli_aa
+from gpu_bench_tools.reading.load import load_file
+
+UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+T975_2 = 4.303  # Student's t at 0.975 for 2 degrees of freedom: three rounds
+TIGHT = [1.0, 1.002, 0.998]  # rounds 0.4% apart
+WIDE = [0.9, 1.0, 1.1]  # rounds 20% apart
+SLOWER_IN_RUN_2 = 3  # the first pinned copies, 3% slower in run 2: outside run 1's intervals
+
+
+def _run(base, run, tmp_path):
+    """One run: Transfer's pageable copies in rounds 20% apart, every other case in tight rounds. Each case
+    writes the detectable_pct such rounds give (about 1% tight, 30% wide); the pinned copies' and pageable
+    copies' rise by index, the pinned ones' also by run, so that their median and p90 are known."""
+    doc = copy.deepcopy(base)
+    index: dict[str, int] = {}
+    for e in doc["benchmarks"]:
+        name = e["name"]
+        wide = "/mem:pageable/" in name and name.startswith("Transfer/")
+        pinned = "/mem:pinned/" in name and name.startswith("Transfer/")
+        label = "pageable" if wide else "pinned" if pinned else "other"
+        i = index[label] = index.get(label, -1) + 1
+        k = 1.03 if run == 2 and pinned and i < SLOWER_IN_RUN_2 else 1.0
+        t = e["real_time"] * UNIT_S[e["time_unit"]] * k
+        rounds = WIDE if wide else TIGHT
+        e["round_times_s"] = [t * r for r in rounds]
+        e["rounds"] = len(rounds)
+        e["noise_pct"] = T975_2 * statistics.stdev(rounds) * math.sqrt(2 / 3) * 100
+        e["detectable_pct"] = (30.0 + i if wide else 1.0 + 0.05 * i + (0.5 if run == 2 else 0.0) if pinned
+                               else 1.0)
+        e["real_time"] *= k
+        e["cpu_time"] *= k
+        for c in ("gbps", "bytes_per_second"):
+            if c in e:
+                e[c] /= k
+        for c in ("host_blocked_us",):
+            if c in e:
+                e[c] *= k
+    return synth.write(tmp_path / f"run{run}.json", doc)
+
+
+@pytest.fixture
+def pair(tmp_path):
+    base = synth.make_run(schema="2", errors=False, aggregates=False, reps=1, families=("Transfer", "SmallCopy"))
+    return [_run(base, run, tmp_path) for run in (1, 2)]
+
+
+def test_the_aa_report_gives_each_family_its_detectable_pct_coverage_and_catches(pair, tmp_path, capsys):
+    r = aa.report([load_file(p) for p in pair], slowdowns=[30])
+    fams = r.families
+    assert set(fams) == {"SmallCopy", "Transfer/mem:pageable", "Transfer/mem:pinned", "Transfer/mem:managed_prefetch",
+                         "Transfer/mem:device"}
+    pinned, pageable = fams["Transfer/mem:pinned"], fams["Transfer/mem:pageable"]
+    assert pinned.cases == pageable.cases == 21 and fams["SmallCopy"].cases == 20
+    # Pooled over both runs: run 1's 1.00..2.00 and run 2's 1.50..2.50, whose median is neither run's own.
+    assert pinned.detectable_median_pct == pytest.approx(1.75)
+    assert pinned.detectable_p90_pct == pytest.approx(2.30)  # the 38th of 42, the fifth largest
+    assert pageable.detectable_median_pct == pytest.approx(40.0) and pageable.detectable_p90_pct == pytest.approx(48.0)
+    assert fams["SmallCopy"].detectable_median_pct == pytest.approx(1.0)
+    # Coverage as the report's: the three pinned copies 3% off lie outside run 1's 0.7% intervals.
+    assert (pinned.covered, pinned.pairs) == (21 - SLOWER_IN_RUN_2, 21)
+    assert pinned.coverage_next == pytest.approx(18 / 21) and pageable.coverage_next == 1.0
+    # At 5% and 10% whatever --slowdown asked: every tight case is caught, no case of rounds 20% apart.
+    assert [c.pct for c in pinned.slowdowns] == [5.0, 10.0] and [s.pct for s in r.slowdowns] == [30.0]
+    for name, f in fams.items():
+        want = 0.0 if name == "Transfer/mem:pageable" else 1.0
+        assert [(c.caught, c.cases) for c in f.slowdowns] == [(round(want * f.cases), f.cases)] * 2, name
+    # Worst first: the family caught least, then the least covered.
+    assert list(fams)[:2] == ["Transfer/mem:pageable", "Transfer/mem:pinned"]
+
+    out = tmp_path / "aa.json"
+    code, text, err = run_cli(cli_aa.main, ["report", *pair, "--json", str(out)], capsys)
+    assert code == 0, err
+    lines = text.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("  by family, worst first"))
+    assert lines[head + 1].split() == ["family", "cases", "spread", "coverage", "floor", "det", "p50", "det", "p90",
+                                       "5%", "slower", "10%", "slower"]
+    rows = [line.split() for line in lines[head + 2:head + 2 + len(fams)]]
+    assert [row[0] for row in rows] == list(fams)
+    assert rows[0][1:2] + rows[0][3:4] + rows[0][5:] == ["21", "100.0%", "40.00%", "48.00%", "0.0%", "0.0%"]
+    assert rows[1][1:2] + rows[1][3:4] + rows[1][5:] == ["21", "85.7%", "1.75%", "2.30%", "100.0%", "100.0%"]
+    doc = json.loads(out.read_text())
+    assert list(doc["families"]) == list(fams)
+    p = doc["families"]["Transfer/mem:pinned"]
+    assert {"cases", "coverage_next", "detectable_median_pct", "detectable_p90_pct", "slowdowns"} <= set(p)
+    assert p["coverage_next"] == pytest.approx(18 / 21) and p["detectable_p90_pct"] == pytest.approx(2.3)
+    assert [(s["pct"], s["rate"]) for s in doc["families"]["Transfer/mem:pageable"]["slowdowns"]] == [(5.0, 0.0),
+                                                                                                   (10.0, 0.0)]
