@@ -99,14 +99,15 @@ def test_the_fleet_judges_gpu_5_among_gpus_of_its_own_link(tmp_path):
 
 
 def test_the_export_labels_each_gpu_with_its_own_link(tmp_path, capsys):
+    # CUDA's index is the device label; gpu is NVML's, which this synthetic run does not carry.
     run = eight_gpu_gate_run(tmp_path)
     code, _, err = run_cli(cli_export.main, ["--out", str(tmp_path), run], capsys)
     assert code == 0 and "note" not in err
     text = (tmp_path / "gpu_bench_gate.prom").read_text()
     info = {m.group(1): m.group(2) for m in
-            re.finditer(r'^gpu_bench_gpu_info\{.*gpu="(\d)".*host_link="([^"]*)".*\} 1\.0$', text, re.M)}
+            re.finditer(r'^gpu_bench_gpu_info\{.*device="(\d)".*host_link="([^"]*)".*\} 1\.0$', text, re.M)}
     assert info == {str(g): "PCIe gen4 x8" if g == 5 else "PCIe gen5 x16" for g in range(8)}
-    peak = re.search(r'^gpu_bench_host_link_peak_bytes_per_second\{.*gpu="5".*\} (\S+)$', text, re.M)
+    peak = re.search(r'^gpu_bench_host_link_peak_bytes_per_second\{.*device="5".*\} (\S+)$', text, re.M)
     assert abs(float(peak.group(1)) - 15.75e9) < 0.01e9
 
 
