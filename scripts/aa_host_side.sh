@@ -11,11 +11,12 @@ shift $(($# >= 3 ? 3 : $#))
 policies=("${@:-auto}")
 [ $# -gt 0 ] || policies=(auto off)
 mkdir -p "$out"
-filter='^(SyncPlacement|Events|Launch|SmallCopy)/|^Alloc/.*bytes:1048576/|^HostBlocking/.*bytes:(65536|1048576)/|^Batch/.*copies:(1|64)/|^Transfer/dir:(h2d|d2h)/mem:(pageable|managed_prefetch|managed_fault)/bytes:(1048576|16777216|268435456)/'
+# shellcheck source=scripts/host_side_cases.sh
+. "$(dirname "${BASH_SOURCE[0]}")/host_side_cases.sh"
 for r in $(seq 1 "$runs"); do
   for c in "${policies[@]}"; do
     start=$(date +%s.%N)
-    "$build/gpu_bench" --cpu="$c" --progress=off --benchmark_filter="$filter" \
+    "$build/gpu_bench" --cpu="$c" --progress=off --benchmark_filter="$host_side_filter" \
       --benchmark_out="$out/host_side_cpu_${c}_run${r}.json" --benchmark_out_format=json >/dev/null \
       2>"$out/host_side_cpu_${c}_run${r}.err" || echo "aa: cpu=$c run $r failed: $(tail -1 "$out/host_side_cpu_${c}_run${r}.err")" >&2
     echo "aa: cpu=$c run $r $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f s", e-s}')" >&2

@@ -12,13 +12,14 @@ repeats=${3:-2}
 shift $(( $# >= 3 ? 3 : $# ))
 cpus=("${@:-off}")
 mkdir -p "$out"
-filter='^(SyncPlacement|Events|Launch|SmallCopy)/|^Alloc/.*bytes:1048576/|^HostBlocking/.*bytes:(65536|1048576)/|^Batch/.*copies:(1|64)/|^Transfer/dir:(h2d|d2h)/mem:(pageable|managed_prefetch|managed_fault)/bytes:(1048576|16777216|268435456)/'
+# shellcheck source=scripts/host_side_cases.sh
+. "$(dirname "${BASH_SOURCE[0]}")/host_side_cases.sh"
 for r in $(seq 1 "$repeats"); do
   for c in "${cpus[@]}"; do
     f=$out/cpu_${c}_rep${r}.json
     start=$(date +%s.%N)
     "$build/gpu_bench" --cpu="$c" --rounds=1 --max_time_per_case=0.1667 --progress=off \
-      --benchmark_filter="$filter" --benchmark_out="$f" --benchmark_out_format=json >/dev/null 2>"$out/cpu_${c}_rep${r}.err" ||
+      --benchmark_filter="$host_side_filter" --benchmark_out="$f" --benchmark_out_format=json >/dev/null 2>"$out/cpu_${c}_rep${r}.err" ||
       echo "probe: cpu=$c rep $r failed: $(tail -1 "$out/cpu_${c}_rep${r}.err")" >&2
     echo "probe: cpu=$c rep $r $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f s", e-s}')" >&2
   done
