@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..reading.load import TIME_UNIT_NS, Case, canonical_metric
+from ..reading.names import human_bytes
 
 MEM_ORDER = ("pinned", "registered", "write_combined", "mapped", "pageable", "managed_prefetch",
              "managed_fault", "managed", "device")
@@ -88,14 +89,6 @@ NOISE_LEGEND = "interval of the next run's figure (noise_pct)"
 
 # ---------------------------------------------------------------------------------------------
 # small helpers
-
-
-def human_bytes(n: float) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            v = n / size
-            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
-    return f"{n:.0f} B"
 
 
 def slug(text: str) -> str:
@@ -196,14 +189,20 @@ class Canvas:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        self.fig = Figure(figsize=(max(6.0, w * ncols), h * nrows + 0.8), layout="constrained")
+        # No layout engine: settle() places the panels once, from one measurement (matplotlib's constrained
+        # layout measures every panel four times and took most of a report's time).
+        self.fig = Figure(figsize=(max(6.0, w * ncols), h * nrows + 0.8))
         FigureCanvasAgg(self.fig)
         self.axes = self.fig.subplots(nrows, ncols, squeeze=False, sharey=sharey)
         self._ylabel = None  # (axes, label, broken) for settle()
+        self._placed = False
 
     def save(self, out_dir: Path, stem: str, formats: tuple[str, ...], dpi: int) -> list[str]:
         import matplotlib
 
+        # Laid out and drawn at the dpi it is saved at, so the text sizes measured for the layout serve the
+        # drawing too (matplotlib keeps them per dpi).
+        self.fig.set_dpi(dpi)
         self.settle()
         paths = []
         with matplotlib.rc_context({"svg.hashsalt": "gpu_bench", "svg.fonttype": "none"}):
@@ -211,8 +210,6 @@ class Canvas:
                 p = out_dir / f"{stem}.{fmt}"
                 meta = {"Date": None} if fmt == "svg" else None
                 self.fig.savefig(p, dpi=dpi, metadata=meta)
-                # The layout is settled by the first save; solving it again per format only costs time.
-                self.fig.set_layout_engine("none")
                 paths.append(str(p))
         return paths
 
@@ -225,11 +222,74 @@ class Canvas:
         self._ylabel = (axes, label, broken) if label != broken and axes else None
 
     def settle(self) -> None:
-        """Solves the layout, once (twice where fit_ylabel's label is taller than its panel and is broken),
-        and keeps it: drawing the figure then solves it no more."""
-        engine = self.fig.get_layout_engine()
-        if engine is None:
+        """Places the panels once and keeps them there: drawing the figure then moves nothing.
+
+        Each panel's surroundings (tick labels, axis labels, its title) are measured once; every column gets
+        the widest of its panels' on each side, every row the tallest, the title above and the legend below
+        their own height, and the panels share what is left equally. Where fit_ylabel's label is taller than
+        its panel, it is broken and its column widened by what that adds. A figure with a colour bar is left
+        to matplotlib's constrained layout, which knows how to place one."""
+        if self._placed:
             return
+        self._placed = True
+        fig = self.fig
+        panels = [ax for row in self.axes for ax in row]
+        if any(ax not in panels for ax in fig.axes):
+            self._settle_constrained()
+            return
+        renderer = fig.canvas.get_renderer()
+        inch = fig.dpi
+        pad = 3 / 72 * inch  # constrained layout's padding around each element
+        width, height = fig.bbox.width, fig.bbox.height
+        nrows, ncols = len(self.axes), len(self.axes[0])
+        left, right = [0.0] * ncols, [0.0] * ncols
+        top, bottom = [0.0] * nrows, [0.0] * nrows
+        for r, row in enumerate(self.axes):
+            for c, ax in enumerate(row):
+                if not ax.get_visible():
+                    continue
+                box, tight = ax.get_window_extent(renderer), ax.get_tightbbox(renderer, for_layout_only=True)
+                if tight is None:
+                    continue
+                left[c], right[c] = max(left[c], box.x0 - tight.x0), max(right[c], tight.x1 - box.x1)
+                bottom[r], top[r] = max(bottom[r], box.y0 - tight.y0), max(top[r], tight.y1 - box.y1)
+        above = pad
+        title = fig._suptitle
+        if title is not None and title.get_visible() and title.get_text():
+            above = height - title.get_window_extent(renderer).y0 + pad
+        below = pad
+        for legend in fig.legends:
+            below = max(below, legend.get_window_extent(renderer).y1 + pad)
+        gap_x, gap_y = 0.02 * width, 0.02 * height  # constrained layout's space between panels
+        panel_h = (height - above - below - sum(top) - sum(bottom) - gap_y * (nrows - 1)) / nrows
+        if self._ylabel is not None:
+            axes, _, broken = self._ylabel
+            self._ylabel = None
+            if any(ax.yaxis.label.get_window_extent(renderer).height > panel_h for ax in axes):
+                for ax in axes:
+                    before = ax.yaxis.label.get_window_extent(renderer).width
+                    ax.set_ylabel(broken)
+                    c = next(c for row in self.axes for c, a in enumerate(row) if a is ax)
+                    left[c] += max(0.0, ax.yaxis.label.get_window_extent(renderer).width - before)
+        panel_w = (width - 2 * pad - sum(left) - sum(right) - gap_x * (ncols - 1)) / ncols
+        if panel_w <= 0 or panel_h <= 0:  # too small a figure for its labels: leave matplotlib's defaults
+            return
+        y = height - above
+        for r, row in enumerate(self.axes):
+            y -= top[r] + panel_h
+            x = pad
+            for c, ax in enumerate(row):
+                x += left[c]
+                ax.set_position([x / width, y / height, panel_w / width, panel_h / height])
+                x += panel_w + right[c] + gap_x
+            y -= bottom[r] + gap_y
+
+    def _settle_constrained(self) -> None:
+        """Solves matplotlib's constrained layout once (twice where fit_ylabel's label is taller than its
+        panel and is broken), then leaves it off so that drawing the figure solves it no more."""
+        from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+        engine = ConstrainedLayoutEngine()
         engine.execute(self.fig)
         if self._ylabel is not None:
             axes, _, broken = self._ylabel
@@ -240,7 +300,6 @@ class Canvas:
                 for ax in axes:
                     ax.set_ylabel(broken)
                 engine.execute(self.fig)
-        self.fig.set_layout_engine("none")
 
     def legend(self, handles=None, labels=None, ncols: int = 3) -> None:
         """One legend for the whole figure, under the panels, instead of one per panel."""
