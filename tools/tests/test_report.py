@@ -395,3 +395,24 @@ def test_each_figure_is_laid_out_from_one_measurement_and_drawn_once(tmp_path, m
     # Each panel measured once: matplotlib's constrained layout measured each twice, or four times where
     # the value axis's label had to be broken over two lines.
     assert measured and len(measured) == len({id(ax) for ax in measured})
+
+
+def test_the_report_draws_its_figures_in_a_process_per_cpu_as_one_process_would(tmp_path, monkeypatch):
+    import os
+
+    from gpu_bench_tools.plot import make_plots
+    from gpu_bench_tools.reading.load import benchmark_file_from_doc
+    from gpu_bench_tools.report.report import draw_figures
+
+    files = [benchmark_file_from_doc(f"{g}.json", synth.make_run(schema="2", gpu=g, seed=i, reps=1,
+                                                                 families=("Transfer", "SmallCopy", "Overlap")))
+             for i, g in enumerate(("H100", "H200"))]
+    labels = ["H100", "H200"]
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    (tmp_path / "one").mkdir()
+    (tmp_path / "each").mkdir()
+    one = make_plots(files, tmp_path / "one", formats=("png",), dpi=40, labels=labels, one_per_kind=True)
+    each = draw_figures(files, labels, str(tmp_path / "each"), 40)
+    assert [p.kind for p in each] == [p.kind for p in one] == ["transfer", "overlap", "small_copy"]
+    for a, b in zip(one, each):
+        assert Path(a.paths[0]).read_bytes() == Path(b.paths[0]).read_bytes(), a.kind
