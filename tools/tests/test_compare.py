@@ -92,13 +92,14 @@ def test_without_repetitions_only_ratio_and_a_warning(data, capsys):
 def test_header_names_what_differs(data, capsys):
     code, out, _ = run_cli(cli_compare.main, ["--one-round", data["base"], data["h200"], "--filter", "^Transfer/dir:h2d"], capsys)
     assert code == 0
-    head = out.split("\n\n")[0]
+    files, answer, head = out.split("\n\n")[:3]  # the files, the answer, then what differs
+    assert answer.startswith("How [2] compares with [1]")
     assert "What differs between the files:" in head
     assert re.search(r"GPU\s+NVIDIA H100 80GB HBM3\s+NVIDIA H200", head)
     assert re.search(r"driver\s+580.159.04\s+570.86.15", head)
     assert "GPU memory" in head and "80.0 GiB" in head
     assert "PCIe" not in head and "host CPU" not in head  # the same on both
-    assert "[2] H200, driver 570.86.15" in head
+    assert "[2] H200, driver 570.86.15" in files
 
 
 def test_cases_only_in_some_files_are_listed(data, capsys):
@@ -249,3 +250,63 @@ def test_a_side_of_one_round_names_its_cases(tmp_path, capsys):
     said = re.match(r"warning: (\d+) comparison\(s\) have one round on a side \(all (\d+) Transfer cases, e.g. "
                     r"Transfer/", notes[0]) if len(notes) == 1 else None
     assert said and int(said[1]) == 2 * int(said[2]), out  # two files against the first, each case named once
+
+
+# ---------------------------------------------------------------------------------------------
+# The answer first: per family, memory kind, direction and size band, from the cases' verdicts
+
+BIG = r"bytes:(4194304|33554432|268435456)\b"  # synth's sizes of 1 MiB and more (the large band)
+
+
+def test_the_answer_opens_the_output_with_large_copies_apart_from_small_ones(tmp_path, capsys):
+    base = synth.write(tmp_path / "a.json", synth.make_run(seed=1, families=("Transfer",)))
+    other = synth.write(tmp_path / "b.json", synth.make_run(gpu="H200", seed=2, families=("Transfer",), slow={
+        f"Transfer/dir:bidir/mem:pinned/{BIG}": 1.15, r"Transfer/dir:h2d/mem:pinned/bytes:(1024|8192)\b": 0.5}))
+    code, out, _ = run_cli(cli_compare.main, ["--one-round", base, other, "--filter", "mem:pinned"], capsys)
+    assert code == 0
+    files, answer, facts = out.split("\n\n")[:3]  # before the machines' facts and the table
+    assert files.startswith("[1] H100") and facts.startswith("What differs between the files:")
+    assert answer.startswith("How [2] compares with [1]")
+    # Each memory kind, direction and size band says where [2] differs, by how much, and where it is the same.
+    assert re.search(r"^  Transfer bidir pinned +4 MiB-256 MiB +3 cases +3 faster 1\.1[4-6](-1\.1[4-6])?x$", answer, re.M)
+    assert re.search(r"^  Transfer h2d pinned +4 MiB-256 MiB +3 cases +3 same \(within 0\.\d+%\)$", answer, re.M)
+    assert re.search(r"^  Transfer h2d pinned +1 KiB-8 KiB +2 cases +2 slower 0\.50x$", answer, re.M)
+    assert re.search(r"^  Transfer bidir pinned +1 KiB-8 KiB +2 cases +2 same \(within 0\.\d+%\)$", answer, re.M)
+    # No family line that averages the small copies' fixed costs with the large copies' bandwidth.
+    assert "Geometric mean" not in out and not re.search(r"^ *Transfer \(\d+ cases\)", out, re.M)
+    _, md, _ = run_cli(cli_compare.main, ["--one-round", base, other, "--format", "markdown"], capsys)
+    assert md.index("How [2] compares with [1]") < md.index("| fact |") < md.index("| case |")
+    assert re.search(r"^\| Transfer bidir pinned \| 4 MiB-256 MiB \| 3 \| 3 faster 1\.1", md, re.M)
+    _, js, _ = run_cli(cli_compare.main, ["--one-round", base, other, "--format", "json"], capsys)
+    group, = [g for g in json.loads(js)["groups"]
+              if g["axes"] == {"dir": "bidir", "mem": "pinned"} and g["size_band"] == "large"]
+    assert group["sizes"] == [1 << 22, 1 << 28] and group["verdicts"] == [None, {"faster": 3}]
+    assert group["speeds"][1]["faster"][0] == pytest.approx(1.15, rel=0.02)
+
+
+def test_a_node_total_is_compared_per_gpu_with_a_node_of_fewer_gpus(capsys):
+    one = benchmark_file_from_doc("one.json", synth.make_multi_run(gpus=1, seed=1, families=("AllHost",)))
+    four = benchmark_file_from_doc("four.json", synth.make_multi_run(gpus=4, seed=2, families=("AllHost",)))
+    res = compare([one, four])
+    assert res.rows and all(r.unit == "GB/s per GPU" for r in res.rows)
+    for r in res.rows:
+        total = four.cases[r.key].center("gbps")
+        assert r.cells[1].center == pytest.approx(total / 4)
+        # Four GPUs share the host's 150 GB/s: each gets 37.5, against one GPU's 55 (h2d) or 53 (d2h) alone.
+        assert r.versus[1].ratio == pytest.approx(37.5 / (55.0 if "h2d" in r.key else 55.0 * 0.97), rel=0.02)
+        assert r.versus[1].verdict == "slower"
+    assert any("compared per GPU" in w and "[1] 1, [2] 4" in w for w in res.warnings)
+    # The same files, the other way round, and two nodes of one size are compared as they are.
+    assert all(r.unit == "GB/s per GPU" and r.versus[1].verdict == "faster" for r in compare([four, one]).rows)
+    assert all(r.unit == "GB/s" for r in compare([four, four]).rows)
+
+
+def test_what_differs_puts_the_gpus_of_a_node_that_agree_on_one_row(data, capsys):
+    from gpu_bench_tools.compare.render import render_table
+
+    res = compare([load_file(data["multi2"]), load_file(data["multi4"])])
+    facts = render_table(res).split("What differs between the files:")[1].split("\n\n")[0]
+    assert re.search(r"^  GPU 2, 3 +- +NVIDIA H100 80GB HBM3$", facts, re.M)
+    assert re.search(r"^  GPU 2, 3 PCIe link \(now / max\) +- +gen5 x16 / gen5 x16$", facts, re.M)
+    assert re.search(r"^  10 GPU pairs \(0->2, 0->3, 1->2, \.\.\.\) +- +nvlink, p2p yes, rank 0, atomics yes$", facts, re.M)
+    assert "GPU 2 -> 3" not in facts and "GPU 3 PCI bus" in facts  # one bus per GPU

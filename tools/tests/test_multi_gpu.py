@@ -120,10 +120,10 @@ def test_a_slower_peer_link_is_flagged_where_it_is_slower(data, capsys):
     assert fam["Transfer"].geomean_speed[1] == pytest.approx(1.0, abs=0.01)
     assert fam["Peer"].counts[1] == {"slower": 12, "same": 132}
 
-    head = render_table(res).split("\n\n")[0]
-    assert re.search(r"GPU 0 -> 1\s+nvlink, p2p yes, rank 0, atomics yes\s+pcie_switch, p2p yes, rank 1, atomics no",
-                     head)
-    assert "GPU 1 -> 0" in head and "GPU 0 -> 2" not in head and "GPUs " not in head  # only what differs
+    head = render_table(res).split("\n\n")[2]  # after the files and the answer
+    assert re.search(r"2 GPU pairs \(0->1, 1->0\)\s+nvlink, p2p yes, rank 0, atomics yes\s+pcie_switch, p2p yes, "
+                     r"rank 1, atomics no", head)
+    assert "0->2" not in head and "GPUs " not in head  # only what differs
 
     code, _, err = run_cli(cli_compare.main, ["--one-round", data["multi4"], data["multi4_slow_link"], "--fail-on-regression", "5"],
                            capsys)
@@ -316,7 +316,7 @@ def test_multi_gpu_headlines(data):
     lat = dict(h["PeerLatency"].rows)["GPU 1 -> GPU 0"]
     assert lat[0].endswith("us at peer_access: on") and float(lat[1].split()[0]) > float(lat[0].split()[0])
     allhost = dict(h["AllHost"].rows)
-    assert allhost["h2d"][0].endswith("GB/s at 256 MiB")
+    assert allhost["h2d"][0].endswith("GB/s over 4 GPUs at 256 MiB")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -322,3 +322,97 @@ def test_two_default_runs_make_a_lean_page_with_no_warning_and_notes_named_as_th
     # One figure for each kind of figure, under its own heading.
     sections = re.findall(r'<h2 id="plots-[^"]+">', page)
     assert len(sections) >= 10 and page.count('<img alt="') == len(sections)
+
+
+# ---------------------------------------------------------------------------------------------
+# The answer first; every figure the right one, in words where its interval is wider than itself
+
+
+def test_a_figure_whose_interval_is_wider_than_itself_reads_not_repeatable():
+    from gpu_bench_tools.report.report import fmt_interval
+
+    assert fmt_interval(358.2, 200000.0) == "360, not repeatable"  # rounded to the interval, it read 0 ± 200000
+    assert fmt_interval(0.0123, 0.5) == "0.012, not repeatable"
+    assert fmt_interval(345.0, 340.0) == "340 ± 340"  # within itself: as before
+    from gpu_bench_tools.report.report import fmt_figure, fmt_pct
+
+    assert fmt_figure(358.2, 200000.0, "us") == "360 us, not repeatable"
+    assert fmt_figure(52.3412, 0.2617, "GB/s") == "52.34 ± 0.26 GB/s"
+    assert fmt_pct(9700.0) == "9700%" and fmt_pct(1.25) == "1.2%"  # never 9.7e+03%
+
+
+def test_the_report_of_a_four_gpu_node_and_one_gpu_opens_with_the_answer_and_compares_like_with_like():
+    from gpu_bench_tools.report.report import build_report
+
+    node = REPO / "results/aa/h200x4_default_64ce113/default_h200x4_run1.json.gz"
+    one = REPO / "results/aa/h100_default_7c29fd0/default_h100_run1.json"
+    files = [load_file(str(node)), load_file(str(one))]
+    h = {x.family: x for x in headlines(files)}
+    # AllHost: a row per direction and pattern (its descriptor hints series=dir,pattern), each node's total
+    # said as one, and the ratio per GPU.
+    allhost = dict(h["AllHost"].rows)
+    assert set(allhost) == {"h2d", "h2d one_to_all", "d2h", "d2h all_to_one"}
+    for label, (total, single) in allhost.items():
+        assert " GB/s over 4 GPUs" in total and "over" not in single, label
+    page = build_report(files, with_plots=False)
+    row = re.search(r"<tr><td>d2h</td><td class=\"num\">([^<]*)</td><td class=\"num\">([^<]*)</td>"
+                    r"<td class=\"num\">([^<]*)</td>", page)
+    total, single = (float(x.split()[0]) for x in row.groups()[:2])
+    assert row.group(3) == f"{single / (total / 4):.3f} per GPU"
+    # Transfer: a row per direction and memory kind (series=mem,engine), not the best over all of them.
+    assert {"h2d pinned", "bidir pinned", "d2h managed_prefetch"} <= set(dict(h["Transfer"].rows))
+    # Alloc's free_host spreads over more than itself between runs: said in words, with no ratio.
+    free = re.search(r"<tr><td>free_host</td><td class=\"num\">([^<]*)</td><td class=\"num\">([^<]*)</td>"
+                     r"<td class=\"num\">([^<]*)</td>", page)
+    assert re.fullmatch(r"310 us, not repeatable at 1 MiB", free.group(1)) and free.group(3) == "-"
+    from gpu_bench_tools.report.report import NOT_REPEATABLE_LEGEND
+
+    assert NOT_REPEATABLE_LEGEND.replace("'", "&#x27;") in page
+    assert not re.search(r"(^|[^0-9.])0 ±", page) and "e+0" not in page
+    # The answer, then each machine's figures, then what the machines are, then the details.
+    ids = re.findall(r'<h2 id="([^"]+)">', page)
+    assert ids[:4] == ["answer", "headlines", "machines", "comparison"] and ids.index("nvlink") > 3
+    answer = page.split('<h2 id="answer">')[1].split("<h2")[0]
+    assert re.search(r"<tr><td>AllHost d2h</td><td>256 MiB</td><td class=\"num\">2</td><td>2 faster 1\.6\d-1\.6\dx</td>",
+                     answer)
+
+
+def test_each_figure_is_laid_out_without_solving_a_layout_and_drawn_once(tmp_path, monkeypatch):
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from gpu_bench_tools.plot import make_plots
+    from gpu_bench_tools.reading.load import benchmark_file_from_doc
+
+    measured, drawn = [], []
+    tight, draw = Axes.get_tightbbox, Figure.draw
+    monkeypatch.setattr(Axes, "get_tightbbox", lambda self, *a, **k: measured.append(self) or tight(self, *a, **k))
+    monkeypatch.setattr(Figure, "draw", lambda self, *a, **k: drawn.append(self) or draw(self, *a, **k))
+    files = [benchmark_file_from_doc(f"{g}.json", synth.make_run(schema="2", gpu=g, families=("Transfer", "SmallCopy")))
+             for g in ("H100", "H200")]
+    plots = make_plots(files, tmp_path, formats=("png",), dpi=60, one_per_kind=True)
+    assert len(plots) == 2 and len(drawn) == 2  # matplotlib drew each figure twice when it kept a layout engine
+    # No panel measured more than once: matplotlib's constrained layout measured each twice, or four times
+    # where the value axis's label had to be broken over two lines (the canvas places panels from estimates).
+    assert len(measured) == len({id(ax) for ax in measured})
+
+
+def test_the_report_draws_its_figures_in_a_process_per_cpu_as_one_process_would(tmp_path, monkeypatch):
+    import os
+
+    from gpu_bench_tools.plot import make_plots
+    from gpu_bench_tools.reading.load import benchmark_file_from_doc
+    from gpu_bench_tools.report.report import draw_figures
+
+    files = [benchmark_file_from_doc(f"{g}.json", synth.make_run(schema="2", gpu=g, seed=i, reps=1,
+                                                                 families=("Transfer", "SmallCopy", "Overlap")))
+             for i, g in enumerate(("H100", "H200"))]
+    labels = ["H100", "H200"]
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    (tmp_path / "one").mkdir()
+    (tmp_path / "each").mkdir()
+    one = make_plots(files, tmp_path / "one", formats=("png",), dpi=40, labels=labels, one_per_kind=True)
+    each = draw_figures(files, labels, str(tmp_path / "each"), 40)
+    assert [p.kind for p in each] == [p.kind for p in one] == ["transfer", "overlap", "small_copy"]
+    for a, b in zip(one, each):
+        assert Path(a.paths[0]).read_bytes() == Path(b.paths[0]).read_bytes(), a.kind

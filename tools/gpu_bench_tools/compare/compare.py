@@ -36,6 +36,7 @@ from ..reading.load import (
     unit_and_direction,
 )
 from ..reading.multigpu import first_gpu_facts_note, short_gpu_name
+from ..reading.names import parse_name
 from ..reading.errors import InputError
 from ..stats import rounds as round_model
 from ..stats.floors import Floors
@@ -109,6 +110,24 @@ class FamilySummary:
 
 
 @dataclass
+class GroupSummary:
+    """The verdicts of one group of cases against the first file: a family, the values of its spread axes
+    (memory kind and direction) and a size band, as gpu_bench groups cases that share their spread, so that
+    the copies of one memory kind, direction and size say one thing and small copies' fixed costs stay apart
+    from large copies' bandwidth."""
+
+    family: str
+    axes: tuple[tuple[str, str], ...]  # e.g. (("dir", "h2d"), ("mem", "pinned")), in the names' order
+    band: str | None  # the size band (stats.rounds.size_band), None for cases without a size
+    sizes: tuple[int, int] | None  # the smallest and largest size among the cases
+    cases: int
+    higher_is_better: bool  # a rate (bandwidth), not a time
+    # Per file, against the first (the first file's is empty): each verdict's speeds (above 1 is faster).
+    # An untested faster or slower verdict is kept as 'faster?' or 'slower?'.
+    speeds: list[dict[str, list[float]]] = field(default_factory=list)
+
+
+@dataclass
 class Comparison:
     paths: list[str]
     labels: list[str]
@@ -121,6 +140,7 @@ class Comparison:
     alpha: float
     min_effect_pct: float
     floors_path: str | None = None
+    groups: list[GroupSummary] = field(default_factory=list)
 
     def regressions(self, pct: float) -> list[tuple[Row, int]]:
         """(row, file index) where the file is slower than the first by more than pct and the test agrees."""
@@ -184,6 +204,21 @@ def _round_judgement(f: BenchmarkFile, case: Case, cell: Cell) -> None:
         cell.detectable_pct = max(det)
     else:  # an older file, or several runs on a side: what its rounds show
         cell.detectable_pct = 100.0 * round_model.combine(cell.rounds, 0.0, cell.prior).detectable
+
+
+def case_gpus(case: Case) -> int | None:
+    """How many GPUs a case ran on at once (its `gpus` counter, as AllHost writes it); None where it has none."""
+    n = case.center("gpus") if case.ok and case.has_metric("gpus") else None
+    return int(round(n)) if n is not None and math.isfinite(n) and n >= 1 else None
+
+
+def _per_gpu(cell: Cell, gpus: int) -> Cell:
+    """A rate over `gpus` GPUs as the rate of one of them: the relative noise, spread and test are unchanged."""
+    if gpus == 1:
+        return cell
+    return dataclasses.replace(
+        cell, center=None if cell.center is None else cell.center / gpus, values=[v / gpus for v in cell.values],
+        reps=[v / gpus for v in cell.reps], rounds=[t * gpus for t in cell.rounds])  # rounds are times per byte
 
 
 def _as_times(values: list[float], higher_is_better: bool) -> list[float]:
@@ -267,6 +302,7 @@ def compare(
     pending_rounds: list[tuple[Row, int, list[float], list[float]]] = []
     floored: list[tuple[Row, bool]] = []  # each comparison widened to the floor, and whether both sides had rounds
     no_metric = 0
+    per_gpu: list[tuple[str, dict[int, int]]] = []
     for key in keys:
         present = [i for i, f in enumerate(files) if key in f.cases]
         if len(present) < len(files):
@@ -283,6 +319,13 @@ def compare(
             _cell(f, f.cases[key], m, unit if unit in TIME_UNIT_NS else f.cases[key].time_unit, hib) if key in f.cases
             else None for f in files
         ]
+        gpus = {i: n for i in present if (n := case_gpus(files[i].cases[key])) is not None}
+        if hib and len(set(gpus.values())) > 1:
+            # One node's total over all its GPUs against another's over fewer says how many GPUs each has:
+            # each side's rate per GPU is what its GPUs do.
+            cells = [_per_gpu(c, gpus[i]) if c is not None and i in gpus else c for i, c in enumerate(cells)]
+            unit += " per GPU"
+            per_gpu.append((key, gpus))
         row = Row(key, first.family, m, unit, hib, cells, [None] * len(files),
                   host_side=any(d is not None and d.is_host_side(key)
                                 for d in (files[i].descriptor(first.family) for i in present)))
@@ -355,6 +398,11 @@ def compare(
             f"verdicts come from the ratio and the noise alone (effect >= {effect_one:g}%); run gpu_bench "
             "with its default --rounds (3), or give several runs a side (--per-side)"
         )
+    if per_gpu:
+        fams = sorted({parse_name(k).family for k, _ in per_gpu})
+        counts = "; ".join(sorted({", ".join(f"[{i + 1}] {n}" for i, n in sorted(g.items())) for _, g in per_gpu}))
+        notes.append(f"{len(per_gpu)} case(s) ({', '.join(fams)}) ran on more GPUs in one file than in another "
+                     f"(GPUs: {counts}): each side's total is divided by its GPUs, and compared per GPU")
     if no_metric:
         notes.append(f"{no_metric} case(s) have no '{metric}' counter and are left out")
     if keys and not rows:
@@ -381,6 +429,7 @@ def compare(
         rows=rows,
         only_in=only_in,
         families=_family_summaries(rows, len(files)),
+        groups=group_summaries(files, rows),
         warnings=notes,
         alpha=alpha,
         min_effect_pct=effect_rounds if min_effect_pct is None else min_effect_pct,
@@ -455,6 +504,41 @@ def verdict(speed: float | None, p: float | None, alpha: float, min_effect_pct: 
     if (noise is not None and change <= noise) or (p is not None and p >= alpha):
         return "noisy"
     return "faster" if speed > 1.0 else "slower"
+
+
+def verdict_key(v: Versus) -> str:
+    """A comparison's verdict, with '?' where a faster or slower one is not tested (fmt_verdict's words)."""
+    return v.verdict if v.tested or v.verdict not in ("faster", "slower") else v.verdict + "?"
+
+
+def group_summaries(files: list[BenchmarkFile], rows: list[Row]) -> list[GroupSummary]:
+    """The rows' verdicts per family, spread axes (memory kind, direction) and size band: the families whose
+    figure is a rate (bandwidth, a buyer's first question) before those whose figure is a time, each in the
+    rows' order of families and axes, with its bands from the smallest size up."""
+    nfiles = len(files)
+    groups: dict[tuple, GroupSummary] = {}
+    for r in rows:
+        name = parse_name(r.key)
+        spread = set(files[0].spread_axes(r.family))
+        axes = tuple((k, v) for k, v in name.axes if k in spread)
+        size = name.axis("bytes")
+        nbytes = int(size) if size is not None and size.isdigit() else None
+        band = round_model.size_band(nbytes) if nbytes is not None else None
+        g = groups.get((r.family, axes, band))
+        if g is None:
+            g = groups[(r.family, axes, band)] = GroupSummary(r.family, axes, band, None, 0, r.higher_is_better,
+                                                              [{} for _ in range(nfiles)])
+        g.cases += 1
+        if nbytes is not None:
+            g.sizes = (min(g.sizes[0], nbytes), max(g.sizes[1], nbytes)) if g.sizes else (nbytes, nbytes)
+        for i in range(1, nfiles):
+            v = r.versus[i]
+            if v is not None:
+                g.speeds[i].setdefault(verdict_key(v), []).append(v.speed if v.speed is not None else math.nan)
+    families = list(dict.fromkeys(g.family for g in groups.values()))
+    axes_order = list(dict.fromkeys((g.family, g.axes) for g in groups.values()))
+    return sorted(groups.values(), key=lambda g: (not g.higher_is_better, families.index(g.family),
+                                                  axes_order.index((g.family, g.axes)), g.sizes[0] if g.sizes else 0))
 
 
 def _family_summaries(rows: list[Row], nfiles: int) -> list[FamilySummary]:

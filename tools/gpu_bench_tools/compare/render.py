@@ -6,9 +6,11 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import asdict
 
-from .compare import Cell, Comparison, Row, Versus
+from ..reading.names import human_bytes
+from .compare import Cell, Comparison, GroupSummary, Row, Versus
 
 
 def fmt_num(v: float | None) -> str:
@@ -60,18 +62,147 @@ def fmt_cell(c: Cell | None) -> str:
     return s
 
 
-def header_lines(cmp: Comparison) -> list[str]:
-    lines = []
-    for i, (p, lab) in enumerate(zip(cmp.paths, cmp.labels)):
-        lines.append(f"[{i + 1}] {lab}  ({p})")
+def file_lines(cmp: Comparison) -> list[str]:
+    return [f"[{i + 1}] {lab}  ({p})" for i, (p, lab) in enumerate(zip(cmp.paths, cmp.labels))]
+
+
+_GPU_FACT = re.compile(r"GPU (\d+)( .*)?$")
+_GPU_PAIR = re.compile(r"GPU (\d+) -> (\d+)$")
+
+
+def _numbers(ns: list[int]) -> str:
+    """'1-3' for a run of numbers, else '0, 2'."""
+    return f"{ns[0]}-{ns[-1]}" if len(ns) > 2 and ns == list(range(ns[0], ns[-1] + 1)) else ", ".join(map(str, ns))
+
+
+def merged_facts(diff: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
+    """The facts that differ, with the GPUs of a node that have the same value of a fact in every file on one
+    row ('GPU 1-3 host link'), and so the links of GPU pairs ('12 GPU pairs'), where the first is."""
+    groups: dict[tuple, list[int]] = {}
+    order: list[tuple] = []
+    for n, (label, vals) in enumerate(diff):
+        pair, fact = _GPU_PAIR.match(label), _GPU_FACT.match(label)
+        key = ("pair", tuple(vals)) if pair else ("gpu", fact.group(2) or "", tuple(vals)) if fact else ("row", n)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(n)
+    # A fact's rows stay together where the first GPU's row of it is.
+    first_of = {}
+    for key in order:
+        first_of.setdefault(key[1] if key[0] == "gpu" else key, groups[key][0])
+    order.sort(key=lambda k: (first_of[k[1] if k[0] == "gpu" else k], groups[k][0]))
+    out = []
+    for key in order:
+        rows = [diff[n] for n in groups[key]]
+        if key[0] == "row" or len(rows) == 1:
+            out += rows
+        elif key[0] == "pair":
+            pairs = [_GPU_PAIR.match(label).groups() for label, _ in rows]
+            shown = ", ".join(f"{a}->{b}" for a, b in pairs[:3]) + (", ..." if len(pairs) > 3 else "")
+            out.append((f"{len(pairs)} GPU pairs ({shown})", rows[0][1]))
+        else:
+            gpus = sorted(int(_GPU_FACT.match(label).group(1)) for label, _ in rows)
+            out.append((f"GPU {_numbers(gpus)}{key[1]}", rows[0][1]))
+    return out
+
+
+def facts_lines(cmp: Comparison) -> list[str]:
+    """What differs between the files' machines, a row per fact."""
     if cmp.context_diff:
-        lines.append("What differs between the files:")
-        grid = [["", *[f"[{i + 1}]" for i in range(len(cmp.paths))]]] + [[k, *v] for k, v in cmp.context_diff]
+        lines = ["What differs between the files:"]
+        grid = [["", *[f"[{i + 1}]" for i in range(len(cmp.paths))]]] + [
+            [k, *v] for k, v in merged_facts(cmp.context_diff)]
         widths = [max(len(r[j]) for r in grid) for j in range(len(grid[0]))]
         for r in grid:
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-    elif len(cmp.paths) > 1:
-        lines.append("The machines' facts are the same in every file.")
+        return lines
+    return ["The machines' facts are the same in every file."] if len(cmp.paths) > 1 else []
+
+
+def header_lines(cmp: Comparison) -> list[str]:
+    return file_lines(cmp) + facts_lines(cmp)
+
+
+# ---------------------------------------------------------------------------------------------
+# the answer: the verdicts per family, memory kind, direction and size band
+
+# The order a group's verdicts are told in, and how each is said.
+ANSWER_VERDICTS = ("faster", "slower", "same", "noisy", "faster?", "slower?", "error", "missing")
+
+
+def fmt_speed(v: float) -> str:
+    """A speed to two decimals, three where two would read 1.00."""
+    s = f"{v:.2f}"
+    return f"{v:.3f}" if s == "1.00" else s
+
+
+def fmt_speeds(speeds: list[float]) -> str:
+    """'1.13-1.43x', or '1.02x' where the smallest and largest read the same."""
+    vals = sorted(v for v in speeds if math.isfinite(v))
+    if not vals:
+        return ""
+    lo, hi = fmt_speed(vals[0]), fmt_speed(vals[-1])
+    return f"{lo}x" if lo == hi else f"{lo}-{hi}x"
+
+
+def group_label(g: GroupSummary) -> str:
+    """'Transfer h2d pinned'; the family alone where it has none of the axes."""
+    return " ".join([g.family] + [v for _, v in g.axes])
+
+
+def group_sizes(g: GroupSummary) -> str:
+    """'1 MiB-1 GiB', '256 MiB', or '' for cases without a size."""
+    if g.sizes is None:
+        return ""
+    lo, hi = (human_bytes(n) for n in g.sizes)
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def group_parts(g: GroupSummary, i: int) -> list[str]:
+    """What file i's verdicts against the first say of the group: each verdict's count and its speeds."""
+    parts = []
+    for k in ANSWER_VERDICTS:
+        speeds = g.speeds[i].get(k)
+        if not speeds:
+            continue
+        n = len(speeds)
+        if k in ("faster", "slower"):
+            parts.append(f"{n} {k} {fmt_speeds(speeds)}")
+        elif k == "same":
+            within = max(abs(v - 1.0) * 100.0 for v in speeds if math.isfinite(v))
+            parts.append(f"{n} same (within {within:.2g}%)" if within >= 0.01 else f"{n} same (within 0.01%)")
+        elif k == "noisy":
+            parts.append(f"{n} within the noise ({fmt_speeds(speeds)})")
+        elif k in ("faster?", "slower?"):
+            parts.append(f"{n} {k} {fmt_speeds(speeds)} (untested)")
+        else:
+            parts.append(f"{n} without a figure" if k == "error" else f"{n} missing")
+    return parts
+
+
+def answer_heading(i: int) -> list[str]:
+    return [f"How [{i + 1}] compares with [1]: the verdicts of the cases below, per family, memory kind, direction "
+            "and size band.",
+            f"x is [{i + 1}]'s speed over [1]'s (above 1 is faster); faster and slower are beyond both runs' noise."]
+
+
+def answer_lines(cmp: Comparison) -> list[str]:
+    """The answer first: per group of cases, where file i differs from the first beyond the noise, by how
+    much, where it is the same and within what."""
+    lines: list[str] = []
+    for i in range(1, len(cmp.paths)):
+        grid = [[group_label(g), group_sizes(g), f"{g.cases} case{'s' if g.cases > 1 else ''}",
+                 "; ".join(group_parts(g, i))] for g in cmp.groups]
+        if not grid:
+            continue
+        widths = [max(len(r[j]) for r in grid) for j in range(3)]
+        if lines:
+            lines.append("")
+        lines += answer_heading(i)
+        for r in grid:
+            lines.append("  " + "  ".join([r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].rjust(widths[2]),
+                                           r[3]]).rstrip())
     return lines
 
 
@@ -89,23 +220,17 @@ def row_cells(cmp: Comparison, row: Row, with_p: bool = False) -> list[str]:
     return out
 
 
-def summary_lines(cmp: Comparison) -> list[tuple[str, list[str]]]:
-    out = []
-    for fs in cmp.families:
-        cells = []
-        for i in range(1, len(cmp.paths)):
-            g = fs.geomean_speed[i]
-            counts = ", ".join(f"{n} {k}" for k, n in sorted(fs.counts[i].items()))
-            cells.append(f"[{i + 1}] {('%.3fx' % g) if g else '-'} ({counts})")
-        out.append((f"{fs.family} ({fs.cases} cases)", cells))
-    return out
-
-
 _COLOURS = {"faster": "\033[32m", "slower": "\033[31m", "noisy": "\033[33m", "error": "\033[35m"}
 
 
 def render_table(cmp: Comparison, colour: bool = False) -> str:
-    lines = header_lines(cmp)
+    lines = file_lines(cmp)
+    answer = answer_lines(cmp)
+    if answer:
+        lines += [""] + answer
+    facts = facts_lines(cmp)
+    if facts:
+        lines += [""] + facts
     lines.append("")
     cols = table_columns(cmp)
     body = [row_cells(cmp, r) for r in cmp.rows]
@@ -125,11 +250,6 @@ def render_table(cmp: Comparison, colour: bool = False) -> str:
     lines.append(fmt(cols, False))
     lines.append("  ".join("-" * w for w in widths))
     lines.extend(fmt(b, colour) for b in body)
-    if cmp.families and len(cmp.paths) > 1:
-        lines.append("")
-        lines.append("Geometric mean speed against [1] per family (>1 is faster):")
-        for fam, cells in summary_lines(cmp):
-            lines.append(f"  {fam}: " + "; ".join(cells))
     if cmp.only_in:
         lines.append("")
         lines.append(f"Cases not in every file ({len(cmp.only_in)}):")
@@ -160,18 +280,23 @@ def render_markdown(cmp: Comparison) -> str:
     out.append("| --- | --- | --- |")
     for i, (p, lab) in enumerate(zip(cmp.paths, cmp.labels)):
         out.append(f"| [{i + 1}] | {_md_escape(lab)} | `{p}` |")
+    for i in range(1, len(cmp.paths)):
+        if not cmp.groups:
+            break
+        out.append("")
+        out.append(_md_escape(" ".join(answer_heading(i))))
+        out.append("")
+        out.append("| cases of | sizes | cases | verdicts |")
+        out.append("| --- | --- | ---: | --- |")
+        for g in cmp.groups:
+            out.append(f"| {_md_escape(group_label(g))} | {group_sizes(g)} | {g.cases} | "
+                       + _md_escape("; ".join(group_parts(g, i))) + " |")
     if cmp.context_diff:
         out.append("")
         out.append("| fact | " + " | ".join(f"[{i + 1}]" for i in range(len(cmp.paths))) + " |")
         out.append("| --- " * (len(cmp.paths) + 1) + "|")
-        for k, vals in cmp.context_diff:
+        for k, vals in merged_facts(cmp.context_diff):
             out.append(f"| {k} | " + " | ".join(_md_escape(v) for v in vals) + " |")
-    if len(cmp.paths) > 1 and cmp.families:
-        out.append("")
-        out.append("| family | " + " | ".join(f"[{i + 1}] vs [1]" for i in range(1, len(cmp.paths))) + " |")
-        out.append("| --- " * len(cmp.paths) + "|")
-        for fam, cells in summary_lines(cmp):
-            out.append(f"| {fam} | " + " | ".join(c.split(" ", 1)[1] for c in cells) + " |")
     out.append("")
     cols = table_columns(cmp)
     out.append("| " + " | ".join(cols) + " |")
@@ -234,6 +359,13 @@ def to_dict(cmp: Comparison) -> dict:
         "rows": [],
         "only_in": [{"case": k, "files": p} for k, p in cmp.only_in],
         "families": [asdict(f) for f in cmp.families],
+        "groups": [{"family": g.family, "axes": dict(g.axes), "size_band": g.band,
+                    "sizes": None if g.sizes is None else list(g.sizes), "cases": g.cases,
+                    "verdicts": [None if i == 0 else {k: len(v) for k, v in g.speeds[i].items()}
+                                 for i in range(len(cmp.paths))],
+                    "speeds": [None if i == 0 else {k: [min(v), max(v)] for k, v in g.speeds[i].items()
+                                                    if all(math.isfinite(x) for x in v)}
+                               for i in range(len(cmp.paths))]} for g in cmp.groups],
         "warnings": cmp.warnings,
     }
     for r in cmp.rows:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..reading.load import TIME_UNIT_NS, Case, canonical_metric
+from ..reading.names import human_bytes
 
 MEM_ORDER = ("pinned", "registered", "write_combined", "mapped", "pageable", "managed_prefetch",
              "managed_fault", "managed", "device")
@@ -91,14 +92,6 @@ BAND_NOTE = f"band: {NOISE_LEGEND}"
 
 # ---------------------------------------------------------------------------------------------
 # small helpers
-
-
-def human_bytes(n: float) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            v = n / size
-            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
-    return f"{n:.0f} B"
 
 
 def slug(text: str) -> str:
@@ -230,6 +223,9 @@ class Canvas:
     def save(self, out_dir: Path, stem: str, formats: tuple[str, ...], dpi: int) -> list[str]:
         import matplotlib
 
+        # Laid out and drawn at the dpi it is saved at, so the text sizes measured for the layout serve the
+        # drawing too (matplotlib keeps them per dpi).
+        self.fig.set_dpi(dpi)
         self.settle()
         paths = []
         with matplotlib.rc_context({"svg.hashsalt": "gpu_bench", "svg.fonttype": "none"}):

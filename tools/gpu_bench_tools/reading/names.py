@@ -58,3 +58,12 @@ def parse_name(name: str) -> CaseName:
 def snake(family: str) -> str:
     """'SmallCopy' -> 'small_copy': how a family names its plot kind and files."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", family).lower()
+
+
+def human_bytes(n: float) -> str:
+    """A size as people read it: '4 B', '64 KiB', '1.5 MiB', '1 GiB'."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            v = n / size
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n:.0f} B"

@@ -16,9 +16,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from ..compare.compare import Cell, Comparison, compare
+from ..compare.compare import Cell, Comparison, case_gpus, compare
 from .configurations import configurations
-from ..compare.render import fmt_cell, fmt_num, fmt_ratio, fmt_verdict
+from ..compare.render import (answer_heading, fmt_cell, fmt_num, fmt_ratio, fmt_verdict, group_label, group_parts,
+                              group_sizes)
 from ..reading.families import FamilyDescriptor
 from ..reading.load import (
     TOPOLOGY_FACTS,
@@ -34,7 +35,7 @@ from ..reading.load import (
     topology,
 )
 from ..reading.multigpu import first_gpu_facts_note, peer_shares
-from ..plot import human_bytes, make_plots, section_titles
+from ..plot import available_kinds, human_bytes, make_plots, section_titles
 from ..plot.canvas import axis_value_key, headline_scale, headline_unit
 
 CSS = """
@@ -69,6 +70,10 @@ PLUS_MINUS_LEGEND = ("± is the interval the next independent run's figure falls
                      "(noise_pct)")
 DETECTS_LEGEND = ("detects N%: the smallest change gpu-bench-compare calls between two runs like these "
                   "(detectable_pct; a smaller change reads as the same, whatever it is)")
+# What a figure whose interval reaches zero is written as, said once under the tables that show one.
+NOT_REPEATABLE = "not repeatable"
+NOT_REPEATABLE_LEGEND = (f"{NOT_REPEATABLE}: the figure's interval is wider than the figure itself, so the next run "
+                         "may measure anything from nothing to twice as much")
 
 
 @dataclass
@@ -79,6 +84,7 @@ class Headline:
     values: list[list[float | None]] = field(default_factory=list)  # per row, per file: the number in the cell
     higher_is_better: bool = True
     halves: list[list[float | None]] = field(default_factory=list)  # per row, per file: the ± half-width
+    gpus: list[list[int | None]] = field(default_factory=list)  # per row, per file: GPUs the figure is a total of
 
     @property
     def has_intervals(self) -> bool:
@@ -108,19 +114,49 @@ def noise_half_width(case: Case, value: float | None) -> float | None:
     return abs(value) * pct / 100.0
 
 
+def significant(v: float, digits: int = 2) -> str:
+    """v to `digits` significant digits in fixed point: 310, 0.0042, 9700 (never 3.1e+02)."""
+    if v == 0 or not math.isfinite(v):
+        return fmt_num(v)
+    decimals = digits - 1 - math.floor(math.log10(abs(v)))
+    return f"{round(v, decimals):.{max(decimals, 0)}f}"
+
+
+def fmt_pct(p: float) -> str:
+    """A percentage to two significant digits, in fixed point: '1.2%', '48%', '9700%'."""
+    return significant(p) + "%"
+
+
+def repeatable(value: float, half: float | None) -> bool:
+    """Whether a figure's interval leaves it above zero: one that reaches zero says nothing of the next run."""
+    return half is None or not math.isfinite(half) or not math.isfinite(value) or half < abs(value)
+
+
 def fmt_interval(value: float, half: float | None) -> str:
     """'52.34 ± 0.26': the half-width to two significant digits and the value to the same decimal place,
-    so that no digit is shown that the interval says is noise; fmt_num's digits where there is no half-width."""
+    so that no digit is shown that the interval says is noise; fmt_num's digits where there is no half-width.
+    A figure whose interval is wider than itself reads '310, not repeatable' (two significant digits): rounded
+    to the interval's place, it would read 0."""
     if half is None or not math.isfinite(half) or not math.isfinite(value):
         return fmt_num(value)
     if half == 0:
         return f"{fmt_num(value)} ± 0"
+    if not repeatable(value, half):
+        return f"{significant(value)}, {NOT_REPEATABLE}"
     half = float(f"{half:.1e}")  # rounded first: 0.000999 is 0.0010, two digits, not 0.00100
     decimals = 1 - math.floor(math.log10(half))
     if decimals > 6:  # fixed point would be mostly zeros
         return f"{fmt_num(value)} ± {half:.2g}"
     places = max(decimals, 0)
     return f"{round(value, decimals):.{places}f} ± {round(half, decimals):.{places}f}"
+
+
+def fmt_figure(value: float, half: float | None, unit: str) -> str:
+    """A headline figure with its unit: '52.34 ± 0.26 GB/s', '310 us, not repeatable', '47.67 GB/s'."""
+    text = fmt_interval(value, half)
+    if not repeatable(value, half):
+        return text.replace(",", f" {unit},", 1) if unit else text
+    return f"{text} {unit}" if unit else text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,9 +191,11 @@ def _row_label(key: tuple[str, ...], axes: tuple[str, ...]) -> str:
 def row_axes(desc: FamilyDescriptor) -> tuple[str, ...]:
     """The axes a family's headline table has a row per value of: its descriptor's panel and series hints,
     else (no hints, or a file without descriptors) its first two axes, never the x axis, the size or the device."""
-    hinted = tuple(a for a in (desc.plot.get("panel"), desc.plot.get("series")) if a)
+    # A hint may name several axes ('mem,engine'): each is an axis of the row.
+    hinted = tuple(a.strip() for h in (desc.plot.get("panel"), desc.plot.get("series")) if h
+                   for a in h.split(",") if a.strip())
     if hinted and not desc.inferred:
-        return hinted
+        return tuple(dict.fromkeys(hinted))
     skip = {desc.plot.get("x"), "bytes", "device"}
     return tuple(a for a in desc.axes if a not in skip)[:2]
 
@@ -185,12 +223,12 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
         axes = row_axes(desc)
         groups = _group(files, fam, axes)
         unit = headline_unit(desc)
-        rows, numbers, halves = [], [], []
+        rows, numbers, halves, gpus = [], [], [], []
         for key in sorted(groups, key=lambda k: tuple(axis_value_key(a, v) for a, v in zip(axes + ("device",), k))):
             per_file = groups[key]
             varying = {k for k, _ in set(kv for cases in per_file for c in cases for kv in c.name.axes)
                        if len({c.axis(k) for cases in per_file for c in cases}) > 1}
-            cells, nums, hws = [], [], []
+            cells, nums, hws, ngpus = [], [], [], []
             for i, cases in enumerate(per_file):
                 vals = [(headline_scale(desc, c)(c.center(desc.headline)), c) for c in cases
                         if c.ok and c.has_metric(desc.headline) and c.center(desc.headline) is not None]
@@ -198,22 +236,27 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
                     cells.append("-")
                     nums.append(None)
                     hws.append(None)
+                    ngpus.append(None)
                     continue
                 v, c = (max if desc.higher_is_better else min)(vals, key=lambda vc: vc[0])
                 # The noise is that of the file's own headline: another version may head the family otherwise.
                 own = files[i].descriptor(fam)
                 half = noise_half_width(c, v) if own is not None and own.headline == desc.headline else None
-                detect = c.written_detectable_pct() if half is not None else None
-                seen = f" (detects {detect:.2g}%)" if detect is not None else ""
-                cells.append(f"{fmt_interval(v, half)} {unit}{seen}{_where(c, axes, varying)}".replace("  ", " "))
+                detect = c.written_detectable_pct() if half is not None and repeatable(v, half) else None
+                seen = f" (detects {fmt_pct(detect)})" if detect is not None else ""
+                n = case_gpus(c)
+                over = f" over {n} GPUs" if n and n > 1 else ""
+                cells.append(f"{fmt_figure(v, half, unit)}{over}{seen}{_where(c, axes, varying)}".replace("  ", " "))
                 nums.append(v)
                 hws.append(half)
+                ngpus.append(n)
             rows.append((_row_label(key, axes + ("device",)), cells))
             numbers.append(nums)
             halves.append(hws)
+            gpus.append(ngpus)
         what = "best " + ("bandwidth" if desc.headline == "gbps" else "time" if desc.is_time else desc.headline)
         what += f" ({desc.better} is better, median of repetitions)"
-        out.append(Headline(fam, what, rows, numbers, desc.higher_is_better, halves))
+        out.append(Headline(fam, what, rows, numbers, desc.higher_is_better, halves, gpus))
     return out
 
 
@@ -237,12 +280,23 @@ def _headline_table(h: Headline, labels: list[str]) -> str:
             row.append(cell)
             cls.append("num")
             if i:
-                ok = nums[0] and nums[i] is not None
-                row.append(f"{nums[i] / nums[0]:.3f}" if ok else "-")
+                row.append(_headline_ratio(h, len(body), i))
                 cls.append("num")
         body.append(row)
         classes.append(cls)
     return _table(head, body, classes=classes)
+
+
+def _headline_ratio(h: Headline, r: int, i: int) -> str:
+    """File i's figure over the first's in row r: per GPU where one is a total over more GPUs than the other,
+    and '-' where either is missing or not repeatable."""
+    a, b = h.values[r][0], h.values[r][i]
+    if not a or b is None or not (repeatable(a, h.halves[r][0]) and repeatable(b, h.halves[r][i])):
+        return "-"
+    ga, gb = (h.gpus[r][0] if h.gpus else None), (h.gpus[r][i] if h.gpus else None)
+    if (ga or 1) != (gb or 1):
+        return f"{(b / (gb or 1)) / (a / (ga or 1)):.3f} per GPU"
+    return f"{b / a:.3f}"
 
 
 def _caption(p, labels: list[str]) -> str:
@@ -285,19 +339,6 @@ def _comparison_cell(cell: Cell | None, is_headline: bool) -> str:
 def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
     n = len(cmp.paths)
     parts = []
-    head = ["family", "cases"] + [f"[{i + 1}] vs [1]" for i in range(1, n)]
-    rows = []
-    for fs in cmp.families:
-        cells = [fs.family, str(fs.cases)]
-        for i in range(1, n):
-            g = fs.geomean_speed[i]
-            counts = ", ".join(f"{v} {k}" for k, v in sorted(fs.counts[i].items()))
-            cells.append((f"{g:.3f}x" if g else "-") + f" ({counts})")
-        rows.append(cells)
-    parts.append("<p>Geometric mean speed against the first file per family (above 1 is faster); "
-                 "the verdicts count cases.</p>")
-    parts.append(_table(head, rows, classes=[["", "num"] + ["num"] * (n - 1) for _ in rows]))
-
     head = ["case", "unit", "[1]"]
     for i in range(2, n + 1):
         head += [f"[{i}]", f"[{i}]/[1]", f"verdict [{i}]", f"detects [{i}]"]
@@ -315,14 +356,17 @@ def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
                 v = r.versus[i]
                 detect = v.detectable_pct if v is not None else None
                 cells += [_e(_comparison_cell(r.cells[i], is_headline(r, i))), _e(fmt_ratio(v)),
-                          _e(fmt_verdict(v, with_p=True)), f"{detect:.2g}%" if detect is not None else "-"]
+                          _e(fmt_verdict(v, with_p=True)), fmt_pct(detect) if detect is not None else "-"]
                 cls += ["num", "num", v.verdict if v else "", "num"]
             body.append(cells)
             classes.append(cls)
         return _table(head, body, classes, raw=True)
 
-    if any("±" in _comparison_cell(c, is_headline(r, i)) for r in cmp.rows for i, c in enumerate(r.cells)):
+    shown = [_comparison_cell(c, is_headline(r, i)) for r in cmp.rows for i, c in enumerate(r.cells)]
+    if any("±" in text for text in shown):
         parts.append(f"<p class='note'>{_e(PLUS_MINUS_LEGEND)}.</p>")
+    if any(NOT_REPEATABLE in text for text in shown):
+        parts.append(f"<p class='note'>{_e(NOT_REPEATABLE_LEGEND)}.</p>")
     if any(v is not None and v.detectable_pct is not None for r in cmp.rows for v in r.versus[1:]):
         parts.append(f"<p class='note'>{_e(DETECTS_LEGEND)}.</p>")
     changed = [r for r in cmp.rows if any(v and v.verdict not in ("same",) for v in r.versus[1:])]
@@ -343,6 +387,23 @@ def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
                      "</details>")
     for w in cmp.warnings:
         parts.append(f"<p class='note'>Note: {_e(project_paths(w))}</p>")
+    return "\n".join(parts)
+
+
+def answer_html(cmp: Comparison, labels: list[str]) -> str:
+    """Per machine after the first: the verdicts of the comparison per family, memory kind, direction and
+    size band, where it differs from the first beyond the noise, by how much, and where it is the same."""
+    parts = []
+    for i in range(1, len(cmp.paths)):
+        if not cmp.groups:
+            break
+        heading = answer_heading(i)
+        parts.append(f"<h3>[{i + 1}] {_e(labels[i])} against [1] {_e(labels[0])}</h3>")
+        parts.append(f"<p class='note'>{_e(' '.join(heading))}</p>")
+        body = [[_e(group_label(g)), _e(group_sizes(g)), str(g.cases), _e("; ".join(group_parts(g, i)))]
+                for g in cmp.groups]
+        parts.append(_table(["cases of", "sizes", "cases", "verdicts"], body,
+                            classes=[["", "", "num", ""]] * len(body), raw=True))
     return "\n".join(parts)
 
 
@@ -410,6 +471,52 @@ def peer_peak_html(files: list[BenchmarkFile], labels: list[str]) -> str:
     return "\n".join(parts)
 
 
+# What the processes drawing a report's figures share: (files, labels, folder, dpi), set where they start.
+_FIGURES: tuple | None = None
+
+
+def _share_figures(job: tuple) -> None:
+    global _FIGURES
+    _FIGURES = job
+
+
+def _draw_kinds(kinds: list[str]) -> list:
+    files, labels, out_dir, dpi = _FIGURES
+    return make_plots(files, out_dir, formats=("png",), dpi=dpi, kinds=kinds, labels=labels, one_per_kind=True)
+
+
+def draw_figures(files: list[BenchmarkFile], labels: list[str], out_dir: str, dpi: int) -> list:
+    """One PNG per kind of figure (the one of the most points), in reading order.
+
+    Drawing is most of a report's time and each family's figure is drawn apart from the others, so on Linux
+    with several CPUs each family's is drawn in a process of its own, as many at once as there are CPUs
+    this process may run on (forked: the files are not copied). Elsewhere, or with one CPU, one after the
+    other."""
+    import multiprocessing
+    import sys
+
+    from ..plot import family_modules
+
+    groups: list[list[str]] = []
+    modules = family_modules()
+    for kind in available_kinds(files):
+        sibling = next((list(m.SECTIONS) for m in modules.values() if kind in m.SECTIONS), [kind])
+        if not any(kind in g for g in groups):
+            groups.append(sibling)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(cpus, len(groups))
+    if workers < 2 or not sys.platform.startswith("linux"):
+        return make_plots(files, out_dir, formats=("png",), dpi=dpi, labels=labels, one_per_kind=True)
+    import importlib
+    from concurrent.futures import ProcessPoolExecutor
+
+    for module in ("matplotlib.figure", "matplotlib.backends.backend_agg"):  # imported once, before the fork
+        importlib.import_module(module)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_share_figures,
+                             initargs=((files, labels, out_dir, dpi),)) as pool:
+        return [p for drawn in pool.map(_draw_kinds, groups) for p in drawn]
+
+
 def default_title(files: list[BenchmarkFile]) -> str:
     def unique(values):
         out = []
@@ -444,6 +551,35 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
     sections: list[tuple[str, str, str]] = []
 
     if files:
+        # The answer first (how each machine compares with the first), then each machine's headline figures,
+        # then what the machines are, then the details.
+        cmp = None
+        old_facts = first_gpu_facts_note(sources)
+        if len(files) > 1:
+            cmp = compare(files)
+            cmp.labels = labels
+            cmp.warnings = [w for w in cmp.warnings if w != old_facts]  # said with the machines
+            answer = answer_html(cmp, labels)
+            if answer:
+                sections.append(("answer", "How the machines compare", answer))
+
+        parts = []
+        heads = headlines(files)
+        if any(h.has_intervals for h in heads):
+            parts.append(f"<p class='note'>{_e(PLUS_MINUS_LEGEND)}.</p>")
+        cells = [cell for h in heads for _, cs in h.rows for cell in cs]
+        if any(NOT_REPEATABLE in cell for cell in cells):
+            parts.append(f"<p class='note'>{_e(NOT_REPEATABLE_LEGEND)}.</p>")
+        if any("(detects " in cell for cell in cells):
+            parts.append(f"<p class='note'>{_e(DETECTS_LEGEND)}.</p>")
+        if any(g and g > 1 for h in heads for row in h.gpus for g in row) and len(files) > 1:
+            parts.append("<p class='note'>A figure over several GPUs is their total; its ratio to a figure over "
+                         "fewer GPUs is per GPU.</p>")
+        for h in heads:
+            parts.append(f"<h3>{_e(h.family)}: {_e(h.what)}</h3>")
+            parts.append(_headline_table(h, labels))
+        sections.append(("headlines", "Headline numbers", "\n".join(parts)))
+
         ctx = context_rows(files, per_gpu=False)  # each GPU and link is in the topology section
         head = ["fact"] + [f"[{i + 1}] {lab}" for i, lab in enumerate(labels)]
         rows = [["files"] + [", ".join(Path(p).name for p in c.paths) for c in configs],
@@ -456,33 +592,18 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
         note = ("<p class='note'>One column per machine configuration (host, GPUs, driver and runtime): files of "
                 "the same configuration are taken together as repetitions. Highlighted rows differ between the "
                 "machines.</p>")
-        old_facts = first_gpu_facts_note(sources)
         if old_facts:
             note += f"<p class='note'>Note: {_e(project_paths(old_facts))}.</p>"
         sections.append(("machines", "Machines", note + _table(head, rows, row_classes=diff)))
+
+        if cmp is not None:
+            sections.append(("comparison", "Comparison against [1]", _comparison_html(cmp, files)))
         topo = topology_html(files, labels)
         if topo:
             sections.append(("topology", "GPUs and links", topo))
         peaks = peer_peak_html(files, labels)
         if peaks:
             sections.append(("nvlink", "Peer copies against their NVLink peak", peaks))
-
-        parts = []
-        heads = headlines(files)
-        if any(h.has_intervals for h in heads):
-            parts.append(f"<p class='note'>{_e(PLUS_MINUS_LEGEND)}.</p>")
-        if any("(detects " in cell for h in heads for _, cells in h.rows for cell in cells):
-            parts.append(f"<p class='note'>{_e(DETECTS_LEGEND)}.</p>")
-        for h in heads:
-            parts.append(f"<h3>{_e(h.family)}: {_e(h.what)}</h3>")
-            parts.append(_headline_table(h, labels))
-        sections.append(("headlines", "Headline numbers", "\n".join(parts)))
-
-        if len(files) > 1:
-            cmp = compare(files)
-            cmp.labels = labels
-            cmp.warnings = [w for w in cmp.warnings if w != old_facts]  # said with the machines
-            sections.append(("comparison", "Comparison against [1]", _comparison_html(cmp, files)))
 
         problems = [(i, c) for i, f in enumerate(files) for c in f.cases.values() if not c.ok]
         if problems:
@@ -495,7 +616,7 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
             # One figure per family, the one with the most points: the tables above hold every figure, and a
             # family's figures for each value of its other axes would multiply the page's size and time
             # (gpu-bench-plot draws them all). Every timeline given is drawn.
-            plots = make_plots(files, tmp, formats=("png",), dpi=dpi, labels=labels, one_per_kind=True)
+            plots = draw_figures(files, labels, tmp, dpi)
             if timelines:
                 plots += make_plots(timelines, tmp, formats=("png",), dpi=dpi)
             titles = section_titles(files)
