@@ -186,7 +186,11 @@ def figures(f: BenchmarkFile) -> Iterator[Figure]:
             agg = c.center(metric)
             value = agg * scale if agg is not None else None
         error = None if value is not None else (c.problem or f"no '{metric}' counter")
-        yield Figure(c, metric, unit, d.better, value, reps, c.written_noise_pct(), error)
+        # noise_pct is the interval of the case's time, so it speaks for a headline that follows from that time
+        # (a rate or a time); a headline of another kind (HostBlocking's host time, the last round's alone)
+        # has no interval of its own, and its nights' spread must judge it.
+        noise = c.written_noise_pct() if metric == "real_time" or d.headline_kind in ("rate", "time") else None
+        yield Figure(c, metric, unit, d.better, value, reps, noise, error)
 
 
 def result_rows(f: BenchmarkFile, case_id: dict[str, int], run_id: int) -> list[tuple]:
