@@ -109,7 +109,7 @@ def test_the_shipped_model_calls_a_slowed_run_as_compare_does():
     """`models` re-reads the model gpu_bench ships; on a pair whose copies it judges it must call the same
     copies slower as gpu-bench-compare, whose change is |speed - 1| on the headline (a rate's fall, not the
     time's rise). The bidirectional registered 256 MiB copy of this set sits between the two measures."""
-    from gpu_bench_tools.aa.aa import slowed
+    from gpu_bench_tools.aa.altered import slowed
     from gpu_bench_tools.compare.compare import compare
 
     files = load_files([str(p) for p in sorted(aa_set("h100_default_c774a23").glob("*.json.gz"))])

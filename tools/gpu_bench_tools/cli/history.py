@@ -101,7 +101,7 @@ def pct_list(text: str) -> list[float]:
 
 def _stable(case) -> bool:
     """A copy at the host link's throughput: the cases the A/A harness plants its slowdowns in."""
-    from ..aa.aa import DETECTION_FILTER
+    from ..aa.figures import DETECTION_FILTER
 
     family, kinds, least = DETECTION_FILTER
     size = case.axis_int("bytes")
@@ -109,7 +109,7 @@ def _stable(case) -> bool:
 
 
 def _replay(args) -> int:
-    from ..aa.aa import slowed
+    from ..aa.altered import slowed
     from ..history import replay
     from ..reading.load import load_file
 

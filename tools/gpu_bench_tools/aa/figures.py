@@ -1,0 +1,64 @@
+"""What the A/A analyses read of one run: a case's headline and noise, the figure compare judges, its
+rounds, whether it is one of the copies the slowdowns are planted in; and the run's wall time."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from ..reading.facts import fact_number
+from ..reading.load import metric_for
+from ..reading.results import BenchmarkFile
+from .agreement import RunTime
+
+DETECTION_FILTER = ("Transfer", ("pinned", "registered"), 1 << 20)
+
+
+def run_time(f: BenchmarkFile) -> RunTime:
+    return RunTime(str(f.fact("gpu.uuid") or "unknown"), fact_number(f, "gpu_bench.elapsed_s"),
+                   fact_number(f, "gpu_bench.timed_s"), fact_number(f, "gpu_bench.calibration_timed_s"),
+                   fact_number(f, "host.uptime_s"))
+
+
+def headline_and_noise(f: BenchmarkFile, case) -> tuple[float | None, float | None]:
+    """(figure, noise_pct) of a case in a file, or (None, None) where it has none: the headline where
+    noise_pct is about it (a rate or a time), else the case's time, which noise_pct is about."""
+    if not case.ok:
+        return None, None
+    d = f.descriptor(case.family)
+    metric = metric_for(f, case, None) if d is None or d.headline_kind in ("rate", "time") else "real_time"
+    v = case.center(metric)
+    noise = case.written_noise_pct()
+    if v is None or not math.isfinite(v):
+        return None, None
+    return v, noise
+
+
+def written(case, counter: str) -> float | None:
+    """A counter gpu_bench wrote for a case (its median over repetitions), or None."""
+    vals = [s.counters[counter] for s in case.samples if math.isfinite(s.counters.get(counter, math.nan))]
+    return statistics.median(vals) if vals else None
+
+
+def judged_figure(f: BenchmarkFile, case) -> float | None:
+    """The figure gpu-bench-compare judges for a case: its headline, whatever kind it is (HostBlocking's is the
+    host's time, which no round and no noise_pct speaks of)."""
+    v = case.center(metric_for(f, case, None)) if case.ok else None
+    return v if v is not None and math.isfinite(v) and v > 0 else None
+
+
+def round_times(f: BenchmarkFile, key: str) -> list[float]:
+    """A case's round figures in one file (each round a process of its own), where its headline follows from
+    its time (a rate or a time); none for a failed case or a headline of another kind."""
+    case = f.cases[key]
+    d = f.descriptor(case.family)
+    if not case.ok or (d is not None and d.headline_kind not in ("rate", "time")):
+        return []
+    return [t for smp in case.samples for t in (smp.round_times_s or [])]
+
+
+def is_detection_copy(key: str, case) -> bool:
+    family, kinds, least = DETECTION_FILTER
+    b = case.axis_int("bytes")
+    return case.family == family and case.axis("mem") in kinds and b is not None and b >= least
+
