@@ -13,7 +13,7 @@ from gpu_bench_tools.cli import compare as cli_compare, plot as cli_plot, report
 from gpu_bench_tools import plot
 from gpu_bench_tools.compare.compare import compare
 from gpu_bench_tools.reading.load import InputError, benchmark_file_from_doc, load_file
-from gpu_bench_tools.reading.reading import read_text
+from gpu_bench_tools.reading.files import read_text
 from gpu_bench_tools.report.report import headlines
 
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 
 from ..reading.errors import InputError
-from ..reading.reading import read_json
+from ..reading.files import read_json
 from .agreement import Report
 
 

@@ -1,6 +1,7 @@
 """The one loader: everything the tools read, in one import.
 
-Reading and checking files lives in :mod:`.reading`, case names in :mod:`.names`, what a file holds in
+Reading a file's text and parsing JSON and TOML lives in :mod:`.files`, Google Benchmark JSON into
+results in :mod:`.benchmark_json`, case names in :mod:`.names`, what a file holds in
 :mod:`.results`, family descriptors in :mod:`.families`, machine facts in :mod:`.facts` and
 :mod:`.multigpu`, --timeline traces in :mod:`.timeline`.
 """
@@ -9,6 +10,12 @@ from __future__ import annotations
 
 import os
 
+from .benchmark_json import (
+    KNOWN_SCHEMAS,
+    benchmark_file_from_doc,
+    load_file,
+    load_files,
+)
 from .errors import InputError
 from .facts import (
     FACTS,
@@ -23,6 +30,7 @@ from .facts import (
     pcie_link,
 )
 from .families import FamilyDescriptor, host_link_peak
+from .files import parse_json, read_json
 from .multigpu import (
     GPU_FACTS,
     MAX_GPUS,
@@ -38,14 +46,6 @@ from .multigpu import (
     topology,
 )
 from .names import CaseName, parse_name, snake
-from .reading import (
-    KNOWN_SCHEMAS,
-    benchmark_file_from_doc,
-    load_file,
-    load_files,
-    parse_json,
-    read_json,
-)
 from .results import (
     TIME_UNIT_NS,
     UNAVAILABLE,
