@@ -41,7 +41,7 @@ def test_models_without_extra_rounds_says_so_and_judges_every_model(capsys):
 
 
 def test_the_quarter_candidate_drops_and_winsorizes_two_of_eight_rounds():
-    from gpu_bench_tools.reading.results import round_center
+    from gpu_bench_tools.reading.cases import round_center
     from gpu_bench_tools.stats import rounds
 
     times = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.9, 1.8]  # two rounds a burst slowed

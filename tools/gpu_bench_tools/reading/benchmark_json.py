@@ -13,7 +13,8 @@ from typing import Any, Iterable
 from .errors import InputError
 from .files import converted, read_json
 from .names import parse_name
-from .results import ROUND_CENTERS, TIME_UNIT_NS, BenchmarkFile, Case, Sample
+from .results import BenchmarkFile
+from .cases import ROUND_CENTERS, TIME_UNIT_NS, Case, Sample
 from .timeline import is_timeline
 
 KNOWN_SCHEMAS = ("1", "2")

@@ -9,17 +9,13 @@ against it.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Iterable
 
+from .cases import Case
 from .errors import InputError
-from .multigpu import gpu_fact
 from .names import snake
-
-if TYPE_CHECKING:
-    from .results import BenchmarkFile, Case
 
 FIELDS = ("name", "summary", "axes", "headline", "unit", "better", "headline_kind", "host_link", "plot", "scope",
           "host_side", "spread_axes")
@@ -163,29 +159,14 @@ def infer(family: str, cases: list[Case]) -> FamilyDescriptor:
     return FamilyDescriptor(family, "real_time", None, "lower", "time", axes=tuple(axes), plot=plot, inferred=True)
 
 
-def descriptors_of(f: BenchmarkFile) -> dict[str, FamilyDescriptor]:
-    """Every family of the file: its written descriptor where it has one, else one inferred from its cases."""
-    out = _from_context(f.path, f.context) if f.schema == "2" else {}
+def descriptors_of(path: str, context: dict, schema: str | None, cases: Iterable[Case]) -> dict[str, FamilyDescriptor]:
+    """Every family of a file's cases: its written descriptor where the file has one (schema 2), else one
+    inferred from its cases."""
+    out = _from_context(path, context) if schema == "2" else {}
     by_family: dict[str, list[Case]] = {}
-    for c in f.cases.values():
+    for c in cases:
         by_family.setdefault(c.family, []).append(c)
-    for fam, cases in by_family.items():
+    for fam, family_cases in by_family.items():
         if fam not in out:
-            out[fam] = infer(fam, cases)
+            out[fam] = infer(fam, family_cases)
     return out
-
-
-def host_link_peak(f: BenchmarkFile, gpu: int | None = None) -> tuple[float, str] | None:
-    """The host link's peak per direction (GB/s) and its name, from the device profile of GPU `gpu` (None:
-    the GPU the file describes as profile.*); None if unknown."""
-    def fact(key: str) -> str | None:
-        return f.fact(key) if gpu is None else gpu_fact(f, gpu, key)
-
-    text = fact("profile.host_link_gbps")
-    try:
-        gbps = float(text) if text is not None else math.nan
-    except ValueError:
-        return None
-    if not math.isfinite(gbps) or gbps <= 0:
-        return None
-    return gbps, fact("profile.host_link") or "host link"

@@ -1,9 +1,9 @@
 """The one loader: everything the tools read, in one import.
 
 Reading a file's text and parsing JSON and TOML lives in :mod:`.files`, Google Benchmark JSON into
-results in :mod:`.benchmark_json`, case names in :mod:`.names`, what a file holds in
-:mod:`.results`, family descriptors in :mod:`.families`, machine facts in :mod:`.facts` and
-:mod:`.multigpu`, --timeline traces in :mod:`.timeline`.
+results in :mod:`.benchmark_json`, case names in :mod:`.names`, what a file holds in :mod:`.results`
+and its cases in :mod:`.cases`, family descriptors in :mod:`.families`, machine facts in :mod:`.facts`
+and :mod:`.multigpu`, --timeline traces in :mod:`.timeline`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,16 @@ from .benchmark_json import (
     load_file,
     load_files,
 )
+from .cases import (
+    TIME_UNIT_NS,
+    Case,
+    Sample,
+    canonical_metric,
+    higher_is_better,
+    metric_title,
+    metric_unit,
+)
+from .context_values import UNAVAILABLE
 from .errors import InputError
 from .facts import (
     FACTS,
@@ -26,10 +36,11 @@ from .facts import (
     display_fact,
     file_labels,
     gate,
+    host_link_peak,
     machine_label,
     pcie_link,
 )
-from .families import FamilyDescriptor, host_link_peak
+from .families import FamilyDescriptor
 from .files import parse_json, read_json
 from .multigpu import (
     GPU_FACTS,
@@ -46,17 +57,7 @@ from .multigpu import (
     topology,
 )
 from .names import CaseName, parse_name, snake
-from .results import (
-    TIME_UNIT_NS,
-    UNAVAILABLE,
-    BenchmarkFile,
-    Case,
-    Sample,
-    canonical_metric,
-    higher_is_better,
-    metric_title,
-    metric_unit,
-)
+from .results import BenchmarkFile
 from .timeline import Span, Timeline, TimelineCase, is_timeline, load_timeline, timeline_from_doc
 
 __all__ = [
