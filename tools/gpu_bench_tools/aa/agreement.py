@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 COVERAGE_TARGET = 0.90
 FALSE_CALL_LIMIT = 0.05
-DETECTION_TARGET = 0.90
 TIMED_SHARE_TARGET = 0.50
 DRIFT_P = 0.01  # a direction's copies moved between runs where their changes lean one way this surely
 FAMILY_SLOWDOWNS = (5.0, 10.0)  # each family's share caught is given at these, whatever --slowdown asks

@@ -51,7 +51,7 @@ from ..stats.rounds import spread_group
 from .agreement import (FAMILY_SLOWDOWNS, CaseAgreement, FamilyAgreement, FamilyCatch, Report, Slowdown,
                         family_of, floor_key)
 from .altered import slowed
-from .figures import headline_and_noise, is_detection_copy, judged_figure, round_times, run_time, written
+from .figures import headline_and_noise, is_detection_copy, judged_figure, round_times, run_time
 from .host_link import link_drift, round_kinds
 from .one_round import one_round_comparisons
 
@@ -93,7 +93,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         judged = [v for v in (judged_figure(f, f.cases[key]) for f in files) if v is not None]
         logs = [math.log(v) for v in (rounds if len(rounds) >= 2 else judged) if v > 0]
         rel_sd = statistics.stdev(logs) * 100.0 if len(logs) >= 2 else 0.0
-        detectable = [d for d in (written(f.cases[key], "detectable_pct") for f in files) if d is not None]
+        detectable = [d for d in (f.cases[key].written_detectable_pct() for f in files) if d is not None]
         cases.append(CaseAgreement(key, files[0].cases[key].family, values, noises,
                                    (max(values) - min(values)) / abs(mid) * 100.0 if mid else 0.0, rel_sd,
                                    covered, len(values) - 1, detectable, is_detection_copy(key, files[0].cases[key])))

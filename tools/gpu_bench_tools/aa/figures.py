@@ -4,7 +4,6 @@ rounds, whether it is one of the copies the slowdowns are planted in; and the ru
 from __future__ import annotations
 
 import math
-import statistics
 
 from ..reading.facts import fact_number
 from ..reading.load import metric_for
@@ -32,12 +31,6 @@ def headline_and_noise(f: BenchmarkFile, case) -> tuple[float | None, float | No
     if v is None or not math.isfinite(v):
         return None, None
     return v, noise
-
-
-def written(case, counter: str) -> float | None:
-    """A counter gpu_bench wrote for a case (its median over repetitions), or None."""
-    vals = [s.counters[counter] for s in case.samples if math.isfinite(s.counters.get(counter, math.nan))]
-    return statistics.median(vals) if vals else None
 
 
 def judged_figure(f: BenchmarkFile, case) -> float | None:

@@ -17,14 +17,12 @@ from .agreement import OneRound
 from .figures import is_detection_copy, round_times
 
 
-def one_round_comparisons(files: list[BenchmarkFile], floors: Floors, min_effect_pct: float | None = None,
-                          slowdowns: Sequence[float] = ()) -> OneRound:
+def one_round_comparisons(files: list[BenchmarkFile], floors: Floors, slowdowns: Sequence[float] = ()) -> OneRound:
     """Every round of run k against every round of run k+1, as gpu-bench-compare judges two files of one
-    round: called when the change is at least `min_effect_pct` (compare's default for one round a side) and
+    round: called when the change is at least compare's minimum effect for one round a side and
     beyond the floor of the case's spread group on the runs' GPU model. With `slowdowns`, the same for the
     pinned and registered copies of 1 MiB and more with the later round made that much slower: how many are
     called slower."""
-    effect = MIN_EFFECT_ONE_ROUND_PCT if min_effect_pct is None else min_effect_pct
     shipped = Path(floors.path).resolve() == floors_module.default_path().resolve()
     name = "the shipped floors" if shipped else Path(floors.path).name
     gpu = short_gpu_name(files[0].fact("gpu.name") or "") if files else ""
@@ -48,10 +46,11 @@ def one_round_comparisons(files: list[BenchmarkFile], floors: Floors, min_effect
                 if x > 0 and y > 0:
                     # compare's own rule for an untested pair: the speed of run k+1's round over run k's.
                     out.compared += 1
-                    out.called += verdict(x / y, None, 0.05, effect, half) in ("faster", "slower")
+                    out.called += verdict(x / y, None, 0.05, MIN_EFFECT_ONE_ROUND_PCT, half) in ("faster", "slower")
                     if detection:
                         for pct, counts in out.slowed.items():
-                            counts[0] += verdict(x / (y * (1 + pct / 100.0)), None, 0.05, effect, half) == "slower"
+                            slower = x / (y * (1 + pct / 100.0))
+                            counts[0] += verdict(slower, None, 0.05, MIN_EFFECT_ONE_ROUND_PCT, half) == "slower"
                             counts[1] += 1
     out.unfloored = sorted(unfloored)
     return out

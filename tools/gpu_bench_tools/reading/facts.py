@@ -52,10 +52,6 @@ GATE_AND_NUMA_FACTS = ("gpu_bench.gate", "host.gpu_numa_node", "host.numa_nodes"
                        "host.numa_thread")
 
 
-def pcie_link(f: BenchmarkFile) -> str | None:
-    return pcie_text(f)
-
-
 def host_link_peak(f: BenchmarkFile, gpu: int | None = None) -> tuple[float, str] | None:
     """The host link's peak per direction (GB/s) and its name, from the device profile of GPU `gpu` (None:
     the GPU the file describes as profile.*); None if unknown."""
@@ -167,7 +163,7 @@ def _show_bytes(v: str) -> str:
 
 def display_fact(f: BenchmarkFile, key: str) -> str | None:
     """A fact of FACTS as shown: 'pcie' the link as read and at its most, sizes in KiB, MiB or GiB."""
-    v = pcie_link(f) if key == "pcie" else f.fact(key)
+    v = pcie_text(f) if key == "pcie" else f.fact(key)
     if v is not None and key.endswith("_bytes"):
         return _show_bytes(v)
     return v

@@ -38,7 +38,6 @@ from .facts import (
     gate,
     host_link_peak,
     machine_label,
-    pcie_link,
 )
 from .families import FamilyDescriptor
 from .files import parse_json, read_json
@@ -67,7 +66,7 @@ __all__ = [
     "context_differences", "context_rows", "display_fact", "file_labels", "gate", "gpu_count", "gpu_fact",
     "gpu_summary", "gpu_uuids", "gpus_used", "headline_of", "higher_is_better", "host_link_peak", "is_timeline",
     "link_text", "load_any", "load_file", "load_files", "load_timeline", "machine_label", "metric_for",
-    "metric_title", "metric_unit", "multi_gpu_rows", "parse_json", "parse_name", "pcie_link", "read_json",
+    "metric_title", "metric_unit", "multi_gpu_rows", "parse_json", "parse_name", "read_json",
     "short_gpu_name", "snake", "timeline_from_doc", "topology", "unit_and_direction",
 ]
 
