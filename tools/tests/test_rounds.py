@@ -177,6 +177,30 @@ def test_the_aa_report_counts_coverage_false_calls_and_detection(tmp_path):
     assert f"per pair: 0/{n} (0 faster, 0 slower), {n}/{n} (0 faster, {n} slower))" in render(r)
 
 
+def test_the_aa_report_plants_its_slowdowns_in_the_copies_the_file_calls_link_bound(tmp_path):
+    """The copies the slowdowns are planted in are Transfer's link-bound cases by the file's own rule
+    (family.transfer.link_bound); a file without the rule is read by link_bound_oracle."""
+    base = base_doc()
+
+    def detection(rule):
+        files = []
+        for i, k in enumerate((1.0, 1.002)):
+            doc = scaled(base, k, rounds=[1.0, 1.01, 0.99], keep_samples=False)
+            if rule is not None:
+                doc["context"]["family.transfer.link_bound"] = rule
+            files.append(load_file(write(tmp_path, f"{rule}{i}", doc)))
+        r = report(files, slowdowns=[30])
+        cases = {c.key for c in r.cases if c.detection}
+        assert r.slowdowns[0].detection_cases == len(cases)
+        return cases, files[0]
+
+    oracle, f = detection(None)
+    mib = {k for k, c in f.cases.items() if c.axis_int("bytes") >= 1 << 20}
+    assert oracle and oracle == {k for k in mib if "/mem:pinned/" in k}
+    assert detection("mem:pageable")[0] == {k for k in mib if "/mem:pageable/" in k}
+    assert detection("no")[0] == set()
+
+
 def test_the_aa_report_slows_each_run_of_a_pair_in_turn(tmp_path):
     # Run 1 is 10% slower than run 2 throughout (a link others loaded through it): run 2 made 10% slower
     # matches run 1, which no comparison can tell apart; run 1 made 10% slower is 21% off run 2.

@@ -94,9 +94,10 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         logs = [math.log(v) for v in (rounds if len(rounds) >= 2 else judged) if v > 0]
         rel_sd = statistics.stdev(logs) * 100.0 if len(logs) >= 2 else 0.0
         detectable = [d for d in (f.cases[key].written_detectable_pct() for f in files) if d is not None]
-        cases.append(CaseAgreement(key, files[0].cases[key].family, values, noises,
+        first = files[0].cases[key]
+        cases.append(CaseAgreement(key, first.family, values, noises,
                                    (max(values) - min(values)) / abs(mid) * 100.0 if mid else 0.0, rel_sd,
-                                   covered, len(values) - 1, detectable, is_detection_copy(key, files[0].cases[key])))
+                                   covered, len(values) - 1, detectable, is_detection_copy(files[0], first)))
     pairs = sum(c.pairs for c in cases)
     coverage_next = sum(c.covered for c in cases) / pairs if pairs else math.nan
 
@@ -158,7 +159,7 @@ def slowdown(files: list[BenchmarkFile], pct: float, floors: Floors, gate_pct: f
                 slower = row.versus[1] is not None and row.versus[1].verdict == "slower"
                 if not slowed_earlier:
                     called[row.key] = called.get(row.key, 0) + slower
-                if is_detection_copy(row.key, a.cases[row.key]):
+                if is_detection_copy(a, a.cases[row.key]):
                     counted += 1
                     caught += slower
             if slowed_earlier:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import math
 
 from ..reading.facts import fact_number
+from ..reading.families import link_bound_oracle
 from ..reading.load import metric_for
 from ..reading.results import BenchmarkFile
 from .agreement import RunTime
 
-DETECTION_FILTER = ("Transfer", ("pinned", "registered"), 1 << 20)
+# The copies the slowdowns are planted in: Transfer's link-bound cases, one GPU's copies at the host link's own
+# throughput. AllHost's cases are link-bound too, but their figure is every GPU's at once.
+DETECTION_FAMILY = "Transfer"
 
 
 def run_time(f: BenchmarkFile) -> RunTime:
@@ -50,8 +53,9 @@ def round_times(f: BenchmarkFile, key: str) -> list[float]:
     return [t for smp in case.samples for t in (smp.round_times_s or [])]
 
 
-def is_detection_copy(key: str, case) -> bool:
-    family, kinds, least = DETECTION_FILTER
-    b = case.axis_int("bytes")
-    return case.family == family and case.axis("mem") in kinds and b is not None and b >= least
+def is_detection_copy(f: BenchmarkFile, case) -> bool:
+    """Whether a case of `f` is one of the copies the slowdowns are planted in: link-bound by the file's own
+    rule (family.transfer.link_bound), and of DETECTION_FAMILY."""
+    d = f.descriptor(case.family)
+    return case.family == DETECTION_FAMILY and (d.is_link_bound(case) if d is not None else link_bound_oracle(case))
 

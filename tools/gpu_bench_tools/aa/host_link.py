@@ -24,7 +24,7 @@ def link_drift(files: list[BenchmarkFile]) -> list[LinkDrift]:
         for direction in ("h2d", "d2h", "bidir"):
             changes = []
             for key, case in a.cases.items():
-                if case.axis("dir") != direction or not is_detection_copy(key, case) or key not in b.cases:
+                if case.axis("dir") != direction or not is_detection_copy(a, case) or key not in b.cases:
                     continue
                 va, vb = headline_and_noise(a, case)[0], headline_and_noise(b, b.cases[key])[0]
                 if not va or not vb or va <= 0 or vb <= 0:
@@ -52,7 +52,7 @@ def round_kinds(f: BenchmarkFile, run: int) -> RoundKinds | None:
     extras = sum(1 for label in labels if label.startswith("extra_"))
     excess: dict[str, dict[str, list[float]]] = {}
     for key, case in f.cases.items():
-        if not is_detection_copy(key, case):
+        if not is_detection_copy(f, case):
             continue
         times = round_times(f, key)
         extra = len(times) - len(planned) - 1

@@ -41,7 +41,7 @@ def one_round_comparisons(files: list[BenchmarkFile], floors: Floors, slowdowns:
             if half is None:
                 unfloored.add(case.family)
                 continue
-            detection = is_detection_copy(key, case)
+            detection = is_detection_copy(a, case)
             for x, y in itertools.product(ra, rb):
                 if x > 0 and y > 0:
                     # compare's own rule for an untested pair: the speed of run k+1's round over run k's.
