@@ -25,7 +25,7 @@ from pathlib import Path
 
 from gpu_bench_tools.fleet.expectations import default_path, result_link
 from gpu_bench_tools.fleet.gate import axes_without_device
-from gpu_bench_tools.reading.families import host_link_peak
+from gpu_bench_tools.reading.facts import host_link_peak
 from gpu_bench_tools.reading.load import load_file, parse_name
 from gpu_bench_tools.reading.multigpu import ONE_GPU, SEVERAL_GPUS, gpu_fact, gpus_used, node_shape, topology
 

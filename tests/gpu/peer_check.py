@@ -254,7 +254,7 @@ def check_against_nvidia_smi(c, ctx, count):
 def facts_only(run_json, topo_file, status_file):
     """The NVLink facts of a gpu_bench JSON (any run with every GPU's context: --device=all, or a node's
     default) against `nvidia-smi topo -m` and `nvidia-smi nvlink -s` saved on the same machine."""
-    ctx = tools_module("gpu_bench_tools.reading.reading").read_json(run_json)["context"]  # gzip-compressed or not
+    ctx = tools_module("gpu_bench_tools.reading.files").read_json(run_json)["context"]  # gzip-compressed or not
     with open(topo_file) as f:
         topo = f.read()
     with open(status_file) as f:

@@ -10,7 +10,7 @@ import sys
 
 from gpu_common import CONTEXT_KEYS, checked_twice, iteration_runs, list_cases, run_gpu_bench, tools_module
 
-round_center = tools_module("gpu_bench_tools.reading.results").round_center
+round_center = tools_module("gpu_bench_tools.reading.cases").round_center
 
 FILTER = "Transfer/.*/bytes:(4|65536|16777216)/"
 

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from gpu_bench_tools.reading.reading import read_text
+from gpu_bench_tools.reading.files import read_text
 
 REPO = Path(__file__).resolve().parents[2]
 GATE_H100 = REPO / "results" / "gate" / "gate_h100.json"

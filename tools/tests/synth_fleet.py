@@ -20,7 +20,7 @@ import json
 import math
 from pathlib import Path
 
-from gpu_bench_tools.reading.reading import read_text
+from gpu_bench_tools.reading.files import read_text
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = {"H100": REPO / "results/sampled/default_h100.json.gz", "H200": REPO / "results/sampled/default_h200.json.gz"}

@@ -4,7 +4,10 @@ import math
 
 import synth
 from conftest import run_cli
-from gpu_bench_tools.aa import aa, drift
+from gpu_bench_tools.aa import drift
+from gpu_bench_tools.aa.analysis import report
+from gpu_bench_tools.aa.figures import run_time
+from gpu_bench_tools.aa.render import render
 from gpu_bench_tools.cli import aa as cli_aa
 from gpu_bench_tools.cli.common import EXIT_BAD_INPUT, EXIT_OK
 from gpu_bench_tools.compare.compare import compare
@@ -115,10 +118,10 @@ def test_compare_says_nothing_of_a_young_host(tmp_path):
 
 def test_the_aa_report_gives_each_run_its_hosts_age(tmp_path):
     files = _pair(tmp_path, [150, 3600])
-    times = [aa.run_time(f) for f in files]
+    times = [run_time(f) for f in files]
     assert times[0].uptime_s == 150 and times[1].uptime_s == 3600
-    assert math.isnan(aa.run_time(_pair(tmp_path, [None])[0]).uptime_s)
-    text = aa.render(aa.report(files))
+    assert math.isnan(run_time(_pair(tmp_path, [None])[0]).uptime_s)
+    text = render(report(files))
     run_lines = [x for x in text.splitlines() if x.startswith("  run ")]
     assert run_lines[0].endswith("; started 2.5 min after its host")
     assert run_lines[1].endswith("; started 60.0 min after its host")

@@ -10,7 +10,7 @@ import pytest
 
 import synth
 from conftest import run_cli
-from gpu_bench_tools.aa import aa
+from gpu_bench_tools.aa.analysis import report
 from gpu_bench_tools.cli import aa as cli_aa
 from gpu_bench_tools.reading.load import load_file
 
@@ -59,7 +59,7 @@ def pair(tmp_path):
 
 
 def test_the_aa_report_gives_each_family_its_detectable_pct_coverage_and_catches(pair, tmp_path, capsys):
-    r = aa.report([load_file(p) for p in pair], slowdowns=[30])
+    r = report([load_file(p) for p in pair], slowdowns=[30])
     fams = r.families
     assert set(fams) == {"SmallCopy", "Transfer/mem:pageable", "Transfer/mem:pinned", "Transfer/mem:managed_prefetch",
                          "Transfer/mem:device"}

@@ -41,7 +41,7 @@ def test_models_without_extra_rounds_says_so_and_judges_every_model(capsys):
 
 
 def test_the_quarter_candidate_drops_and_winsorizes_two_of_eight_rounds():
-    from gpu_bench_tools.reading.results import round_center
+    from gpu_bench_tools.reading.cases import round_center
     from gpu_bench_tools.stats import rounds
 
     times = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.9, 1.8]  # two rounds a burst slowed
@@ -109,7 +109,8 @@ def test_the_shipped_model_calls_a_slowed_run_as_compare_does():
     """`models` re-reads the model gpu_bench ships; on a pair whose copies it judges it must call the same
     copies slower as gpu-bench-compare, whose change is |speed - 1| on the headline (a rate's fall, not the
     time's rise). The bidirectional registered 256 MiB copy of this set sits between the two measures."""
-    from gpu_bench_tools.aa.aa import slowed
+    from gpu_bench_tools.aa.altered import slowed
+    from gpu_bench_tools.aa.figures import is_detection_copy
     from gpu_bench_tools.compare.compare import compare
 
     files = load_files([str(p) for p in sorted(aa_set("h100_default_c774a23").glob("*.json.gz"))])
@@ -117,7 +118,7 @@ def test_the_shipped_model_calls_a_slowed_run_as_compare_does():
     judged = [models.judge_run(f, shipped) for f in files]
     cmp = compare([files[0], slowed(files[1], 3.0)])
     verdicts = {row.key: row.versus[1].verdict for row in cmp.rows if row.versus[1] is not None}
-    keys = [k for k in judged[0] if models._is_detection(k) and k in judged[1]]
+    keys = [k for k in judged[0] if is_detection_copy(files[0], files[0].cases[k]) and k in judged[1]]
     assert "Transfer/dir:bidir/mem:registered/bytes:268435456" in keys
     for key in keys:
         assert (models._called(shipped, judged[0][key], judged[1][key], 3.0) == 1) == (verdicts[key] == "slower"), key

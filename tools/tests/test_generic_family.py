@@ -8,12 +8,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import synth
-from conftest import REPO, run_cli
+from conftest import REPO, aa_set, run_cli
 from gpu_bench_tools.cli import compare as cli_compare, plot as cli_plot, report as cli_report
 from gpu_bench_tools import plot
 from gpu_bench_tools.compare.compare import compare
 from gpu_bench_tools.reading.load import InputError, benchmark_file_from_doc, load_file
-from gpu_bench_tools.reading.reading import read_text
+from gpu_bench_tools.reading.families import link_bound_oracle
+from gpu_bench_tools.reading.files import read_text
 from gpu_bench_tools.report.report import headlines
 
 
@@ -38,6 +39,41 @@ def test_the_descriptor_is_read_from_the_context(probe):
     # Families compiled in but not run are known too, and do not become cases.
     assert f.descriptor("Transfer").host_link == "dir:h2d|dir:d2h|dir:bidir"
     assert {c.family for c in f.cases.values()} == {"Probe"}
+
+
+def test_a_case_is_link_bound_by_its_familys_rule_from_one_mib_and_by_the_oracle_without_one(tmp_path):
+    """docs/json.md: link_bound is 'yes', 'no' or key:value tokens, and speaks only of cases of 1 MiB and more.
+    A file without the key is read as the tools read every file before it: link_bound_oracle."""
+    doc = synth.make_run(schema="2", families=("Transfer",), reps=1)
+    doc["context"]["family.transfer.link_bound"] = "mem:pageable"
+    f = benchmark_file_from_doc("with_rule", doc)
+    d = f.descriptor("Transfer")
+    assert d.link_bound == "mem:pageable"
+    bound = {c.key for c in f.cases.values() if d.is_link_bound(c)}
+    mib = {c.key for c in f.cases.values() if c.axis_int("bytes") >= 1 << 20}
+    assert bound and bound == {k for k in mib if "/mem:pageable/" in k} and mib - bound
+    for rule, expected in (("yes", mib), ("no", set())):
+        doc["context"]["family.transfer.link_bound"] = rule
+        d = benchmark_file_from_doc(rule, doc).descriptor("Transfer")
+        assert {c.key for c in f.cases.values() if d.is_link_bound(c)} == expected
+    del doc["context"]["family.transfer.link_bound"]
+    d = benchmark_file_from_doc("without", doc).descriptor("Transfer")
+    assert d.link_bound is None
+    assert [d.is_link_bound(c) for c in f.cases.values()] == [link_bound_oracle(c) for c in f.cases.values()]
+    assert any(link_bound_oracle(c) for c in f.cases.values())
+
+
+def test_committed_runs_carry_the_link_bound_rule_and_the_oracle_agrees_on_transfer():
+    """Real files written since the rule was: Transfer's pinned and registered copies of 1 MiB and more, as the
+    oracle has them, and AllHost's copies, which the oracle never knew."""
+    for name in ("h200_default_f799a91", "h200x4_default_64ce113"):
+        f = load_file(next(aa_set(name).glob("*run1.json.gz")))
+        assert f.fact("family.transfer.link_bound") == "mem:pinned|mem:registered"
+        transfer = [c for c in f.cases.values() if c.family == "Transfer"]
+        bound = {c.key for c in transfer if f.descriptor("Transfer").is_link_bound(c)}
+        assert len(bound) == 48 and bound == {c.key for c in transfer if link_bound_oracle(c)}
+        allhost = [c for c in f.cases.values() if c.family == "AllHost"]
+        assert allhost and all(f.descriptor("AllHost").is_link_bound(c) for c in allhost)
 
 
 def test_compare_uses_the_headline_its_unit_and_its_direction(probe, capsys):

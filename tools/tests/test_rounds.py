@@ -11,7 +11,10 @@ import pytest
 
 import synth
 from conftest import run_cli
-from gpu_bench_tools.aa import aa
+from gpu_bench_tools.aa.altered import tick_floor_only
+from gpu_bench_tools.aa.analysis import report
+from gpu_bench_tools.aa.render import render
+from gpu_bench_tools.aa.report_files import write_floor
 from gpu_bench_tools.cli import aa as cli_aa, compare as cli_compare
 from gpu_bench_tools.compare.compare import compare
 from gpu_bench_tools.stats.floors import SPREAD_TO_HALF_WIDTH, load_floors
@@ -159,30 +162,54 @@ def _aa_files(tmp_path, factors, rounds=(1.0, 1.01, 0.99)):
 
 def test_the_aa_report_counts_coverage_false_calls_and_detection(tmp_path):
     files = _aa_files(tmp_path, (1.0, 1.002, 0.999, 1.001))
-    r = aa.report(files, slowdowns=[30])
+    r = report(files, slowdowns=[30])
     assert r.coverage_next == 1.0 and r.false_call_rate == 0.0
     assert r.meets_targets()
     s = r.slowdowns[0]
     assert s.detection_cases > 0 and s.rate == 1.0 and s.gate_fired == s.pairs == 3
     # A run far outside the others' intervals is not covered, and compare calls it different.
     far = _aa_files(tmp_path, (1.0, 1.0, 1.5))
-    r = aa.report(far)
+    r = report(far)
     assert r.coverage_next == pytest.approx(0.5)
     assert r.false_calls[0]["slower"] == 0 and r.false_calls[1]["slower"] == r.false_calls[1]["cases"]
     assert not r.meets_targets()
     n = r.false_calls[1]["cases"]
-    assert f"per pair: 0/{n} (0 faster, 0 slower), {n}/{n} (0 faster, {n} slower))" in aa.render(r)
+    assert f"per pair: 0/{n} (0 faster, 0 slower), {n}/{n} (0 faster, {n} slower))" in render(r)
+
+
+def test_the_aa_report_plants_its_slowdowns_in_the_copies_the_file_calls_link_bound(tmp_path):
+    """The copies the slowdowns are planted in are Transfer's link-bound cases by the file's own rule
+    (family.transfer.link_bound); a file without the rule is read by link_bound_oracle."""
+    base = base_doc()
+
+    def detection(rule):
+        files = []
+        for i, k in enumerate((1.0, 1.002)):
+            doc = scaled(base, k, rounds=[1.0, 1.01, 0.99], keep_samples=False)
+            if rule is not None:
+                doc["context"]["family.transfer.link_bound"] = rule
+            files.append(load_file(write(tmp_path, f"{rule}{i}", doc)))
+        r = report(files, slowdowns=[30])
+        cases = {c.key for c in r.cases if c.detection}
+        assert r.slowdowns[0].detection_cases == len(cases)
+        return cases, files[0]
+
+    oracle, f = detection(None)
+    mib = {k for k, c in f.cases.items() if c.axis_int("bytes") >= 1 << 20}
+    assert oracle and oracle == {k for k in mib if "/mem:pinned/" in k}
+    assert detection("mem:pageable")[0] == {k for k in mib if "/mem:pageable/" in k}
+    assert detection("no")[0] == set()
 
 
 def test_the_aa_report_slows_each_run_of_a_pair_in_turn(tmp_path):
     # Run 1 is 10% slower than run 2 throughout (a link others loaded through it): run 2 made 10% slower
     # matches run 1, which no comparison can tell apart; run 1 made 10% slower is 21% off run 2.
     files = _aa_files(tmp_path, (1.1, 1.0), rounds=(1.0, 1.002, 0.998))
-    s = aa.report(files, slowdowns=[10]).slowdowns[0]
+    s = report(files, slowdowns=[10]).slowdowns[0]
     assert s.detection_cases > 0 and s.pairs == 1
     assert s.rate == 0.0 and s.gate_fired == 0
     assert s.rate_earlier == 1.0 and s.gate_fired_earlier == 1
-    assert "the earlier run of each pair 10% slower instead: 100.0%" in aa.render(aa.report(files, slowdowns=[10]))
+    assert "the earlier run of each pair 10% slower instead: 100.0%" in render(report(files, slowdowns=[10]))
 
 
 def test_the_aa_report_says_which_gpus_ran_and_how_much_of_each_run_was_timed(tmp_path):
@@ -195,18 +222,18 @@ def test_the_aa_report_says_which_gpus_ran_and_how_much_of_each_run_was_timed(tm
             d["context"]["gpu_bench.calibration_timed_s"] = calibration
         docs.append(d)
     files = [load_file(write(tmp_path, f"t{i}", d)) for i, d in enumerate(docs)]
-    r = aa.report(files)
+    r = report(files)
     assert [t.timed_share for t in r.run_times] == pytest.approx([0.55, 0.48])
     assert r.run_times[0].calibration_timed_s == 18.5 and math.isnan(r.run_times[1].calibration_timed_s)
     assert not r.one_machine
-    text = aa.render(r)
+    text = render(r)
     assert "on 2 GPUs" in text and "200.0 s, 110.0 s of it timed samples (55.0%, calibrations' 18.5 s" in text
     assert "250.0 s, 120.0 s of it timed samples (48.0%; target" in text
-    same = aa.report([files[0], files[0]])
-    assert same.one_machine and "every run on one GPU (GPU-a)" in aa.render(same)
+    same = report([files[0], files[0]])
+    assert same.one_machine and "every run on one GPU (GPU-a)" in render(same)
     del docs[1]["context"]["gpu_bench.elapsed_s"]
-    bare = aa.report([files[0], load_file(write(tmp_path, "bare", docs[1]))])
-    assert "run 2: no gpu_bench.elapsed_s and timed_s" in aa.render(bare)
+    bare = report([files[0], load_file(write(tmp_path, "bare", docs[1]))])
+    assert "run 2: no gpu_bench.elapsed_s and timed_s" in render(bare)
 
 
 def test_the_aa_report_says_where_the_host_link_moved_between_the_runs(tmp_path):
@@ -224,16 +251,16 @@ def test_the_aa_report_says_where_the_host_link_moved_between_the_runs(tmp_path)
         for c in ("gbps", "bytes_per_second"):
             e[c] /= k
     files = [load_file(write(tmp_path, f"link{i}", d)) for i, d in enumerate((run1, run2))]
-    r = aa.report(files)
+    r = report(files)
     drift = {d.direction: d for d in r.link_drift}
     assert set(drift) == {"h2d", "d2h", "bidir"} and drift["h2d"].cases == 20
     assert drift["h2d"].moved and drift["h2d"].change_pct == pytest.approx(2.1, abs=0.1)
     assert not drift["d2h"].moved and not drift["bidir"].moved
-    text = aa.render(r)
+    text = render(r)
     assert "moved between the runs (p < 0.01): h2d:" in text, text
     # Runs of one build on a still link: no direction moved, and the report says nothing of it.
-    still = aa.report([files[0], load_file(write(tmp_path, "link_again", run1))])
-    assert all(not d.moved for d in still.link_drift) and "moved between the runs" not in aa.render(still)
+    still = report([files[0], load_file(write(tmp_path, "link_again", run1))])
+    assert all(not d.moved for d in still.link_drift) and "moved between the runs" not in render(still)
 
 
 def test_the_aa_report_sets_each_runs_rounds_beside_the_process_they_ran_in(tmp_path):
@@ -253,7 +280,7 @@ def test_the_aa_report_sets_each_runs_rounds_beside_the_process_they_ran_in(tmp_
     failed = next(e for e in runs_of(doc) if "/dir:h2d/mem:pinned/bytes:1048576/" in e["name"])
     failed["round_times_s"] = failed["round_times_s"][:3]
     files = [load_file(write(tmp_path, f"kinds{i}", doc)) for i in range(2)]
-    r = aa.report(files)
+    r = report(files)
     assert [k.run for k in r.round_kinds] == [1, 2]
     k = r.round_kinds[0]
     assert k.excess_pct["bidir"]["extra"] == pytest.approx(10.0, abs=0.01)
@@ -263,12 +290,12 @@ def test_the_aa_report_sets_each_runs_rounds_beside_the_process_they_ran_in(tmp_
     assert k.rounds["bidir"] == {"full": 2 * bidir_copies, "link": 2 * bidir_copies, "extra": 2 * bidir_copies,
                                  "last": bidir_copies}
     assert k.rounds["one way"]["last"] == k.rounds["one way"]["full"] // 2
-    text = aa.render(r)
+    text = render(r)
     assert "rounds by their process" in text and "bidir full 0.10% " in text and "extra 10.00% " in text, text
     # Files without gpu_bench.round_processes (written before it) say nothing of it.
     del doc["context"]["gpu_bench.round_processes"]
-    bare = aa.report([load_file(write(tmp_path, f"bare{i}", doc)) for i in range(2)])
-    assert bare.round_kinds == [] and "rounds by their process" not in aa.render(bare)
+    bare = report([load_file(write(tmp_path, f"bare{i}", doc)) for i in range(2)])
+    assert bare.round_kinds == [] and "rounds by their process" not in render(bare)
 
 
 def test_the_aa_report_writes_floors_compare_reads(tmp_path, capsys):
@@ -296,20 +323,20 @@ def test_the_aa_report_judges_the_floors_on_the_runs_rounds(tmp_path):
     # Each round of run 1 against each of run 2, as files of one round: 6% apart at most, and a floor whose
     # half-width is 2.77 x 1 = 2.8% calls most of the nine pairs different; a floor of 3% (8.3%) calls none.
     files = _aa_files(tmp_path, (1.0, 1.03), rounds=(1.0, 1.02, 0.98))
-    narrow = aa.report(files, floors=_floors_file(tmp_path, Transfer=1.0)).one_round
+    narrow = report(files, floors=_floors_file(tmp_path, Transfer=1.0)).one_round
     cases = len(files[0].cases)
     assert narrow.compared == 9 * cases and narrow.unfloored == []
     changes = [abs((1.0 * x) / (1.03 * y) - 1) * 100 for x in (1.0, 1.02, 0.98) for y in (1.0, 1.02, 0.98)]
     expected = sum(c >= 2.0 and c > SPREAD_TO_HALF_WIDTH * 1.0 for c in changes)
     assert narrow.called == expected * cases and 0 < expected < 9
-    wide = aa.report(files, floors=_floors_file(tmp_path, Transfer=3.0))
+    wide = report(files, floors=_floors_file(tmp_path, Transfer=3.0))
     assert wide.one_round.called == 0 and wide.meets_targets()
-    assert "one round a side" in aa.render(wide) and "0/" in aa.render(wide)
+    assert "one round a side" in render(wide) and "0/" in render(wide)
     # A family the floors do not hold is named: compare would not widen its files of one round.
-    bare = aa.report(files, floors=_floors_file(tmp_path, Overlap=3.0))
+    bare = report(files, floors=_floors_file(tmp_path, Overlap=3.0))
     assert bare.one_round.unfloored == ["Transfer"] and bare.one_round.compared == 0
-    assert "no floor for Transfer" in aa.render(bare)
-    partly = aa.report(files + files[:1], floors=_floors_file(tmp_path, **{"Transfer/mem:pinned": 3.0}))
+    assert "no floor for Transfer" in render(bare)
+    partly = report(files + files[:1], floors=_floors_file(tmp_path, **{"Transfer/mem:pinned": 3.0}))
     assert partly.one_round.unfloored == ["Transfer"] and partly.one_round.compared > 0
     assert not partly.meets_targets()
 
@@ -325,11 +352,11 @@ def test_a_floor_is_the_spread_of_the_figure_compare_judges(tmp_path):
             e["host_blocked_us"] *= k
         docs.append(d)
     files = [load_file(write(tmp_path, f"hb{i}", d)) for i, d in enumerate(docs)]
-    r = aa.report(files)
+    r = report(files)
     assert r.floors["HostBlocking"] == pytest.approx(math.log(1.5) / math.sqrt(2) * 100, rel=1e-3)
     # compare then widens those verdicts enough that the two runs are not called different.
     floor = tmp_path / "hb.toml"
-    aa.write_floor(r, str(floor))
+    write_floor(r, str(floor))
     res = compare(files, floors=load_floors(floor))
     assert all(row.versus[1].verdict in ("same", "noisy") for row in res.rows)
 
@@ -432,7 +459,7 @@ def test_the_tick_floor_what_if_narrows_a_case_floored_on_a_noisy_last_round(tmp
     doc = scaled(base_doc(), 1.0, rounds=[1.0, 1.002, 0.999, 1.001, 0.998, 1.002, 1.0, 2.0])
     for e in runs_of(doc):
         e.update(noise_pct=25.0, detectable_pct=25.0, round_prior_sd=0.002, round_prior_dof=2.0)
-    f = aa.tick_floor_only(benchmark_file_from_doc("a", doc))
+    f = tick_floor_only(benchmark_file_from_doc("a", doc))
     cases = [c for c in f.cases.values() if c.samples[0].round_times_s]
     assert cases
     for c in cases:

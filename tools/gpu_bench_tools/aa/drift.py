@@ -25,7 +25,8 @@ from scipy import stats
 from ..history.history import parse_run_time
 from ..reading.errors import InputError
 from ..reading.facts import fact_number
-from ..reading.results import TIME_UNIT_NS, BenchmarkFile
+from ..reading.cases import TIME_UNIT_NS
+from ..reading.results import BenchmarkFile
 
 MIN_RUNS = 6  # two runs in each third at least
 

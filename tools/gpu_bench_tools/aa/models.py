@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 from ..reading.results import BenchmarkFile
 from ..stats import rounds as model
+from .figures import is_detection_copy
 
 SLOWDOWNS = (2.0, 3.0, 5.0, 10.0)
 
@@ -96,15 +97,6 @@ class ModelResult:
     def rate(self, pct: float, earlier: bool) -> float:
         later_n, earlier_n, n = self.detection.get(pct, [0, 0, 0])
         return (earlier_n if earlier else later_n) / n if n else math.nan
-
-
-def _is_detection(name: str) -> bool:
-    family, _, rest = name.partition("/")
-    parts = dict(p.partition(":")[::2] for p in rest.split("/"))
-    try:
-        return family == "Transfer" and parts.get("mem") in ("pinned", "registered") and int(parts.get("bytes", 0)) >= 1 << 20
-    except ValueError:
-        return False
 
 
 def drop_extra_rounds(f: BenchmarkFile) -> None:
@@ -212,7 +204,7 @@ def judge_set(files: list[BenchmarkFile], m: Model, slowdowns: Sequence[float] =
     """Consecutive runs of one command on one machine, under model `m`."""
     res = ModelResult(m, detection={float(p): [0, 0, 0] for p in slowdowns})
     judged = [judge_run(f, m) for f in files]
-    for a, b in zip(judged, judged[1:]):
+    for f, a, b in zip(files, judged, judged[1:]):
         for key, ja in a.items():
             jb = b.get(key)
             if jb is None:
@@ -221,7 +213,7 @@ def judge_set(files: list[BenchmarkFile], m: Model, slowdowns: Sequence[float] =
             res.covered += abs(math.log(jb.center / ja.center)) <= math.log1p(ja.half_width)
             res.compared += 1
             res.called += _called(m, ja, jb) != 0
-            if _is_detection(key):
+            if is_detection_copy(f, f.cases[key]):
                 res.detection_noise.append(100.0 * ja.half_width)
                 res.detection_detectable.append(100.0 * ja.detectable)
                 for pct, counts in res.detection.items():
@@ -292,10 +284,10 @@ def center_agreement(files: list[BenchmarkFile], centers: Sequence[str] = tuple(
     out = []
     for c in centers:
         moves = []
-        for a, b in zip(rounds, rounds[1:]):
+        for f, a, b in zip(files, rounds, rounds[1:]):
             for key, ta in a.items():
                 tb = b.get(key)
-                if tb is not None and _is_detection(key):
+                if tb is not None and is_detection_copy(f, f.cases[key]):
                     moves.append(100.0 * abs(math.log(center_value(tb, c) / center_value(ta, c))))
         out.append(CenterAgreement(c, moves))
     return out

@@ -155,26 +155,29 @@ def _main(argv: Sequence[str] | None) -> int:
         else:
             sys.stdout.write(drift.render(*drift.drift_of_files(files)))
         return EXIT_OK
-    from ..aa import aa
+    from ..aa import report_files
 
     if args.command == "floors":
-        merged = aa.merge_floors(args.reports, args.out, args.measured_on)
+        merged = report_files.merge_floors(args.reports, args.out, args.measured_on)
         sys.stdout.write(f"{args.out}: {len(merged)} floors, each the larger over {len(args.reports)} report(s)\n")
         return EXIT_OK
+    from ..aa.altered import tick_floor_only
+    from ..aa.analysis import report
+    from ..aa.render import render
     from ..reading.load import load_files
     from ..stats.floors import load_floors
 
     floors = load_floors(args.floors)
     files = load_files(args.files)
     if args.tick_floor_only:
-        files = [aa.tick_floor_only(f) for f in files]
-    report = aa.report(files, slowdowns=args.slowdown, gate_pct=args.fail_on_regression, floors=floors)
-    sys.stdout.write(aa.render(report))
+        files = [tick_floor_only(f) for f in files]
+    agreement = report(files, slowdowns=args.slowdown, gate_pct=args.fail_on_regression, floors=floors)
+    sys.stdout.write(render(agreement))
     if args.json:
-        aa.write_json(report, args.json)
+        report_files.write_json(agreement, args.json)
     if args.floor:
-        aa.write_floor(report, args.floor)
-    if args.check and not report.meets_targets():
+        report_files.write_floor(agreement, args.floor)
+    if args.check and not agreement.meets_targets():
         return EXIT_REGRESSION
     return EXIT_OK
 

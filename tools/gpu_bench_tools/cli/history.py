@@ -99,22 +99,15 @@ def pct_list(text: str) -> list[float]:
     return [floor_pct(t.strip()) for t in text.split(",")] if text.strip() else [floor_pct(text)]
 
 
-def _stable(case) -> bool:
-    """A copy at the host link's throughput: the cases the A/A harness plants its slowdowns in."""
-    from ..aa.aa import DETECTION_FILTER
-
-    family, kinds, least = DETECTION_FILTER
-    size = case.axis_int("bytes")
-    return case.family == family and case.axis("mem") in kinds and size is not None and size >= least
-
-
 def _replay(args) -> int:
-    from ..aa.aa import slowed
+    from ..aa.altered import slowed
+    from ..aa.figures import is_detection_copy
     from ..history import replay
     from ..reading.load import load_file
 
     files = [load_file(p) for p in args.files]
-    stable = {k for k, c in files[0].cases.items() if _stable(c)}
+    # The stable copies: those at the host link's throughput, where the A/A harness plants its slowdowns.
+    stable = {k for k, c in files[0].cases.items() if is_detection_copy(files[0], c)}
     steps, what = [], ""
     if args.plant is not None:
         for f in files:

@@ -111,7 +111,7 @@ def default_path() -> Path:
 
 def load_expectations(path: str | os.PathLike | None = None) -> Expectations:
     """The operator's file, or the one shipped with the tools (path None)."""
-    from ..reading.reading import read_toml
+    from ..reading.files import read_toml
 
     given = path is not None
     p = Path(path) if given else default_path()

@@ -41,7 +41,8 @@ from ..reading.multigpu import (
 )
 
 if TYPE_CHECKING:
-    from ..reading.results import BenchmarkFile, Case
+    from ..reading.cases import Case
+    from ..reading.results import BenchmarkFile
 
 PASS, DEGRADED, ERRORED = 0, 1, 2
 NO_NVLINK_PEAK = ("a peer pair without an NVLink peak in the file (topology.i-j.nvlink_gbps): its figures are not "
@@ -262,7 +263,7 @@ def unit_of(f: BenchmarkFile, c: Case, metric: str) -> str:
         return d.unit
     if metric.startswith("gbps"):
         return "GB/s"
-    from ..reading.results import metric_unit
+    from ..reading.cases import metric_unit
 
     return metric_unit(metric, c.time_unit)
 

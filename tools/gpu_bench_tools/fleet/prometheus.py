@@ -24,14 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .expectations import result_link
-from ..reading.families import host_link_peak
+from ..reading.facts import host_link_peak
 from .gate import ERRORED, case_gpu, model_of
 from ..reading.multigpu import gpu_fact, gpus_used
-from ..reading.results import TIME_UNIT_NS
+from ..reading.cases import TIME_UNIT_NS
 
 if TYPE_CHECKING:
     from .gate import Verdict
-    from ..reading.results import BenchmarkFile, Case
+    from ..reading.cases import Case
+    from ..reading.results import BenchmarkFile
 
 GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName", "pci_bus_id", "device")
 RUN_LABELS = ("preset", "family")

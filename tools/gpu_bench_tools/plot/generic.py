@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-from ..reading.families import FamilyDescriptor, host_link_peak
+from ..reading.facts import host_link_peak
+from ..reading.families import FamilyDescriptor
 from ..reading.load import Case, headline_of
 from .canvas import (
     BAND_NOTE,

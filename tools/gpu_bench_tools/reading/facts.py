@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
-from .multigpu import gpu_count, gpu_fact, gpu_summary, gpu_uuids, multi_gpu_rows, pcie_text, short_gpu_name
 from .context_values import UNAVAILABLE
-
-if TYPE_CHECKING:
-    from .results import BenchmarkFile
+from .multigpu import gpu_count, gpu_fact, gpu_summary, gpu_uuids, multi_gpu_rows, pcie_text, short_gpu_name
+from .results import BenchmarkFile
 
 # Facts worth showing when machines are put side by side, in reading order.
 FACTS = (
@@ -54,8 +52,20 @@ GATE_AND_NUMA_FACTS = ("gpu_bench.gate", "host.gpu_numa_node", "host.numa_nodes"
                        "host.numa_thread")
 
 
-def pcie_link(f: BenchmarkFile) -> str | None:
-    return pcie_text(f)
+def host_link_peak(f: BenchmarkFile, gpu: int | None = None) -> tuple[float, str] | None:
+    """The host link's peak per direction (GB/s) and its name, from the device profile of GPU `gpu` (None:
+    the GPU the file describes as profile.*); None if unknown."""
+    def fact(key: str) -> str | None:
+        return f.fact(key) if gpu is None else gpu_fact(f, gpu, key)
+
+    text = fact("profile.host_link_gbps")
+    try:
+        gbps = float(text) if text is not None else math.nan
+    except ValueError:
+        return None
+    if not math.isfinite(gbps) or gbps <= 0:
+        return None
+    return gbps, fact("profile.host_link") or "host link"
 
 
 def pcie_max_link(f: BenchmarkFile, gpu: int | None = None) -> str | None:
@@ -152,7 +162,8 @@ def _show_bytes(v: str) -> str:
 
 
 def display_fact(f: BenchmarkFile, key: str) -> str | None:
-    v = f.fact(key)
+    """A fact of FACTS as shown: 'pcie' the link as read and at its most, sizes in KiB, MiB or GiB."""
+    v = pcie_text(f) if key == "pcie" else f.fact(key)
     if v is not None and key.endswith("_bytes"):
         return _show_bytes(v)
     return v

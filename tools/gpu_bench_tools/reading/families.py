@@ -1,5 +1,6 @@
 """Family descriptors: what a family's headline is, its unit and direction, whether it crosses the host link,
-whether its figures are the host's, and how the generic plot lays it out (docs/json.md, "Family descriptors").
+whether its figures are the host's, which of its cases are link-bound, and how the generic plot lays it out
+(docs/json.md, "Family descriptors").
 
 Schema 2 files carry them as ``family.<slug>.*`` context keys.  Older files have none, so a descriptor is
 inferred from the cases: ``gbps`` where every case of the family has it, else ``real_time`` (lower is
@@ -9,20 +10,19 @@ against it.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Iterable
 
+from .cases import Case
 from .errors import InputError
-from .multigpu import gpu_fact
 from .names import snake
 
-if TYPE_CHECKING:
-    from .results import BenchmarkFile, Case
-
 FIELDS = ("name", "summary", "axes", "headline", "unit", "better", "headline_kind", "host_link", "plot", "scope",
-          "host_side", "spread_axes")
+          "host_side", "spread_axes", "link_bound")
+# A link_bound rule speaks only of cases of 1 MiB and more by their bytes (docs/json.md): below that a copy's
+# time is its fixed costs more than the link's throughput.
+LINK_BOUND_MIN_BYTES = 1 << 20
 # The axes that set how far a case varies between processes, where a file does not say (docs/json.md).
 DEFAULT_SPREAD_AXES = ("mem", "dir")
 BETTER = ("higher", "lower")
@@ -45,6 +45,7 @@ class FamilyDescriptor:
     scope: str = "single_gpu"
     host_side: str = "no"  # files before it have none: their figures are keyed on the GPU alone
     spread_axes: tuple[str, ...] = DEFAULT_SPREAD_AXES  # with the size band, a case's spread group
+    link_bound: str | None = None  # None where the file has no family.*.link_bound (older files): see is_link_bound
     inferred: bool = False  # read from the cases of a file without descriptors
 
     @property
@@ -67,6 +68,23 @@ class FamilyDescriptor:
     def is_host_side(self, case_key: str) -> bool:
         """Whether the case's figures are the host's (its CPU's), by the descriptor's host_side rule."""
         return rule_matches(self.host_side, case_key)
+
+    def is_link_bound(self, case: Case) -> bool:
+        """Whether the case is a copy at the host link's own throughput, measured in gpu_bench.link_rounds
+        rounds: by the descriptor's link_bound rule, for cases of 1 MiB and more. A file without the rule
+        (before gpu_bench wrote it) is read by link_bound_oracle."""
+        if self.link_bound is None:
+            return link_bound_oracle(case)
+        size = case.axis_int("bytes")
+        return rule_matches(self.link_bound, case.key) and size is not None and size >= LINK_BOUND_MIN_BYTES
+
+
+def link_bound_oracle(case: Case) -> bool:
+    """gpu_bench's link_bound rule as these tools held it before files carried it: Transfer's pinned and
+    registered copies of 1 MiB and more. Only for files without family.*.link_bound, and for tests."""
+    size = case.axis_int("bytes")
+    return (case.family == "Transfer" and case.axis("mem") in ("pinned", "registered") and size is not None
+            and size >= LINK_BOUND_MIN_BYTES)
 
 
 def rule_matches(rule: str, case_key: str) -> bool:
@@ -132,6 +150,7 @@ def _from_context(path: str, ctx: dict) -> dict[str, FamilyDescriptor]:
             better=better, headline_kind=kind, summary=d.get("summary", ""), axes=axes,
             host_link=d.get("host_link") or "no", plot=parse_plot_hint(d.get("plot", ""), f"{where}.plot"),
             scope=d.get("scope") or "single_gpu", host_side=d.get("host_side") or "no",
+            link_bound=d["link_bound"] if "link_bound" in d else None,
             spread_axes=tuple(a.strip() for a in d["spread_axes"].split(",") if a.strip())
             if "spread_axes" in d else DEFAULT_SPREAD_AXES,
         )
@@ -163,29 +182,14 @@ def infer(family: str, cases: list[Case]) -> FamilyDescriptor:
     return FamilyDescriptor(family, "real_time", None, "lower", "time", axes=tuple(axes), plot=plot, inferred=True)
 
 
-def descriptors_of(f: BenchmarkFile) -> dict[str, FamilyDescriptor]:
-    """Every family of the file: its written descriptor where it has one, else one inferred from its cases."""
-    out = _from_context(f.path, f.context) if f.schema == "2" else {}
+def descriptors_of(path: str, context: dict, schema: str | None, cases: Iterable[Case]) -> dict[str, FamilyDescriptor]:
+    """Every family of a file's cases: its written descriptor where the file has one (schema 2), else one
+    inferred from its cases."""
+    out = _from_context(path, context) if schema == "2" else {}
     by_family: dict[str, list[Case]] = {}
-    for c in f.cases.values():
+    for c in cases:
         by_family.setdefault(c.family, []).append(c)
-    for fam, cases in by_family.items():
+    for fam, family_cases in by_family.items():
         if fam not in out:
-            out[fam] = infer(fam, cases)
+            out[fam] = infer(fam, family_cases)
     return out
-
-
-def host_link_peak(f: BenchmarkFile, gpu: int | None = None) -> tuple[float, str] | None:
-    """The host link's peak per direction (GB/s) and its name, from the device profile of GPU `gpu` (None:
-    the GPU the file describes as profile.*); None if unknown."""
-    def fact(key: str) -> str | None:
-        return f.fact(key) if gpu is None else gpu_fact(f, gpu, key)
-
-    text = fact("profile.host_link_gbps")
-    try:
-        gbps = float(text) if text is not None else math.nan
-    except ValueError:
-        return None
-    if not math.isfinite(gbps) or gbps <= 0:
-        return None
-    return gbps, fact("profile.host_link") or "host link"

@@ -1,14 +1,31 @@
 """The one loader: everything the tools read, in one import.
 
-Reading and checking files lives in :mod:`.reading`, case names in :mod:`.names`, what a file holds in
-:mod:`.results`, family descriptors in :mod:`.families`, machine facts in :mod:`.facts` and
-:mod:`.multigpu`, --timeline traces in :mod:`.timeline`.
+Reading a file's text and parsing JSON and TOML lives in :mod:`.files`, Google Benchmark JSON into
+results in :mod:`.benchmark_json`, case names in :mod:`.names`, what a file holds in :mod:`.results`
+and its cases in :mod:`.cases`, family descriptors in :mod:`.families`, machine facts in :mod:`.facts`
+and :mod:`.multigpu`, --timeline traces in :mod:`.timeline`.
 """
 
 from __future__ import annotations
 
 import os
 
+from .benchmark_json import (
+    KNOWN_SCHEMAS,
+    benchmark_file_from_doc,
+    load_file,
+    load_files,
+)
+from .cases import (
+    TIME_UNIT_NS,
+    Case,
+    Sample,
+    canonical_metric,
+    higher_is_better,
+    metric_title,
+    metric_unit,
+)
+from .context_values import UNAVAILABLE
 from .errors import InputError
 from .facts import (
     FACTS,
@@ -19,10 +36,11 @@ from .facts import (
     display_fact,
     file_labels,
     gate,
+    host_link_peak,
     machine_label,
-    pcie_link,
 )
-from .families import FamilyDescriptor, host_link_peak
+from .families import FamilyDescriptor
+from .files import parse_json, read_json
 from .multigpu import (
     GPU_FACTS,
     MAX_GPUS,
@@ -38,25 +56,7 @@ from .multigpu import (
     topology,
 )
 from .names import CaseName, parse_name, snake
-from .reading import (
-    KNOWN_SCHEMAS,
-    benchmark_file_from_doc,
-    load_file,
-    load_files,
-    parse_json,
-    read_json,
-)
-from .results import (
-    TIME_UNIT_NS,
-    UNAVAILABLE,
-    BenchmarkFile,
-    Case,
-    Sample,
-    canonical_metric,
-    higher_is_better,
-    metric_title,
-    metric_unit,
-)
+from .results import BenchmarkFile
 from .timeline import Span, Timeline, TimelineCase, is_timeline, load_timeline, timeline_from_doc
 
 __all__ = [
@@ -66,7 +66,7 @@ __all__ = [
     "context_differences", "context_rows", "display_fact", "file_labels", "gate", "gpu_count", "gpu_fact",
     "gpu_summary", "gpu_uuids", "gpus_used", "headline_of", "higher_is_better", "host_link_peak", "is_timeline",
     "link_text", "load_any", "load_file", "load_files", "load_timeline", "machine_label", "metric_for",
-    "metric_title", "metric_unit", "multi_gpu_rows", "parse_json", "parse_name", "pcie_link", "read_json",
+    "metric_title", "metric_unit", "multi_gpu_rows", "parse_json", "parse_name", "read_json",
     "short_gpu_name", "snake", "timeline_from_doc", "topology", "unit_and_direction",
 ]
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING
 
+from .cases import Case
 from .context_values import UNAVAILABLE
-
-if TYPE_CHECKING:
-    from .results import BenchmarkFile, Case
+from .results import BenchmarkFile
 
 GPU_FACTS = (("name", ""), ("pci_bus_id", " PCI bus"), ("numa_node", " NUMA node"),
              ("profile.host_link", " host link"), ("pcie", " PCIe link (now / max)"), ("local_cpus", " local CPUs"),

@@ -9,9 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .reading import converted, is_timeline, read_json
+from .files import converted, read_json
 
 TIMELINE_SOURCE = "gpu_bench --timeline"
+
+
+def is_timeline(doc: Any) -> bool:
+    """A Chrome trace of any program (object with traceEvents, or a bare list of events)."""
+    return (isinstance(doc, dict) and "traceEvents" in doc) or (
+        isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and "ph" in doc[0]
+    )
 
 
 @dataclass

@@ -6,7 +6,8 @@ import copy
 from dataclasses import dataclass
 
 from ..reading.facts import configuration_key, configuration_label
-from ..reading.results import BenchmarkFile, Case
+from ..reading.cases import Case
+from ..reading.results import BenchmarkFile
 
 
 @dataclass
@@ -31,7 +32,7 @@ def merge(files: list[BenchmarkFile]) -> BenchmarkFile:
                 m = cases[key] = Case(key, c.name, c.time_unit, label=c.label)
             scale = 1.0
             if c.time_unit != m.time_unit:
-                from ..reading.results import TIME_UNIT_NS
+                from ..reading.cases import TIME_UNIT_NS
 
                 scale = TIME_UNIT_NS[c.time_unit] / TIME_UNIT_NS[m.time_unit]
             for s in c.samples:

@@ -61,7 +61,7 @@ def _table(doc: dict, where: str) -> dict[str, float]:
 
 
 def load_floors(path: str | os.PathLike | None = None) -> Floors:
-    from ..reading.reading import read_toml
+    from ..reading.files import read_toml
 
     p = Path(path) if path is not None else default_path()
     doc = read_toml(p, "a floors file")

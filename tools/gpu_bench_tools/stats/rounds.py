@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..reading.families import DEFAULT_SPREAD_AXES
-from ..reading.results import TRIMMED_PER, round_center, rounds_kept, rounds_trimmed
+from ..reading.cases import TRIMMED_PER, round_center, rounds_kept, rounds_trimmed
 
 # No smaller change is called faster or slower (compare's --min-effect default): between files with rounds, as
 # the A/A runs chose it; between files without (one process a side, whose spread between runs is unknown

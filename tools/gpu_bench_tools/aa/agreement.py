@@ -1,0 +1,201 @@
+"""What an A/A report holds: each case's agreement between runs, the slowdowns caught, one round a side,
+the host link between runs, rounds by their process, each run's time and each family's figures; and the
+targets the runs are held to (gpu-bench-aa report --check). Plain data: analysis.py fills it in."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+COVERAGE_TARGET = 0.90
+FALSE_CALL_LIMIT = 0.05
+TIMED_SHARE_TARGET = 0.50
+DRIFT_P = 0.01  # a direction's copies moved between runs where their changes lean one way this surely
+FAMILY_SLOWDOWNS = (5.0, 10.0)  # each family's share caught is given at these, whatever --slowdown asks
+# Given per memory kind: one row would mix pinned copies with pageable ones, whose detectable_pct is ten times theirs.
+SPLIT_BY_MEM = ("Transfer",)
+
+
+@dataclass
+class CaseAgreement:
+    key: str
+    family: str
+    values: list[float]
+    noise_pct: list[float]
+    spread_pct: float
+    rel_sd_pct: float
+    covered: int  # consecutive pairs whose later figure lies in the earlier run's interval
+    pairs: int
+    detectable_pct: list[float] = field(default_factory=list)  # each run's, where it wrote one
+    detection: bool = False  # a pinned or registered copy of 1 MiB and more
+
+
+@dataclass
+class Slowdown:
+    pct: float
+    detected: int  # detection cases called slower, summed over pairs, the later run made slower
+    detection_cases: int  # summed over pairs
+    gate_fired: int  # pairs for which --fail-on-regression fires
+    pairs: int
+    detected_earlier: int = 0  # the same with the earlier run of each pair made slower
+    gate_fired_earlier: int = 0
+
+    @property
+    def rate(self) -> float:
+        return self.detected / self.detection_cases if self.detection_cases else math.nan
+
+    @property
+    def rate_earlier(self) -> float:
+        return self.detected_earlier / self.detection_cases if self.detection_cases else math.nan
+
+
+@dataclass
+class FamilyCatch:
+    """A family's cases called slower with every figure of the later run of each pair `pct` percent slower."""
+    pct: float
+    caught: int  # summed over pairs
+    cases: int  # the family's cases, summed over pairs
+
+    @property
+    def rate(self) -> float:
+        return self.caught / self.cases if self.cases else math.nan
+
+
+@dataclass
+class FamilyAgreement:
+    """One family's cases (Transfer's of one memory kind): how far its runs agree and what compare catches."""
+    family: str  # the family, or for Transfer its floor key: Transfer/mem:KIND
+    cases: int
+    median_spread_pct: float
+    covered: int  # consecutive pairs whose later figure lies in the earlier run's interval
+    pairs: int
+    floor_pct: float  # the between-run floor the runs show (p90 relative sd), NaN where none
+    detectable_median_pct: float  # over every case and run that wrote one; NaN where none did
+    detectable_p90_pct: float
+    slowdowns: list[FamilyCatch] = field(default_factory=list)  # at FAMILY_SLOWDOWNS
+
+    @property
+    def coverage_next(self) -> float:
+        return self.covered / self.pairs if self.pairs else math.nan
+
+    def caught(self, pct: float) -> float:
+        return next((c.rate for c in self.slowdowns if c.pct == pct), math.nan)
+
+
+@dataclass
+class OneRound:
+    """Rounds of consecutive runs compared as files of one round are: beyond the between-run floor."""
+    floors: str  # the floors file judged, and where its floors were measured
+    called: int = 0  # round pairs whose change is at least --min-effect and beyond the floor
+    compared: int = 0  # round pairs of cases the floors file has a floor for
+    unfloored: list[str] = field(default_factory=list)  # families with rounds but no floor
+    # slowdown percent -> [round pairs of the detection copies called slower, such round pairs]
+    slowed: dict[float, list[int]] = field(default_factory=dict)
+
+    @property
+    def rate(self) -> float:
+        return self.called / self.compared if self.compared else math.nan
+
+
+@dataclass
+class LinkDrift:
+    """How the pinned and registered copies of 1 MiB and more in one direction moved from run k to k+1."""
+    pair: int  # k: run k+1 against run k, counted from 1
+    direction: str  # h2d, d2h, bidir
+    cases: int
+    change_pct: float  # the median change, + slower
+    p_value: float  # Wilcoxon's signed-rank test of the changes against zero; NaN where too few differ
+
+    @property
+    def moved(self) -> bool:
+        return self.p_value < DRIFT_P
+
+
+@dataclass
+class RoundKinds:
+    """One run's pinned and registered copies of 1 MiB and more, each round against its case's fastest round:
+    per copy group ('bidir', 'one way') and kind of process ('full' every case, 'link' the link-bound cases
+    alone, 'extra' the extra rounds, 'last' the process the user started), the median excess in percent and
+    how many rounds it is the median of."""
+    run: int  # counted from 1
+    excess_pct: dict[str, dict[str, float]]
+    rounds: dict[str, dict[str, int]]
+
+
+ROUND_KINDS = ("full", "link", "extra", "last")
+
+
+@dataclass
+class RunTime:
+    """One run's wall time and how much of it went into timed samples (gpu_bench.elapsed_s, timed_s and
+    calibration_timed_s; NaN where the file has none), and the GPU it ran on."""
+    gpu_uuid: str
+    elapsed_s: float
+    timed_s: float
+    calibration_timed_s: float
+    uptime_s: float = math.nan  # how long its host had been up when it started (host.uptime_s)
+
+    @property
+    def timed_share(self) -> float:
+        return self.timed_s / self.elapsed_s if self.elapsed_s > 0 else math.nan
+
+
+
+@dataclass
+class Report:
+    runs: list[str]
+    gpu: str
+    cases: list[CaseAgreement]
+    coverage_next: float
+    coverage_all: float
+    false_calls: list[dict]  # per consecutive pair: faster, slower, cases
+    slowdowns: list[Slowdown] = field(default_factory=list)
+    gate_pct: float = 5.0
+    floors: dict[str, float] = field(default_factory=dict)
+    revision: str = ""
+    run_times: list[RunTime] = field(default_factory=list)
+    one_round: OneRound | None = None
+    link_drift: list[LinkDrift] = field(default_factory=list)
+    round_kinds: list[RoundKinds] = field(default_factory=list)
+    families: dict[str, FamilyAgreement] = field(default_factory=dict)  # worst first: see worst_first
+
+    @property
+    def one_machine(self) -> bool:
+        return len({t.gpu_uuid for t in self.run_times}) == 1
+
+    @property
+    def false_call_rate(self) -> float:
+        calls = sum(p["faster"] + p["slower"] for p in self.false_calls)
+        cases = sum(p["cases"] for p in self.false_calls)
+        return calls / cases if cases else math.nan
+
+    @property
+    def median_spread_pct(self) -> float:
+        return statistics.median(c.spread_pct for c in self.cases) if self.cases else math.nan
+
+    @property
+    def median_noise_pct(self) -> float:
+        vals = [n for c in self.cases for n in c.noise_pct]
+        return statistics.median(vals) if vals else math.nan
+
+    def detection_median(self, what: str) -> float:
+        """The median noise_pct ('noise') or detectable_pct ('detectable') over every run of the pinned and
+        registered copies of 1 MiB and more."""
+        vals = [n for c in self.cases if c.detection for n in (c.noise_pct if what == "noise" else c.detectable_pct)]
+        return statistics.median(vals) if vals else math.nan
+
+    def meets_targets(self) -> bool:
+        one_round_ok = self.one_round is None or not self.one_round.compared or (
+            self.one_round.rate <= FALSE_CALL_LIMIT and not self.one_round.unfloored)
+        return self.coverage_next >= COVERAGE_TARGET and self.false_call_rate <= FALSE_CALL_LIMIT and one_round_ok
+
+
+def floor_key(family: str, mem: str | None = None) -> str:
+    return f"{family}/mem:{mem}" if mem else family
+
+
+def family_of(case) -> str:
+    """The family a case is reported under: its own, or for Transfer its floor key of family and memory kind."""
+    return floor_key(case.family, case.axis("mem")) if case.family in SPLIT_BY_MEM else case.family
+

@@ -1,0 +1,66 @@
+"""The host link between runs and within a run: how the pinned and registered copies of 1 MiB and more
+moved from one run to the next, and how each round of them reads by the kind of process it ran in."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from ..reading.results import BenchmarkFile
+from .agreement import LinkDrift, RoundKinds
+from .figures import headline_and_noise, is_detection_copy, round_times
+
+DRIFT_MIN_CASES = 6  # fewer changes than this are not tested
+
+
+def link_drift(files: list[BenchmarkFile]) -> list[LinkDrift]:
+    """Per consecutive pair of runs and direction, the median change of the pinned and registered copies of
+    1 MiB and more that both runs measured (+ where the later run is slower) and Wilcoxon's signed-rank test
+    of those changes against zero."""
+    from scipy.stats import wilcoxon
+
+    out: list[LinkDrift] = []
+    for k, (a, b) in enumerate(zip(files, files[1:]), 1):
+        for direction in ("h2d", "d2h", "bidir"):
+            changes = []
+            for key, case in a.cases.items():
+                if case.axis("dir") != direction or not is_detection_copy(a, case) or key not in b.cases:
+                    continue
+                va, vb = headline_and_noise(a, case)[0], headline_and_noise(b, b.cases[key])[0]
+                if not va or not vb or va <= 0 or vb <= 0:
+                    continue
+                d = a.descriptor(case.family)
+                changes.append(100.0 * ((va / vb) if d is None or d.headline_kind == "rate" else (vb / va)) - 100.0)
+            if not changes:
+                continue
+            p = math.nan
+            if sum(1 for c in changes if c != 0) >= DRIFT_MIN_CASES:
+                p = float(wilcoxon(changes).pvalue)
+            out.append(LinkDrift(k, direction, len(changes), statistics.median(changes), p))
+    return out
+
+
+def round_kinds(f: BenchmarkFile, run: int) -> RoundKinds | None:
+    """`f`'s copies' rounds by the kind of process each ran in; None for a file without
+    gpu_bench.round_processes. A copy's rounds are in the order they ran: every child round it was in (every
+    full and link round, then the first of the extra rounds), then the last; a copy whose count of rounds
+    fits no such order (one of its rounds failed) is left out."""
+    labels = [p.partition("=")[0] for p in str(f.fact("gpu_bench.round_processes") or "").split()]
+    if not labels:
+        return None
+    planned = ["full" if label.startswith("round_") else "link" for label in labels if not label.startswith("extra_")]
+    extras = sum(1 for label in labels if label.startswith("extra_"))
+    excess: dict[str, dict[str, list[float]]] = {}
+    for key, case in f.cases.items():
+        if not is_detection_copy(f, case):
+            continue
+        times = round_times(f, key)
+        extra = len(times) - len(planned) - 1
+        if not times or min(times) <= 0 or not 0 <= extra <= extras:
+            continue
+        group = excess.setdefault("bidir" if case.axis("dir") == "bidir" else "one way", {})
+        fastest = min(times)
+        for kind, t in zip(planned + ["extra"] * extra + ["last"], times):
+            group.setdefault(kind, []).append(100.0 * (t / fastest - 1.0))
+    return RoundKinds(run, {g: {k: statistics.median(v) for k, v in kinds.items()} for g, kinds in excess.items()},
+                      {g: {k: len(v) for k, v in kinds.items()} for g, kinds in excess.items()})

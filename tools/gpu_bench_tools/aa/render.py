@@ -1,0 +1,112 @@
+"""The A/A report as text."""
+
+from __future__ import annotations
+
+import math
+
+from .agreement import (COVERAGE_TARGET, DRIFT_P, FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, ROUND_KINDS,
+                        TIMED_SHARE_TARGET, FamilyAgreement, Report)
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100.0 * x:.1f}%"
+
+
+def render(r: Report) -> str:
+    lines = [f"A/A over {len(r.runs)} runs on {r.gpu}, {len(r.cases)} cases in every run"]
+    gpus = {t.gpu_uuid for t in r.run_times}
+    if r.one_machine:
+        lines.append(f"  every run on one GPU ({next(iter(gpus))})")
+    elif r.run_times:
+        lines.append(f"  the runs were on {len(gpus)} GPUs (gpu.uuid): the spread between them includes the machines'")
+    for i, t in enumerate(r.run_times, 1):
+        # Where each run fell in its host's life, for reading a pair whose host link moved between the runs
+        # (docs/methodology.md, "The host link over minutes").
+        started = "" if math.isnan(t.uptime_s) else f"; started {t.uptime_s / 60:.1f} min after its host"
+        if math.isnan(t.timed_share):
+            lines.append(f"  run {i}: no gpu_bench.elapsed_s and timed_s in its file{started}")
+            continue
+        calibrations = "" if math.isnan(t.calibration_timed_s) else \
+            f", calibrations' {t.calibration_timed_s:.1f} s of them"
+        lines.append(f"  run {i}: {t.elapsed_s:.1f} s, {t.timed_s:.1f} s of it timed samples ({_pct(t.timed_share)}"
+                     f"{calibrations}; target at least {TIMED_SHARE_TARGET:.0%}){started}")
+    lines.append(f"  between runs: median case spread {r.median_spread_pct:.2f}% (max-min over median); "
+                 f"median noise_pct {r.median_noise_pct:.2f}%")
+    if not math.isnan(r.detection_median("noise")):
+        detectable = r.detection_median("detectable")
+        lines.append(f"  pinned and registered copies of 1 MiB and more: median noise_pct "
+                     f"{r.detection_median('noise'):.2f}%"
+                     + ("" if math.isnan(detectable) else f", median detectable_pct {detectable:.2f}%"))
+    lines.append(f"  coverage: run k's interval holds run k+1's figure {_pct(r.coverage_next)} of the time "
+                 f"(target {COVERAGE_TARGET:.0%}); over every ordered pair {_pct(r.coverage_all)}")
+    # Which way the calls lean: runs of one build should lean neither, so calls mostly one way say the
+    # runs' order (or a change of the machine between them) moved many cases at once.
+    per_pair = ", ".join(f"{p['faster'] + p['slower']}/{p['cases']} ({p['faster']} faster, {p['slower']} slower)"
+                         for p in r.false_calls)
+    lines.append(f"  gpu-bench-compare between consecutive runs: {_pct(r.false_call_rate)} of cases called "
+                 f"faster or slower (target at most {FALSE_CALL_LIMIT:.0%}; per pair: {per_pair})")
+    o = r.one_round
+    if o is not None and o.compared:
+        lines.append(f"  one round a side (each round of run k against each of run k+1, as compare judges files of "
+                     f"one round): {_pct(o.rate)} called faster or slower beyond the between-run floors (target at "
+                     f"most {FALSE_CALL_LIMIT:.0%}; {o.called}/{o.compared}; floors: {o.floors})")
+    if o is not None:
+        for pct, (caught, pairs) in sorted(o.slowed.items()):
+            if pairs:
+                lines.append(f"    one round a side, the later round {pct:g}% slower: {_pct(caught / pairs)} of the "
+                             f"pinned and registered copies of 1 MiB and more called slower ({caught}/{pairs})")
+    if o is not None and o.unfloored:
+        lines.append(f"    no floor for {', '.join(o.unfloored)}: compare cannot widen their files of one round "
+                     "(write floors from runs that hold them: --floor)")
+    for s in r.slowdowns:
+        lines.append(f"  every figure {s.pct:g}% slower: {_pct(s.rate)} of pinned and registered copies of 1 MiB "
+                     f"and more called slower ({s.detected}/{s.detection_cases}); --fail-on-regression "
+                     f"{r.gate_pct:g} fires for {s.gate_fired} of {s.pairs} pairs")
+        lines.append(f"    the earlier run of each pair {s.pct:g}% slower instead: {_pct(s.rate_earlier)} "
+                     f"({s.detected_earlier}/{s.detection_cases}); fires for {s.gate_fired_earlier} of {s.pairs}")
+    for k in sorted({d.pair for d in r.link_drift}):
+        groups = [d for d in r.link_drift if d.pair == k]
+        lines.append(f"  the host link, run {k + 1} against run {k} (pinned and registered copies of 1 MiB and more, "
+                     "median change, + slower; Wilcoxon's p): " + "; ".join(
+                         f"{d.direction} {d.change_pct:+.2f}% (p {d.p_value:.3f}, {d.cases})" for d in groups))
+        moved = [d.direction for d in groups if d.moved]
+        if moved:
+            lines.append(f"    moved between the runs (p < {DRIFT_P:g}): {', '.join(moved)}: the link changed, which no "
+                         "interval from one run's rounds holds, and a slowdown of the faster run is partly hidden "
+                         "by it")
+    if r.round_kinds:
+        lines.append("  rounds by their process (pinned and registered copies of 1 MiB and more; each round over its "
+                     "case's fastest, the median excess and how many rounds): full, a round of every case; link, of "
+                     "the link-bound cases alone; extra, the extra rounds; last, in the process the user started")
+    for k in r.round_kinds:
+        parts = []
+        for group in ("one way", "bidir"):
+            kinds = k.excess_pct.get(group)
+            if kinds:
+                parts.append(f"{group} " + ", ".join(f"{kind} {kinds[kind]:.2f}% ({k.rounds[group][kind]})"
+                                                   for kind in ROUND_KINDS if kind in kinds))
+        lines.append(f"    run {k.run}: " + "; ".join(parts))
+    lines += _render_families(r.families)
+    worst = sorted(r.cases, key=lambda c: c.covered / max(1, c.pairs))[:8]
+    lines.append("  least covered cases: " + "; ".join(
+        f"{c.key} {c.covered}/{c.pairs} (spread {c.spread_pct:.1f}%)" for c in worst))
+    return "\n".join(lines) + "\n"
+
+
+def _render_families(families: dict[str, FamilyAgreement]) -> list[str]:
+    def pct_of(x: float) -> str:
+        return "n/a" if math.isnan(x) else f"{x:.2f}%"
+
+    caught = "  ".join(f"{pct:g}% slower" for pct in FAMILY_SLOWDOWNS)
+    lines = ["  by family, worst first (Transfer by memory kind): its cases' median spread, coverage of the next run, "
+             "floor (p90 relative sd), detectable_pct's median and p90 over every case and run, and the share of its "
+             "cases compare calls slower with every figure of the later run that much slower"]
+    width = max([len("family"), *(len(name) for name in families)])
+    lines.append(f"    {'family':{width}s} {'cases':>5s} {'spread':>7s} {'coverage':>8s} {'floor':>8s} "
+                 f"{'det p50':>9s} {'det p90':>9s}  {caught}")
+    for name, f in families.items():
+        lines.append(f"    {name:{width}s} {f.cases:5d} {pct_of(f.median_spread_pct):>7s} {_pct(f.coverage_next):>8s} "
+                     f"{pct_of(f.floor_pct):>8s} {pct_of(f.detectable_median_pct):>9s} "
+                     f"{pct_of(f.detectable_p90_pct):>9s}  "
+                     + "  ".join(f"{_pct(f.caught(pct)):>{len(f'{pct:g}% slower')}s}" for pct in FAMILY_SLOWDOWNS))
+    return lines
