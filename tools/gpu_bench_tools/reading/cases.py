@@ -224,10 +224,11 @@ def cv_pct(vals: list[float]) -> float | None:
         return None
     import numpy as np
 
-    mean = float(np.mean(vals))
+    a = np.asarray(vals, dtype=float)  # one conversion for both figures
+    mean = float(a.mean())
     if not mean:
         return None
-    return float(np.std(vals, ddof=1)) / abs(mean) * 100.0
+    return float(a.std(ddof=1)) / abs(mean) * 100.0
 
 
 # ---------------------------------------------------------------------------------------------
