@@ -190,11 +190,12 @@ def test_two_full_matrix_files_compare_in_under_two_seconds(tmp_path, capsys):
     b = synth.write(tmp_path / "b.json", synth.make_run(full=True, seed=2, slow=SLOW))
     importlib.import_module("scipy.stats")  # the interpreter's one-off import, not the comparison
 
-    t0 = time.perf_counter()
+    # The comparison's own CPU time: a wall clock also counts whatever else shares the 2 cores.
+    t0 = time.process_time()
     code, out, _ = run_cli(cli_compare.main, ["--one-round", a, b], capsys)
-    took = time.perf_counter() - t0
+    took = time.process_time() - t0
     assert code == 0 and out.count("\n") > 1800
-    assert took < 2.0, f"comparison took {took:.2f} s"
+    assert took < 2.0, f"comparison took {took:.2f} s of CPU"
 
 
 def test_a_two_node_run_compares_case_for_case_with_a_one_node_run(tmp_path, capsys):
