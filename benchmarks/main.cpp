@@ -460,7 +460,7 @@ step_result describe_machine(run_state& run) {
   const std::optional<double> uptime = gpu_bench::host_uptime_s();
   context.emplace_back("host.uptime_s",
                        uptime ? std::to_string(std::lround(*uptime)) : std::string(gpu_bench::kUnavailable));
-  // What a host-clock sample's own clock reads cost (docs/methodology.md, "Host-clock cases").
+  // What a host-clock sample's own clock reads cost (docs/methodology.md, "Host-driven cases and the CPU's state").
   context.emplace_back("host.clocksource", gpu_bench::host_clocksource());
   context.emplace_back("host.clock_read_ns",
                        gpu_bench::fact_text(std::optional<double>(gpu_bench::steady_clock_read_ns())));

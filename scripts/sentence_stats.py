@@ -142,6 +142,11 @@ def sentence_lengths(text: str) -> list[tuple[str, int]]:
     return [s for block in prose_blocks(text) for s in sentences(block)]
 
 
+def average_words(lengths: list[int]) -> float:
+    """Words per sentence over the given sentence lengths; 0 where there is no prose."""
+    return statistics.fmean(lengths) if lengths else 0.0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="sentence_stats.py",
@@ -164,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         found = sentence_lengths(text)
         lengths = [n for _, n in found]
-        average = statistics.fmean(lengths) if lengths else 0.0
+        average = average_words(lengths)
         print(f"{name}: {len(lengths)} sentences, {sum(lengths)} words, {average:.1f} words/sentence")
         for sentence, n in sorted(found, key=lambda s: -s[1])[:args.longest]:
             print(f"  {n:4d}  {sentence}")

@@ -1,7 +1,7 @@
 // Where does a copy's time change between independent runs? Measures pinned copies in several rounds inside
 // one process, where each round renews one thing a new process would also renew, so the spread between
-// rounds can be set beside the spread between processes (docs/methodology.md, "Where run-to-run variance
-// comes from"). The conditions:
+// rounds can be set beside the spread between processes (docs/methodology.md, "Why each round is a process";
+// the runs: docs/notes/variance_sources.md). The conditions:
 //   same     nothing renewed: the spread one process sees
 //   stream   a new stream (and its events) each round
 //   buffers  new pinned and device buffers each round, made before the old ones are freed so they differ

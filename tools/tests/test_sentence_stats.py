@@ -1,6 +1,8 @@
-"""scripts/sentence_stats.py counts words per sentence in Markdown prose, and README.md keeps to short ones."""
+"""scripts/sentence_stats.py counts words per sentence in Markdown prose, and the README and the reference
+pages in docs/ keep to short ones."""
 
-import re
+import functools
+import importlib.util
 import subprocess
 import sys
 
@@ -54,8 +56,50 @@ def test_unreadable_file(tmp_path):
     assert p.stdout == ""
     assert len(p.stderr.splitlines()) == 1 and "cannot read" in p.stderr
 
+# Reference pages still above the script's limit while they are being rewritten. Each leaves this list once
+# it keeps to the limit; the list is then empty and every reference page is held to it.
+PAGES_NOT_YET_SHORT = {
+    "docs/families.md",
+    "docs/fleet.md",
+    "docs/json.md",
+    "docs/multi_gpu.md",
+    "docs/tools.md",
+}
 
-def test_readme_keeps_to_short_sentences():
-    p = run(str(REPO / "README.md"))
-    average = float(re.search(r"([\d.]+) words/sentence", p.stdout).group(1))
-    assert p.returncode == 0 and average <= 22, p.stdout
+
+def reference_pages():
+    """The README and docs/*.md; the experiment logs under docs/notes/ are not reference pages."""
+    return ["README.md"] + sorted(f"docs/{p.name}" for p in (REPO / "docs").glob("*.md"))
+
+
+@functools.cache
+def sentence_stats():
+    spec = importlib.util.spec_from_file_location("sentence_stats", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def within_limit(page):
+    """Whether the page averages at most the script's limit, and its average as the script counts it."""
+    stats = sentence_stats()
+    lengths = [n for _, n in stats.sentence_lengths((REPO / page).read_text(encoding="utf-8"))]
+    average = stats.average_words(lengths)
+    return average <= stats.DEFAULT_MAX, f"{page}: {average:.1f} words/sentence (limit {stats.DEFAULT_MAX:g})"
+
+
+def test_reference_pages_keep_to_short_sentences():
+    too_long = []
+    for page in reference_pages():
+        short, line = within_limit(page)
+        if not short and page not in PAGES_NOT_YET_SHORT:
+            too_long.append(line)
+    assert not too_long, "reference pages above the limit of words per sentence: " + "; ".join(too_long)
+
+
+def test_pages_not_yet_short_are_still_long():
+    # An exemption outlives its reason once its page is short or gone: it must then leave the list.
+    missing = sorted(PAGES_NOT_YET_SHORT - set(reference_pages()))
+    assert not missing, f"PAGES_NOT_YET_SHORT names pages that are not reference pages: {missing}"
+    short = [line for short, line in map(within_limit, sorted(PAGES_NOT_YET_SHORT)) if short]
+    assert not short, "pages within the limit: take them out of PAGES_NOT_YET_SHORT: " + "; ".join(short)
