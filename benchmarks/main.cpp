@@ -67,7 +67,7 @@ void print_help() {
       "                        gate: pinned h2d, d2h and bidir at 256 MiB, d2d, pinned 4 B latency, and peer\n"
       "                        pairs where there are several GPUs (a short node check; no --benchmark_filter)\n"
       "  --rounds=N            measure every case in N rounds, rounds 1 to N-1 in processes of their own run\n"
-      "                        one after the other (cases in a shuffled order), the last in this one (default\n"
+      "                        one after the other (each in the last round's order), the last in this one (default\n"
       "                        %d, 1 to 20). A case's time is the median of its rounds' medians, or from five\n"
       "                        rounds the mean of their fastest half (rounds other traffic slowed cannot move\n"
       "                        it); noise_pct is the half-width of a\n"
