@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <stdexcept>
 
 #include "kernels/kernels.hpp"
 #include "kernels/launch.cuh"
@@ -59,6 +60,18 @@ __global__ void scatter_copy_kernel(const void* const* srcs, void* const* dsts, 
   }
 }
 
+struct destination_list {
+  uint4* to[kMaxCopyDestinations];
+};
+
+// blockIdx.y picks the destination; the blocks of one destination stride over the whole source.
+__global__ void copy_to_many_kernel(destination_list d, const uint4* __restrict__ src, std::size_t n) {
+  uint4* __restrict__ dst = d.to[blockIdx.y];
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+    dst[i] = src[i];
+}
+
 __global__ void reset_spans_kernel(unsigned long long* spans, int count) {
   for (int i = threadIdx.x; i < count; i += blockDim.x) spans[i] = i % 2 == 0 ? ~0ull : 0ull;
 }
@@ -81,6 +94,23 @@ void scatter_copy(const void* const* srcs, void* const* dsts, std::size_t bytes,
   if (count == 0) return;
   const int blocks = grid_for(scatter_copy_kernel, count * kThreads);
   scatter_copy_kernel<<<blocks, kThreads, 0, stream>>>(srcs, dsts, bytes / 4, count);
+  CUDA_CHECK_LAUNCH();
+}
+
+void copy_to_many(void* const* dsts, int count, const void* src, std::size_t bytes, cudaStream_t stream) {
+  if (count < 1 || count > kMaxCopyDestinations || bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(src) % 16 != 0)
+    throw std::invalid_argument("copy_to_many: 1 to 16 destinations, 16-byte aligned, a multiple of 16 bytes");
+  destination_list d{};
+  for (int i = 0; i < count; ++i) {
+    if (reinterpret_cast<std::uintptr_t>(dsts[i]) % 16 != 0)
+      throw std::invalid_argument("copy_to_many: every destination must be 16-byte aligned");
+    d.to[i] = static_cast<uint4*>(dsts[i]);
+  }
+  const std::size_t n = bytes / 16;
+  // One wave in all, shared by the destinations: more blocks would run one destination's share after another's.
+  const int wave = grid_for(copy_to_many_kernel, ~std::size_t{0} / 2);
+  const dim3 grid(static_cast<unsigned>(std::max(1, wave / count)), static_cast<unsigned>(count));
+  copy_to_many_kernel<<<grid, kThreads, 0, stream>>>(d, static_cast<const uint4*>(src), n);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -26,6 +26,14 @@ void reset_spans(unsigned long long* spans_ns, int count, cudaStream_t stream);
 void scatter_copy(const void* const* srcs, void* const* dsts, std::size_t bytes, std::size_t count,
                   cudaStream_t stream);
 
+// The most destinations copy_to_many takes in one launch.
+constexpr int kMaxCopyDestinations = 16;
+
+// One source copied to `count` destinations (at most kMaxCopyDestinations) in one launch, `bytes` (a
+// multiple of 16, every address 16-byte aligned) to each: the grid is one wave, split evenly between the
+// destinations, so every destination is written at once. An all-to-all pushed by SMs, one kernel per GPU.
+void copy_to_many(void* const* dsts, int count, const void* src, std::size_t bytes, cudaStream_t stream);
+
 void fill_pattern(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream);
 void fill_poison(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream);
 // Adds the number of words of `src` that differ from the pattern to *count (device-visible memory).

@@ -112,12 +112,20 @@ multi_step() {
              python3 "$root/tests/gpu/peer_check.py" --facts "$logs/facts_run.json" "$logs/topo.txt" \
                "$logs/nvlink_s.txt" >"$logs/nvlink_facts.log" 2>&1
              echo "facts: peer_check.py --facts rc=$?: $(tail -1 "$logs/nvlink_facts.log")" ;;
-      patterns) bench --device=all \
+      patterns) # --full adds each pattern released at one instant (release:together) beside the default.
+                bench --device=all --full \
                   --benchmark_filter='^(PeerPattern/|Peer/src:0/dst:1/peer_access:on/dir:(oneway|bidir)/(engine:sm/)?bytes:268435456/)' \
                   --benchmark_out="${base}_patterns.json" --benchmark_out_format=json >"$logs/patterns.log" 2>&1
                 echo "patterns: gpu_bench rc=$?"
-                "$build/tests/bare_all_to_all" 268435456 5 5 sm,ce >"$logs/bare_all_to_all.jsonl" 2>"$logs/bare_all_to_all.err"
-                echo "patterns: bare_all_to_all rc=$?"
+                # Each pattern as gpu_bench samples it (one copy per pair between events) and five back to back.
+                : >"$logs/bare_all_to_all.jsonl"
+                for p in all_pairs one_to_all all_to_one; do
+                  for it in 1 5; do
+                    "$build/tests/bare_all_to_all" 268435456 "$it" 9 sm,ce,ce_by_gpu "$p" >>"$logs/bare_all_to_all.jsonl" \
+                      2>>"$logs/bare_all_to_all.err"
+                    echo "patterns: bare_all_to_all $p x$it rc=$?"
+                  done
+                done
                 NCCL_NVLS_ENABLE=0 python3 "$root/tests/gpu/nccl_all_to_all.py" 268435456 >"$logs/nccl_all_to_all.jsonl" \
                   2>"$logs/nccl_all_to_all.err"
                 echo "patterns: nccl_all_to_all rc=$? ($(grep -h '^skipped' "$logs/nccl_all_to_all.jsonl"))"

@@ -92,10 +92,11 @@ int pattern_gpu_of(peer_pattern p, const std::pair<int, int>& copy) {
   return p == peer_pattern::one_to_all ? copy.second : copy.first;
 }
 
-case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes, bool sm) {
+case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes, bool sm, bool together) {
   case_name n("PeerPattern");
   n.add("pattern", p);
   if (sm) n.add("engine", "sm");
+  if (together) n.add("release", "together");
   n.add("bytes", bytes);
   return n;
 }

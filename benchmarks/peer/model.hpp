@@ -66,7 +66,7 @@ std::vector<std::pair<int, int>> pattern_copies(peer_pattern p, int gpus);
 // The GPU each copy's figure belongs to: what it sent (one_to_all: its destination's, each GPU 0 sends to;
 // all_pairs: its source's) or, for all_to_one, what its destination received from it (its source's).
 int pattern_gpu_of(peer_pattern p, const std::pair<int, int>& copy);
-// PeerPattern/pattern:{...}[/engine:sm]/bytes:{N}
-case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes, bool sm = false);
+// PeerPattern/pattern:{...}[/engine:sm][/release:together]/bytes:{N}
+case_name peer_pattern_name(peer_pattern p, std::uint64_t bytes, bool sm = false, bool together = false);
 
 }  // namespace gpu_bench

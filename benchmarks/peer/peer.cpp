@@ -232,10 +232,13 @@ const family_registration peer_registration{[](family_descriptor& f) {
   };
 }};
 
-// Several peer copies at once, each on a stream of its own of its source GPU (cudaMemcpyPeerAsync, or with
-// `sm` a copy kernel there), queued in pattern_copies' order behind every GPU's gate; the gates open together
-// and the sample's time is the longest GPU's span (events of different GPUs cannot be compared).
-void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t bytes, int gpus, bool sm) {
+// Several peer copies at once. Copy engines: each copy on a stream of its own of its source GPU
+// (cudaMemcpyPeerAsync); `sm`: one copy kernel per source GPU, its blocks split evenly between that GPU's
+// destinations. As issued (the default), each stream's work starts as the host issues it, in
+// pattern_copies' order, as a program's all-to-all starts; `together`, every stream waits behind its GPU's
+// gate and the gates open at one instant. The sample's time is the longest GPU's span (events of different
+// GPUs cannot be compared), a GPU's span running from its first copy's start to its last copy's end.
+void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t bytes, int gpus, bool sm, bool together) {
   const auto copies = pattern_copies(p, gpus);
   for (const auto& [a, b] : copies)
     if (const std::string why = peer_access_impossible(a, b); !why.empty()) return fail_case(state, why);
@@ -253,16 +256,38 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
   for (const auto& [a, b] : copies) set_peer_access(a, b, true);
   std::uint32_t seed = next_seed();
   for (const peer_leg& l : legs) l.fill(seed);
+  // The streams, and which stream carries each copy: one per copy, or with `sm` one per source GPU (in the
+  // order the sources first appear), whose kernel writes every destination of that source.
   std::vector<int> devices;
-  for (const auto& [a, b] : copies) devices.push_back(a);
+  std::vector<const void*> sources;  // per stream: what its kernel reads (sm)
+  std::vector<std::vector<void*>> destinations;
+  std::vector<std::size_t> stream_of(legs.size());
+  for (std::size_t i = 0; i < legs.size(); ++i) {
+    const auto known = std::find(devices.begin(), devices.end(), legs[i].src_dev);
+    stream_of[i] = sm ? static_cast<std::size_t>(known - devices.begin()) : devices.size();
+    if (stream_of[i] == devices.size()) {
+      devices.push_back(legs[i].src_dev);
+      sources.push_back(legs[i].src.dev);
+      destinations.emplace_back();
+    }
+    destinations[stream_of[i]].push_back(legs[i].dst.dev);
+  }
   stream_set& streams = stream_set::cached(devices);
+  const auto issue = [&](int stream) {
+    const auto k = static_cast<std::size_t>(stream);
+    if (!sm) return legs[k].enqueue(streams[stream], n);
+    device_scope on(devices[k]);  // a kernel launches on its stream's device
+    kernels::copy_to_many(destinations[k].data(), static_cast<int>(destinations[k].size()), sources[k], n,
+                          streams[stream]);
+  };
   case_plan plan;
   plan.reset_output = [&] {
     for (const peer_leg& l : legs) l.fill(seed);
   };
   plan.measure = [&] {
+    if (!together) return streams.measure_as_issued(issue);
     return streams.measure(true, [&] {
-      for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue(streams[static_cast<int>(i)], n);
+      for (int i = 0; i < streams.size(); ++i) issue(i);
     });
   };
   plan.verify = [&] {
@@ -272,15 +297,16 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
   };
   const auto t = run_case(state, plan);
   if (!t) return;
-  // Each GPU's own figure (pattern_gpu_of) over its span in each sample, the longest of its copies' (all of
-  // them start as its gate opens): the median of those spans, not the longest of the copies' medians, which
-  // may come from different samples where the copies finish in a different order each time.
+  // Each GPU's own figure (pattern_gpu_of) over its span in each sample, the longest of its copies' streams':
+  // the median of those spans, not the longest of the copies' medians, which may come from different samples
+  // where the copies finish in a different order each time. A GPU's streams started within microseconds of
+  // each other, as issued, or at its gate's opening.
   std::map<int, std::vector<std::size_t>> of_gpu;
   for (std::size_t i = 0; i < copies.size(); ++i) of_gpu[pattern_gpu_of(p, copies[i])].push_back(i);
   for (const auto& [g, idx] : of_gpu) {
-    const double span = t->median_of([&idx = idx](const sample& s) {
+    const double span = t->median_of([&idx = idx, &stream_of](const sample& s) {
       double longest = 0;
-      for (std::size_t i : idx) longest = std::max(longest, s.spans.at(i));
+      for (std::size_t i : idx) longest = std::max(longest, s.spans.at(stream_of[i]));
       return longest;
     });
     state.counters["gbps_gpu" + std::to_string(g)] = rate_gbps(static_cast<double>(n * idx.size()), span);
@@ -295,14 +321,19 @@ void run_peer_pattern(benchmark::State& state, peer_pattern p, std::uint64_t byt
 const family_registration pattern_registration{[](family_descriptor& f) {
   f.name = "PeerPattern";
   f.summary = "several peer copies at once: one GPU to all, all to one, every pair";
-  f.axes = {{"pattern", "{one_to_all,all_to_one,all_pairs}"}, optional_axis("engine", "sm"), {"bytes", "{N}"}};
+  f.axes = {{"pattern", "{one_to_all,all_to_one,all_pairs}"},
+            optional_axis("engine", "sm"),
+            optional_axis("release", "together"),
+            {"bytes", "{N}"}};
   f.help = f.name_pattern() +
            "    with peer access, N bytes from GPU 0 to every other GPU (one_to_all), from every other GPU to GPU 0\n"
-           "    (all_to_one), or between every ordered pair (all_pairs), all at once, each copy on a stream of its\n"
-           "    own of its source GPU held by that GPU's gate; the gates open together and the sample's time is\n"
-           "    the longest GPU's span. all_pairs queues its copies in steps: in step k every GPU i copies to GPU\n"
-           "    (i + k) mod N. engine:sm: each copy by a copy kernel on its source GPU (the plain name:\n"
-           "    cudaMemcpyPeerAsync's copy engines).\n"
+           "    (all_to_one), or between every ordered pair (all_pairs), all at once: each copy on a stream of its\n"
+           "    own of its source GPU (cudaMemcpyPeerAsync's copy engines), or with engine:sm one copy kernel per\n"
+           "    source GPU, its blocks split between that GPU's destinations. Each stream starts as the host\n"
+           "    issues it, in steps for all_pairs (in step k every GPU i copies to GPU (i + k) mod N), as a\n"
+           "    program's all-to-all starts. release:together (--full): every stream held by its GPU's gate and\n"
+           "    the gates opened at one instant, where copies contend and samples split between collided and\n"
+           "    not. The sample's time is the longest GPU's span, from its first copy's start to its last's end.\n"
            "    counters  gbps (N x copies / that time), gbps_gpu{i} (what GPU i sent, or for one_to_all GPU 0\n"
            "              sent it, or for all_to_one GPU 0 received from it, over the median of its span),\n"
            "              copies. 256 MiB unless --sizes is given; two GPUs or more.\n";
@@ -311,18 +342,24 @@ const family_registration pattern_registration{[](family_descriptor& f) {
   f.better_is = better::higher;
   f.kind = headline_kind::rate;
   f.host_link = "no";
-  f.plot = "x=bytes;series=pattern,engine";
+  f.plot = "x=bytes;series=pattern,engine,release";
   f.scope = family_scope::multi_gpu;
   f.smoke = "^PeerPattern/";
   f.register_cases = [] {
     const int gpus = visible_gpu_count();
     if (gpus < 2) return;
+    // The release at one instant is a figure of its own, kept for --full: where many copies start together
+    // they contend, and the samples split between collided and not (docs/multi_gpu.md).
+    const std::vector<bool> releases =
+        current_options().full ? std::vector<bool>{false, true} : std::vector<bool>{false};
     for (peer_pattern p : all_values<peer_pattern>())
       for (bool sm : {false, true})
-        for (std::uint64_t n : sizes_or({256u << 20}))
-          register_case(
-              peer_pattern_name(p, n, sm),
-              [p, n, gpus, sm](benchmark::State& st) { run_peer_pattern(st, p, n, gpus, sm); }, device_range(gpus));
+        for (bool together : releases)
+          for (std::uint64_t n : sizes_or({256u << 20}))
+            register_case(
+                peer_pattern_name(p, n, sm, together),
+                [p, n, gpus, sm, together](benchmark::State& st) { run_peer_pattern(st, p, n, gpus, sm, together); },
+                device_range(gpus));
   };
 }};
 

@@ -175,7 +175,8 @@ def pattern_table(doc, bare, nccl, nvb):
                      + (f"; per GPU {per_text}" if per_text else ""))
     for r in bare:
         per = " ".join(f"gpu{i} {v:.1f}" for i, v in enumerate(r.get("gbps_gpu", [])))
-        lines.append(f"bare all-to-all ({r.get('mode')}, {r.get('bytes')} B to each peer): total {r.get('gbps_total', 0):.1f} "
+        lines.append(f"bare {r.get('pattern', 'all_pairs')} ({r.get('mode')}, {r.get('bytes')} B to each peer, "
+                     f"{r.get('iterations')} a repetition): total {r.get('gbps_total', 0):.1f} "
                      f"GB/s over the longest GPU's span, {r.get('gbps_wall', 0):.1f} over the host's; per GPU {per}; "
                      f"data {'checked' if r.get('verified') else 'WRONG'}")
     for r in nccl:

@@ -215,6 +215,8 @@ TEST(PeerModel, PatternsCopyWhatTheyName) {
             "PeerPattern/pattern:all_pairs/bytes:268435456");
   EXPECT_EQ(peer_pattern_name(peer_pattern::one_to_all, 1u << 28, true).str(),
             "PeerPattern/pattern:one_to_all/engine:sm/bytes:268435456");
+  EXPECT_EQ(peer_pattern_name(peer_pattern::all_pairs, 1u << 28, true, true).str(),
+            "PeerPattern/pattern:all_pairs/engine:sm/release:together/bytes:268435456");
   EXPECT_EQ(all_host_name(direction::h2d, 1024, host_pattern::one_to_all).str(),
             "AllHost/dir:h2d/pattern:one_to_all/bytes:1024");
   EXPECT_EQ(all_host_name(direction::d2h, 1024).str(), "AllHost/dir:d2h/bytes:1024");

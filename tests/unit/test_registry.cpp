@@ -153,7 +153,8 @@ TEST(Registry, TheMultiGpuFamiliesNamesAreTheirDeclaredAxes) {
     EXPECT_EQ(case_name_problem(declared("PeerLatency"), peer_latency_name(c)), "");
   for (peer_pattern p : all_values<peer_pattern>())
     for (bool sm : {false, true})
-      EXPECT_EQ(case_name_problem(declared("PeerPattern"), peer_pattern_name(p, 4, sm)), "");
+      for (bool together : {false, true})
+        EXPECT_EQ(case_name_problem(declared("PeerPattern"), peer_pattern_name(p, 4, sm, together)), "");
   for (host_pattern p : all_values<host_pattern>())
     for (direction d : {direction::h2d, direction::d2h})
       EXPECT_EQ(case_name_problem(declared("AllHost"), all_host_name(d, 4, p)), "");
