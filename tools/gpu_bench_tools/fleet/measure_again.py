@@ -117,7 +117,7 @@ def measure(f: BenchmarkFile, names: list[str], exe: str, n: int) -> Path:
         work = Path(tempfile.mkdtemp(prefix="gpu-bench-gate."))
     out = work / final.name
     try:
-        failure = _run(exe, gpu_bench_args(f, names, out), _timeout_s(f))
+        failure = _run(exe, gpu_bench_args(f, names, out.absolute()), _timeout_s(f))
         if not out.is_file() or out.stat().st_size == 0:
             raise CannotMeasure(f"{exe} wrote no results" + (f" ({failure})" if failure else ""))
     except _Stopped as e:
