@@ -2,7 +2,9 @@
 # The check a fleet runs on a GPU node before jobs and every night: gpu_bench's gate preset on every GPU,
 # the verdict (first line at most 80 characters; exit 0 pass, 1 degraded, 2 errored, as NHC and Node
 # Problem Detector's custom plugins read it; 4 when the check could not judge the node: a command missing,
-# no results, a result the gate cannot read) and the figures for node_exporter's textfile collector.
+# no results, a result the gate cannot read) and the figures for node_exporter's textfile collector. A figure
+# beyond its expectation is measured once more by the gate, with the same gpu_bench, before the node is called
+# degraded; the export after it reads that measurement too, so both give one verdict.
 #
 # Environment: GPU_BENCH (the binary; default gpu_bench on PATH), GPU_BENCH_PRESET (gate), GPU_BENCH_DEVICE
 # (all), GPU_BENCH_TEXTFILE_DIR (Debian's node_exporter reads /var/lib/prometheus/node-exporter; empty:
@@ -38,11 +40,7 @@ if [ ! -s "$results" ]; then
   cat "$work/gpu_bench.log" >&2
   check_errored "ERRORED: gpu_bench wrote no results (exit $ran): ${why:-no output}"
 fi
-if [ -n "$textfile_dir" ]; then
-  gpu-bench-export --format prometheus --out "$textfile_dir" "${expect[@]}" "$results" >/dev/null ||
-    echo "gpu-bench-node-check: the textfile in $textfile_dir was not updated (the line above says why)" >&2
-fi
-gpu-bench-gate "${expect[@]}" "$results" >"$work/verdict" 2>"$work/gate-errors"
+gpu-bench-gate --gpu-bench "$gpu_bench" "${expect[@]}" "$results" >"$work/verdict" 2>"$work/gate-errors"
 status=$?
 # 0, 1 and 2 with a first line are the gate's verdict on the run; anything else is the check's own failure
 # (the gate's one line, or bash's "command not found", is on stderr).
@@ -50,6 +48,11 @@ if [ "$status" -gt 2 ] || ! grep -q -v '^[[:space:]]*$' "$work/verdict"; then
   cat "$work/gate-errors" >&2
   why=$(grep -v '^[[:space:]]*$' "$work/gate-errors" | tail -n 1)
   check_errored "ERRORED: ${why#gpu-bench-gate: error: }"
+fi
+cat "$work/gate-errors" >&2  # what the gate could not do (measure again) without changing its verdict
+if [ -n "$textfile_dir" ]; then
+  gpu-bench-export --format prometheus --out "$textfile_dir" "${expect[@]}" "$results" >/dev/null ||
+    echo "gpu-bench-node-check: the textfile in $textfile_dir was not updated (the line above says why)" >&2
 fi
 cat "$work/verdict"
 exit "$status"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import gatefiles as gf
 import pytest
 import services as sv
 from conftest import REPO, TOOLS, run_cli
+from toolbin import slow_once
 
 from gpu_bench_tools.cli.export import main as export_main
 
@@ -356,6 +358,25 @@ def test_the_node_check_script(results, status, first, tmp_path):
     assert f'gpu_bench_check_errored{{Hostname="{host}",preset="gate"}} {1 if status == 4 else 0}.0' in text
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["bin", "textfile"] + (["worse.json"] if status == 1 else []))  # its temporary folder is gone
+
+
+def test_the_node_check_measures_a_slow_figure_again(tmp_path):
+    """A d2d copy slow on the first run and not on the gate's second: the node passes, and the textfile the
+    export writes after the gate says so too."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _stub_gpu_bench(bin_dir)
+    textfile = tmp_path / "textfile"
+    textfile.mkdir()
+    env = sv.no_proxy_env({"PATH": f"{bin_dir}:{os.environ['PATH']}", "GPU_BENCH": str(slow_once(tmp_path / "stub")),
+                           "GPU_BENCH_TEXTFILE_DIR": str(textfile), "TMPDIR": str(tmp_path)})
+    r = subprocess.run(["bash", str(DEPLOY / "gpu-bench-node-check.sh")], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r
+    assert r.stdout.startswith("PASS: 8 figures within expectations, 1 on a second measurement on GPU 0 H200\n"), r
+    assert "passed on a second measurement" in r.stdout and r.stderr == "", r
+    text = (textfile / "gpu_bench_gate.prom").read_text()
+    assert re.search(r'^gpu_bench_gate_verdict\{[^}]*\} 0.0$', text, re.M), text
 
 
 def test_each_node_and_preset_is_a_group_of_its_own(pushgateway, clean_env, tmp_path):

@@ -29,7 +29,7 @@ import pytest
 import services as sv
 from conftest import REPO, TOOLS
 import test_prometheus_live as prom
-from toolbin import degraded_copy, tool_bin, write_exe
+from toolbin import degraded_copy, slow_once, tool_bin, write_exe
 
 SLURM = REPO / "deploy" / "slurm"
 NODE_CHECK = REPO / "deploy" / "prometheus" / "gpu-bench-node-check.sh"
@@ -620,6 +620,19 @@ def test_a_degraded_run_still_drains_under_the_stand_ins(tmp_path):
     (drain,) = drains(case)
     assert drain.startswith("update nodename=node1 state=drain reason=gpu_bench: degraded: d2d "), drain
     assert textfile_verdict(case, "gate") == "1.0" and check_errored(case, "gate") == "0.0"
+
+
+def test_a_figure_slow_once_is_measured_again_and_drains_nothing(tmp_path):
+    """The gate measures the slow d2d copy again with the job's own gpu_bench: the second measurement is
+    within its expectation, so the node passes; that measurement is kept beside the run."""
+    case, env = stub_job(tmp_path, GPU_BENCH_TOOLS=str(tmp_path / "tools"),
+                         GPU_BENCH=str(slow_once(tmp_path / "stub")))
+    r = subprocess.run(["bash", str(SLURM / "gpu-bench-nightly.sbatch")], env=env, capture_output=True, text=True,
+                       timeout=120, cwd=case)
+    assert r.returncode == 0 and drains(case) == [], r
+    assert "node1: PASS: 8 figures within expectations, 1 on a second measurement" in r.stdout, r
+    assert (case / "out" / "node1-nightly-77.retry1.json").is_file()
+    assert textfile_verdict(case, "gate") == "0.0"
 
 
 @pytest.mark.parametrize("srun,says", [

@@ -35,3 +35,21 @@ def degraded_copy(folder: Path) -> str:
     """The committed H200 gate run with its d2d copy 20% slower: the gate says DEGRADED: d2d ..."""
     doc = gf.scaled(gf.read(gf.GATE_H200), "Transfer/dir:d2d/", "gbps", 0.8)
     return gf.write(Path(folder) / "gate_h200_d2d_cut.json", doc)
+
+
+def slow_once(folder: Path) -> Path:
+    """A gpu_bench stand-in whose first run has the committed H200 gate run's d2d copy 20% slower, and whose
+    later runs (the gate measuring again) have it as committed; both as made on this host."""
+    import socket
+
+    folder.mkdir(parents=True, exist_ok=True)
+    first, again = (gf.scaled(gf.read(gf.GATE_H200), "Transfer/dir:d2d/", "gbps", k) for k in (0.8, 1.0))
+    for doc in (first, again):
+        doc["context"]["host_name"] = socket.gethostname()
+    gf.write(folder / "first.json", first)
+    gf.write(folder / "again.json", again)
+    return write_exe(folder / "gpu_bench", "#!/bin/sh\n"
+                     'for a in "$@"; do case "$a" in --benchmark_out=*) out=${a#--benchmark_out=};; esac; done\n'
+                     f'here="{folder}"\n'
+                     'if [ -e "$here/ran" ]; then cp "$here/again.json" "$out"; exit 0; fi\n'
+                     'touch "$here/ran"\ncp "$here/first.json" "$out"\n')

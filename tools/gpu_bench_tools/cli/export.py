@@ -13,7 +13,7 @@ from typing import Sequence
 from .common import EXIT_OK, ArgumentParser, positive_float, run
 from ..reading.errors import InputError
 from ..fleet.expectations import load_expectations
-from ..fleet.gate import judge
+from ..fleet.gate import judge, judge_again
 from ..reading.load import load_file
 from ..reading.multigpu import first_gpu_facts_note
 
@@ -24,7 +24,8 @@ def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog=PROG,
         description="Write a gpu_bench run as Prometheus metrics: figures in base units with dcgm-exporter's GPU "
-        "labels and the case's axes, the gate verdict, and the time of the last successful run. --out writes "
+        "labels and the case's axes, the gate verdict (with the later measurements the gate kept beside the run, "
+        "RESULTS.retryN.json), and the time of the last successful run. --out writes "
         "DIR/gpu_bench_PRESET.prom for node_exporter's textfile collector (a temporary file, then a rename); "
         "--pushgateway pushes the same. Credentials come from the environment (docs/fleet.md), never from "
         "the command line.",
@@ -73,6 +74,7 @@ def _main(argv: Sequence[str] | None) -> int:
         expect = load_expectations(args.expect)
         f = load_file(args.results, require_figures=False)
         verdict = judge(f, expect)
+        _judge_kept_measurements(verdict, f)
         note = first_gpu_facts_note([f])
         if note:
             print(f"{PROG}: note: {note}", file=sys.stderr)
@@ -106,6 +108,23 @@ def _main(argv: Sequence[str] | None) -> int:
                              "the old file is left as it was") from None
         print(f"wrote {target}; gate {word}")
     return EXIT_OK
+
+
+def _judge_kept_measurements(verdict, f) -> None:
+    """The later measurements gpu-bench-gate kept beside the run (RESULTS.retryN.json), judged as the gate
+    judged them, so that the exported verdict is the gate's."""
+    from ..fleet.measure_again import kept_retries
+
+    for n, path in enumerate(kept_retries(f.path), 2):
+        if not verdict.to_measure_again:
+            return
+        try:
+            why = judge_again(verdict, f, load_file(path, require_figures=False), n)
+        except InputError as e:
+            why = str(e)
+        if why:
+            print(f"{PROG}: note: {path} is not used: {why}", file=sys.stderr)
+            return
 
 
 def _folder(folder: str, preset: str) -> Path:

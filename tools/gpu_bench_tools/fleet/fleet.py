@@ -22,7 +22,8 @@ runs land in one of two levels, a part of the fleet set up otherwise), and is re
 docs/fleet.md says why these thresholds do not cry wolf over hundreds of cases x hundreds of GPUs.
 
 A node whose result is missing, cannot be read, has failed cases or is older than `max_age_h` is reported
-as such, never dropped; so is a GPU whose cohort is smaller than `min_cohort` (it is not judged). A node is
+as such, never dropped; so is one whose GPU's error counter rose during its run (reading/error_counters.py,
+as the gate fails it); so is a GPU whose cohort is smaller than `min_cohort` (it is not judged). A node is
 its host and all its GPUs (their UUIDs), whichever of them a run measured.
 """
 
@@ -41,6 +42,7 @@ from typing import Iterable
 
 from ..history import history
 from ..reading.facts import gate, host_cpu, pcie_max_link
+from ..reading.error_counters import counter_changes
 from ..reading.families import host_side_rules, rule_matches
 from ..reading.load import (
     BenchmarkFile,
@@ -62,7 +64,7 @@ MIN_CASES = 3
 MAX_SHARE = 0.02
 CROWD_FROM = 3  # outliers on one case that can make it crowded: two GPUs with the same fault stay flagged
 # Problems that make the command exit 1; the others are said and do not fail a nightly job.
-COUNTED = ("missing", "unreadable", "no figures", "failed cases", "stale")
+COUNTED = ("missing", "unreadable", "no figures", "failed cases", "error counters", "stale")
 PARALLEL_FROM = 64  # files: below this, reading them in one process is quicker than starting workers
 
 
@@ -461,6 +463,9 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
             where, case, error = failed[0]
             problems.append(Problem("no figures" if not units else "failed cases", host, run.source,
                                     f"{len(failed)} case(s) failed, e.g. {case} on GPU {where}: {error}", failed))
+        rose = [ch.rose_text() for ch in counter_changes(run.context) or [] if ch.rise > 0]
+        if rose:
+            problems.append(Problem("error counters", host, run.source, "; ".join(rose)))
         for g in units:
             by_gpu.setdefault((g.host, g.uuid), g)
     problems += [Problem("missing", h, "", "no result for this node") for h in sorted(set(expect))

@@ -28,6 +28,7 @@ from ..reading.facts import host_link_peak
 from .gate import ERRORED, case_gpu, model_of
 from ..reading.multigpu import gpu_fact, gpus_used
 from ..reading.cases import TIME_UNIT_NS
+from ..reading.error_counters import counter_changes
 
 if TYPE_CHECKING:
     from .gate import Verdict
@@ -38,8 +39,11 @@ GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName", "pci_bus_id", "device")
 RUN_LABELS = ("preset", "family")
 LAST_SUCCESS = "gpu_bench_last_success_timestamp_seconds"
 CHECK_ERRORED = "gpu_bench_check_errored"
-VERDICT_HELP = ("gpu-bench-gate's verdict on the run: 0 pass, 1 degraded (a figure beyond its expectation), 2 errored "
-                "(a case failed or is missing, or the check could not judge the node: gpu_bench_check_errored).")
+VERDICT_HELP = ("gpu-bench-gate's verdict on the run: 0 pass, 1 degraded (a figure beyond its expectation, or an error "
+                "counter rose: gpu_bench_error_counter_increase), 2 errored (a case failed or is missing, or the check "
+                "could not judge the node: gpu_bench_check_errored).")
+COUNTER_HELP = ("How much an NVML error counter of the GPU rose during the run: its end less its start (below 0 where "
+                "it was reset). Above 0 makes the gate's verdict degraded.")
 CHECK_ERRORED_HELP = ("1 when the node's last check could not judge it (a tool missing or failing, no results, a result "
                       "the gate cannot read, a timeout), which drains nothing; 0 when it judged the node.")
 LAST_SUCCESS_HELP = ("When the last run that measured every case ended (pass or degraded), Unix time; an errored run "
@@ -186,7 +190,8 @@ def nvml_index(f: BenchmarkFile, gpu: int) -> str:
 
 def _gpu_families(f: BenchmarkFile, host: str, preset: str):
     """Each GPU's own facts: its host link (what it can train to in its slot) and NUMA node as labels of
-    gpu_bench_gpu_info, and its link's peak; joined to a figure by `UUID`."""
+    gpu_bench_gpu_info, its link's peak, and how much each of its error counters rose; joined to a figure
+    by `UUID`."""
     from prometheus_client.core import GaugeMetricFamily
 
     used = gpus_used(f)
@@ -204,7 +209,11 @@ def _gpu_families(f: BenchmarkFile, host: str, preset: str):
         p = host_link_peak(f, gpu)
         if p is not None:
             peak.add_metric(values, p[0] * 1e9)
-    return [m for m in (info, peak) if m.samples] if f.is_gpu_bench else []
+    errors = GaugeMetricFamily("gpu_bench_error_counter_increase", COUNTER_HELP, labels=names + ["counter"])
+    for ch in counter_changes(f.context) or []:
+        own = gpu_labels(f, ch.gpu, used)
+        errors.add_metric([host, preset] + [own[k] for k in names[2:]] + [ch.counter], float(ch.rise))
+    return [m for m in (info, peak, errors) if m.samples] if f.is_gpu_bench else []
 
 
 def _case_rows(f: BenchmarkFile):

@@ -99,7 +99,8 @@ def render_table(rep: FleetReport, limit: int = 100) -> str:
         lines += [f"  {_crowd_text(c)}" for c in shown] + ([f"  {more}"] if more else []) + [""]
     problems = [p for p in rep.problems if p.counted]
     notes = [p for p in rep.problems if not p.counted]
-    for title, items in (("Problems (nodes not judged or not whole):", problems), ("Notes:", notes)):
+    for title, items in (("Problems (nodes not judged, not whole, or whose error counters rose):", problems),
+                         ("Notes:", notes)):
         if items:
             lines.append(title)
             shown, more = cut(items, limit)
