@@ -181,6 +181,24 @@ TEST(PeerModel, LatencyAndAllHostNames) {
   EXPECT_EQ(all_host_name(direction::d2h, 4).str(), "AllHost/dir:d2h/bytes:4");
 }
 
+TEST(AllHostModel, BidirFollowsTheOneWayCasesAtTheirSizes) {
+  std::vector<std::string> names;
+  for (const all_host_case& c : all_host_grid({1u << 20, 256u << 20}))
+    names.push_back(all_host_name(c.dir, c.bytes, c.pattern).str());
+  const std::vector<std::string> expected = {"AllHost/dir:h2d/bytes:1048576",
+                                             "AllHost/dir:h2d/bytes:268435456",
+                                             "AllHost/dir:h2d/pattern:one_to_all/bytes:1048576",
+                                             "AllHost/dir:h2d/pattern:one_to_all/bytes:268435456",
+                                             "AllHost/dir:d2h/bytes:1048576",
+                                             "AllHost/dir:d2h/bytes:268435456",
+                                             "AllHost/dir:d2h/pattern:all_to_one/bytes:1048576",
+                                             "AllHost/dir:d2h/pattern:all_to_one/bytes:268435456",
+                                             "AllHost/dir:bidir/bytes:1048576",
+                                             "AllHost/dir:bidir/bytes:268435456"};
+  EXPECT_EQ(names, expected);
+  EXPECT_TRUE(all_host_grid({}).empty());
+}
+
 TEST(CaseName, DeviceKeyGoesLast) {
   case_name n("Transfer");
   n.add("dir", "h2d").add("mem", "pinned").add("bytes", std::uint64_t{1048576}).add("device", 1);
