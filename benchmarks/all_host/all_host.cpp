@@ -192,7 +192,7 @@ void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, i
 
 const family_registration registration{[](family_descriptor& f) {
   f.name = "AllHost";
-  f.summary = "every visible GPU copying to or from the host at once";
+  f.summary = "every visible GPU copying to or from the host, or both ways, at once";
   f.axes = {{"dir", "{h2d,d2h,bidir}"}, optional_axis("pattern", "{one_to_all,all_to_one}"), {"bytes", "{N}"}};
   f.help = f.name_pattern() +
            "    each GPU copies N bytes between a pinned host buffer of its own and its memory (cudaMemcpyAsync on a\n"

@@ -204,26 +204,25 @@ const family_registration peer_registration{[](family_descriptor& f) {
             optional_axis("access", "read"),
             optional_axis("engine", "sm"),
             {"bytes", "{N}"}};
-  f.help =
-      f.name_pattern() +
-      "    oneway  cudaMemcpyPeerAsync of N bytes from GPU i to GPU j on a stream of GPU i; N counted.\n"
-      "    bidir   i to j on a stream of GPU i and j to i on a stream of GPU j at once, each held by\n"
-      "            its own GPU's gate and timed by its own GPU's events; the sample's time is the\n"
-      "            longer of the two; 2N counted; gbps_src_to_dst and gbps_dst_to_src each direction's\n"
-      "            own rate. Registered for i < j only (the same pair named the other way round is\n"
-      "            the same measurement).\n"
-      "    access:read  with peer access, oneway: the same copy issued by GPU j, which reads GPU i's memory\n"
-      "            (cudaMemcpyPeerAsync on a stream of GPU j, timed by its events), as nvbandwidth's\n"
-      "            device_to_device_memcpy_read_ce (its row j, column i). The plain name writes: GPU i issues it.\n"
-      "    engine:sm  with peer access, the same copy by a copy kernel on the GPU that issues it: GPU i\n"
-      "            writing through the peer mapping, or with access:read GPU j reading through it (as\n"
-      "            device_to_device_memcpy_read_sm); the plain name: cudaMemcpyPeerAsync's copy engines.\n" +
-      kPeerAccessHelp +
-      "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
-      "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. The default: with peer access, every ordered\n"
-      "    pair oneway and every pair bidir at the largest size; the first pair of each link class (NVML's\n"
-      "    link and NVLink count) also every size, peer access off, engine:sm and access:read; --full: all of\n"
-      "    it for every pair. Every visible GPU, whatever --device says; no cases with fewer than two GPUs.\n";
+  f.help = f.name_pattern() +
+           "    oneway  cudaMemcpyPeerAsync of N bytes from GPU i to GPU j on a stream of GPU i; N counted.\n"
+           "    bidir   i to j on a stream of GPU i and j to i on a stream of GPU j at once, each held by\n"
+           "            its own GPU's gate and timed by its own GPU's events; the sample's time is the\n"
+           "            longer of the two; 2N counted; gbps_src_to_dst and gbps_dst_to_src each direction's\n"
+           "            own rate. Registered for i < j only (the same pair named the other way round is\n"
+           "            the same measurement).\n"
+           "    access:read  with peer access, oneway: the same copy issued by GPU j, which reads GPU i's\n"
+           "            memory (cudaMemcpyPeerAsync on a stream of GPU j, timed by its events), as nvbandwidth's\n"
+           "            device_to_device_memcpy_read_ce (row j, column i). The plain name: GPU i issues it.\n"
+           "    engine:sm  with peer access, the same copy by a copy kernel on the GPU that issues it: GPU i\n"
+           "            writing through the peer mapping, or with access:read GPU j reading through it (as\n"
+           "            device_to_device_memcpy_read_sm); the plain name: cudaMemcpyPeerAsync's copy engines.\n" +
+           kPeerAccessHelp +
+           "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
+           "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. The default: with peer access, every ordered\n"
+           "    pair oneway and every pair bidir at the largest size; the first pair of each link class (NVML's\n"
+           "    link and NVLink count) also every size, peer access off, engine:sm and access:read; --full: all of\n"
+           "    it for every pair. Every visible GPU, whatever --device says; no cases with fewer than two GPUs.\n";
   f.headline = "gbps";
   f.unit = "GB/s";
   f.better_is = better::higher;
