@@ -16,6 +16,10 @@
 #                     (tests/gpu/nccl_all_to_all.py) and nvbandwidth's one_to_all / all_to_one / pair copies
 #            latency  Latency/mem:peer of every ordered pair at 1 and 2 MiB stride between NVB_LATENCY_RUNS
 #                     (default 3) runs of nvbandwidth's device_to_device_latency_sm, judged within 3%
+#            hostbidir_reads  AllHost/dir:bidir and every ordered pair's Peer reads (access:read, copy engines and
+#                     SMs) at 256 MiB beside nvbandwidth's host_to_all / all_to_host bidirectional and
+#                     device_to_device_memcpy_read_{ce,sm} (-b 256), judged within 3%
+#                     (tests/gpu/hostbidir_reads_references.py); not in the default parts
 #            peer     the gpu_peer test GPU_PEER_RUNS (default 5) times
 #            default  a default --device=all run, its wall time
 #            startup  a process's start on the first 1, 2, 3, 4 and 8 GPUs (as many as there are): S(G) three times,
@@ -23,8 +27,9 @@
 #                     two three-round runs of it cost beyond the case, and AllHost's four cases in each process of
 #                     two three-round runs (multi_TAGxG_startup.log)
 #            nvbandwidth is built from .ref/ (.ref/build.sh: see docs/multi_gpu.md) where it is there, else left
-#            out and the latency judgement skipped. Files: multi_TAGxG_{patterns,latency}.json (gpu_bench),
-#            multi_TAGxG_references.json and _summary.txt (tests/gpu/peer_references.py), default_TAGxG.json
+#            out and the latency judgement skipped. Files: multi_TAGxG_{patterns,latency,hostbidir_reads}.json
+#            (gpu_bench), multi_TAGxG_references.json and _summary.txt (tests/gpu/peer_references.py),
+#            multi_TAGxG_hostbidir_reads_summary.txt, default_TAGxG.json
 #   offline  set-up where no package index answers (docs/setup.md): setup.sh with no wheels (it builds and says
 #            in one line what it could not install), then with GPU_BENCH_WHEELS=$OFFLINE_WHEELS (default
 #            .wheels: the wheels the machine lacks, carried along), then the gate preset, gpu-bench-gate and
@@ -100,7 +105,7 @@ multi_step() {
   local deadline=$(( $(date +%s) + ${MULTI_BUDGET_S:-540} ))
   local -a judge=()
   [ "$gpus" -ge 2 ] || { echo "multi: $gpus GPU(s); the step needs two or more"; return 1; }
-  case " $parts " in *" patterns "* | *" latency "*) build_nvbandwidth ;; esac
+  case " $parts " in *" patterns "* | *" latency "* | *" hostbidir_reads "*) build_nvbandwidth ;; esac
   for part in $parts; do
     t=$(date +%s)
     case $part in
@@ -145,6 +150,18 @@ multi_step() {
                for k in $(seq 1 "$nvb_runs"); do
                  [ -s "$logs/nvb_latency_$k.json" ] && judge+=("$logs/nvb_latency_$k.json")
                done ;;
+      hostbidir_reads) # Every ordered pair's reads (--full) at nvbandwidth's size, then nvbandwidth, then the judge.
+               bench --device=all --full --sizes=256M \
+                 --benchmark_filter='^(AllHost/dir:bidir/|Peer/src:[0-9]+/dst:[0-9]+/peer_access:on/dir:oneway/access:read/)' \
+                 --benchmark_out="${base}_hostbidir_reads.json" --benchmark_out_format=json >"$logs/hostbidir_reads.log" 2>&1
+               echo "hostbidir_reads: gpu_bench rc=$?"
+               nvbandwidth_json nvb_hostbidir_reads -b 256 -t host_to_all_bidirectional_memcpy_ce \
+                 all_to_host_bidirectional_memcpy_ce device_to_device_memcpy_read_ce device_to_device_memcpy_read_sm
+               echo "hostbidir_reads: nvbandwidth rc=$?"
+               (cd "$root/tests/gpu" && python3 hostbidir_reads_references.py --run "${base}_hostbidir_reads.json" \
+                 --nvb "$logs/nvb_hostbidir_reads.json" --out "$logs/hostbidir_reads_references.json" \
+                 --summary "${base}_hostbidir_reads_summary.txt")
+               echo "hostbidir_reads: judge rc=$? (0: within 3%; 1: beyond, or a case missing; 77: no nvbandwidth)" ;;
       peer) for k in $(seq 1 "$peer_runs"); do
               [ $(( deadline - $(date +%s) )) -ge 60 ] || { echo "peer: out of MULTI_BUDGET_S after $((k - 1)) runs"; break; }
               if (cd "$build" && ctest --output-on-failure -R '^gpu_peer$') >"$logs/gpu_peer_$k.log" 2>&1; then
@@ -197,7 +214,7 @@ PY
                  for what in one allhost; do
                    for k in 1 2; do
                      CUDA_VISIBLE_DEVICES=$visible "$build/gpu_bench" --rounds=3 --progress=off \
-                       --benchmark_filter="$([ "$what" = one ] && echo "$one" || echo '^AllHost/')" \
+                       --benchmark_filter="$([ "$what" = one ] && echo "$one" || echo '^AllHost/dir:(h2d|d2h)/')" \
                        --benchmark_out="$logs/startup_rounds.json" --benchmark_out_format=json >/dev/null 2>&1
                      python3 - "$logs/startup_rounds.json" "$what" "$g" "$k" >>"$logs/startup_raw.log" 2>&1 <<'PY'
 import json, sys

@@ -16,6 +16,9 @@ std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& siz
           for (std::uint64_t n : sizes) v.push_back({src, dst, access, d, n});
           if (access)
             for (std::uint64_t n : sizes) v.push_back({src, dst, access, d, n, true});
+          if (access && d == peer_dir::oneway)
+            for (bool sm : {false, true})
+              for (std::uint64_t n : sizes) v.push_back({src, dst, access, d, n, sm, true});
         }
     }
   return v;
@@ -28,7 +31,7 @@ std::vector<peer_case> peer_default_grid(int gpus, const std::vector<std::uint64
   const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
   for (const peer_case& c : peer_grid(gpus, sizes)) {
     const bool sweep = std::find(swept.begin(), swept.end(), std::make_pair(c.src, c.dst)) != swept.end();
-    if (sweep || (c.peer_access && !c.sm && c.bytes == largest)) v.push_back(c);
+    if (sweep || (c.peer_access && !c.sm && !c.read && c.bytes == largest)) v.push_back(c);
   }
   return v;
 }
@@ -37,6 +40,7 @@ case_name peer_name(const peer_case& c) {
   case_name n("Peer");
   n.add("src", c.src).add("dst", c.dst).add("peer_access", c.peer_access ? "on" : "off");
   n.add("dir", c.dir);
+  if (c.read) n.add("access", "read");
   if (c.sm) n.add("engine", "sm");
   n.add("bytes", c.bytes);
   return n;

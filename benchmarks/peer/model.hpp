@@ -23,21 +23,26 @@ struct peer_case {
   // With peer access, the same copy by the source GPU's SMs (a copy kernel writing through the peer
   // mapping): engine:sm in the name. Without it, cudaMemcpyPeerAsync's copy engines.
   bool sm = false;
+  // The copy issued by the destination GPU, which pulls the bytes (a read of the source's memory, on a
+  // stream of the destination; with sm, a kernel there reading through the peer mapping): access:read in
+  // the name. Without it, the source GPU issues the copy and pushes the bytes (a write).
+  bool read = false;
 };
 
 // Every ordered pair of `gpus` GPUs, peer access on then off, oneway then bidir, then sizes, with peer
-// access also by the SMs (engine:sm). bidir only for src < dst: the pair's two directions at once are the
-// same measurement whichever GPU is named first.
+// access also by the SMs (engine:sm), and oneway with peer access also read by the destination
+// (access:read, by copy engine then by SMs). bidir only for src < dst: the pair's two directions at once
+// are the same measurement whichever GPU is named first.
 // Empty for fewer than two GPUs. What --full registers.
 std::vector<peer_case> peer_grid(int gpus, const std::vector<std::uint64_t>& sizes);
 
 // The default matrix, which grows with the pairs only where pairs differ: every ordered pair's copy with
 // peer access at the largest size, oneway, and bidir for src < dst; and for each pair of `swept` (src < dst,
-// one per link class) everything peer_grid has for it from src to dst: every size, peer access off, engine:sm.
-// In peer_grid's order: N(N-1) + N(N-1)/2 cases, and 16 more per swept pair for three sizes.
+// one per link class) everything peer_grid has for it from src to dst: every size, peer access off, engine:sm,
+// access:read. In peer_grid's order: N(N-1) + N(N-1)/2 cases, and 22 more per swept pair for three sizes.
 std::vector<peer_case> peer_default_grid(int gpus, const std::vector<std::uint64_t>& sizes,
                                          const std::vector<std::pair<int, int>>& swept);
-// Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}/bytes:{N}
+// Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}[/access:read][/engine:sm]/bytes:{N}
 case_name peer_name(const peer_case& c);
 // Bytes a case moves per iteration: N, both directions counted for bidir (2N).
 double peer_bytes_moved(const peer_case& c);

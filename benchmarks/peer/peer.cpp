@@ -1,7 +1,8 @@
 // Peer and PeerLatency: one cudaMemcpyPeerAsync of N bytes from GPU src's memory to GPU dst's per
-// iteration, on a stream of the source GPU (oneway), or both directions at once, each on a stream of its
-// own source GPU (bidir, 2N bytes counted). GPU time from events on the source GPU's stream, the other
-// direction's stream forked from and joined back to it; gbps = bytes moved / GPU time, GB = 1e9 bytes.
+// iteration, on a stream of the source GPU (oneway), of the destination GPU (access:read), or both
+// directions at once, each on a stream of its own source GPU (bidir, 2N bytes counted). GPU time from
+// events on the stream that issues the copy, each direction's on its own; gbps = bytes moved / GPU time,
+// GB = 1e9 bytes.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -65,14 +66,15 @@ void set_peer_access(int a, int b, bool on) {
 struct peer_leg {
   int src_dev, dst_dev;
   region src, dst;
-  bool sm = false;  // a copy kernel on the source GPU writing through the peer mapping
+  bool sm = false;    // a copy kernel writing (or, pulled, reading) through the peer mapping
+  bool pull = false;  // issued by the destination GPU, on its stream: its copy engine or its kernel reads
 
   void enqueue(cudaStream_t s, std::size_t n) const {
     if (!sm) {
       CUDA_CHECK(cudaMemcpyPeerAsync(dst.dev, dst_dev, src.dev, src_dev, n, s));
       return;
     }
-    device_scope on(src_dev);  // a kernel launches on its stream's device
+    device_scope on(pull ? dst_dev : src_dev);  // a kernel launches on its stream's device
     kernels::copy(dst.dev, src.dev, n, s);
   }
 
@@ -97,11 +99,14 @@ struct peer_leg {
 
 // Each GPU sends from its first device buffer and receives into its second; with `priming`, the priming
 // copies' (the same engine, buffers of their own).
-peer_leg make_leg(int from, int to, std::size_t bytes, bool priming, bool sm) {
+peer_leg make_leg(int from, int to, std::size_t bytes, bool priming, bool sm, bool pull = false) {
   auto& cache = buffer_cache::instance();
-  return peer_leg{
-      from, to, region_of(cache.device_on(from, bytes, priming ? buffer_slot::h2d_prime : buffer_slot::h2d), bytes),
-      region_of(cache.device_on(to, bytes, priming ? buffer_slot::d2h_prime : buffer_slot::d2h), bytes), sm};
+  return peer_leg{from,
+                  to,
+                  region_of(cache.device_on(from, bytes, priming ? buffer_slot::h2d_prime : buffer_slot::h2d), bytes),
+                  region_of(cache.device_on(to, bytes, priming ? buffer_slot::d2h_prime : buffer_slot::d2h), bytes),
+                  sm,
+                  pull};
 }
 
 // Runs one Peer or PeerLatency case: buffers, peer access, the timed loop (gated with peer access on), the
@@ -115,7 +120,8 @@ std::optional<sample_set> run_peer(benchmark::State& state, const peer_case& c) 
   const std::size_t n = c.bytes;
   const std::size_t prime_bytes = std::min<std::size_t>(n, 64 << 10);
   const auto legs = buffer_cache::instance().acquire_with_retry([&] {
-    std::vector<peer_leg> v{make_leg(c.src, c.dst, n, false, c.sm), make_leg(c.src, c.dst, prime_bytes, true, c.sm)};
+    std::vector<peer_leg> v{make_leg(c.src, c.dst, n, false, c.sm, c.read),
+                            make_leg(c.src, c.dst, prime_bytes, true, c.sm, c.read)};
     if (c.dir == peer_dir::bidir) {
       v.push_back(make_leg(c.dst, c.src, n, false, c.sm));
       v.push_back(make_leg(c.dst, c.src, prime_bytes, true, c.sm));
@@ -126,9 +132,10 @@ std::optional<sample_set> run_peer(benchmark::State& state, const peer_case& c) 
   std::uint32_t seed = next_seed();
   for (const peer_leg& l : legs) l.fill(seed);
 
-  // One stream on each direction's source GPU; each GPU's gate holds its own stream, and the sample's
-  // time is the longer of the two directions' own spans, both gates having opened together.
-  std::vector<int> stream_devices{c.src};
+  // One stream on the GPU that issues each direction's copy (its source, or for a read its destination);
+  // each GPU's gate holds its own stream, and the sample's time is the longer of the two directions' own
+  // spans, both gates having opened together.
+  std::vector<int> stream_devices{c.read ? c.dst : c.src};
   if (c.dir == peer_dir::bidir) stream_devices.push_back(c.dst);
   stream_set& streams = stream_set::cached(stream_devices);
   // With peer access the copy is one DMA the enqueue only queues. Without it the driver stages the copy
@@ -194,6 +201,7 @@ const family_registration peer_registration{[](family_descriptor& f) {
             {"dst", "{j}"},
             {"peer_access", "{on,off}"},
             {"dir", "{oneway,bidir}"},
+            optional_axis("access", "read"),
             optional_axis("engine", "sm"),
             {"bytes", "{N}"}};
   f.help = f.name_pattern() +
@@ -203,20 +211,24 @@ const family_registration peer_registration{[](family_descriptor& f) {
            "            longer of the two; 2N counted; gbps_src_to_dst and gbps_dst_to_src each direction's\n"
            "            own rate. Registered for i < j only (the same pair named the other way round is\n"
            "            the same measurement).\n"
-           "    engine:sm  with peer access, the same copy by a copy kernel on the source GPU writing through\n"
-           "            the peer mapping (the plain name: cudaMemcpyPeerAsync's copy engines).\n" +
+           "    access:read  with peer access, oneway: the same copy issued by GPU j, which reads GPU i's\n"
+           "            memory (cudaMemcpyPeerAsync on a stream of GPU j, timed by its events), as nvbandwidth's\n"
+           "            device_to_device_memcpy_read_ce (row j, column i). The plain name: GPU i issues it.\n"
+           "    engine:sm  with peer access, the same copy by a copy kernel on the GPU that issues it: GPU i\n"
+           "            writing through the peer mapping, or with access:read GPU j reading through it (as\n"
+           "            device_to_device_memcpy_read_sm); the plain name: cudaMemcpyPeerAsync's copy engines.\n" +
            kPeerAccessHelp +
            "    counters  gbps (bytes counted / GPU time, GB = 1e9 B), host_blocked_us, bytes_per_second.\n"
            "    Sizes 1 MiB, 16 MiB, 256 MiB unless --sizes is given. The default: with peer access, every ordered\n"
            "    pair oneway and every pair bidir at the largest size; the first pair of each link class (NVML's\n"
-           "    link and NVLink count) also every size, peer access off and engine:sm; --full: all of it for every\n"
-           "    pair. Every visible GPU, whatever --device says; no cases with fewer than two GPUs.\n";
+           "    link and NVLink count) also every size, peer access off, engine:sm and access:read; --full: all of\n"
+           "    it for every pair. Every visible GPU, whatever --device says; no cases with fewer than two GPUs.\n";
   f.headline = "gbps";
   f.unit = "GB/s";
   f.better_is = better::higher;
   f.kind = headline_kind::rate;
   f.host_link = "peer_access:off";
-  f.plot = "x=bytes;series=dir,engine;panel=peer_access";
+  f.plot = "x=bytes;series=dir,access,engine;panel=peer_access";
   f.scope = family_scope::multi_gpu;
   f.smoke = "^Peer/src:0/dst:1/";
   f.gate = "^Peer/src:[0-9]+/dst:[0-9]+/peer_access:on/dir:bidir/bytes:268435456/";

@@ -84,9 +84,10 @@ class Help(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         for needle in ("Transfer/dir:{h2d,d2h,bidir,d2d}", "--device=N", "--sizes=SPEC", "counted once", "GB = 1e9",
                        "Overlap/schedule:", "ideal = max((in + out) / S + middle,", "HostBlocking/mem:", "--timeline=FILE",
-                       "--device=all", "Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}[/engine:sm]/bytes:{N}",
+                       "--device=all",
+                       "Peer/src:{i}/dst:{j}/peer_access:{on,off}/dir:{oneway,bidir}[/access:read][/engine:sm]/bytes:{N}",
                        "PeerLatency/src:{i}/dst:{j}/peer_access:{on,off}/bytes:4",
-                       "AllHost/dir:{h2d,d2h}[/pattern:{one_to_all,all_to_one}]/bytes:{N}", "Batch/api:{loop,batch,kernel}",
+                       "AllHost/dir:{h2d,d2h,bidir}[/pattern:{one_to_all,all_to_one}]/bytes:{N}", "Batch/api:{loop,batch,kernel}",
                        "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}", "/engine:{ce,sm}",
                        "gbps_gpu{i}", "latency_us", "--gate=off", "--link_rounds=N", "--link_max_rounds=N",
                        "--target_detectable=PCT", "--list_gpus=N",
@@ -352,16 +353,16 @@ class ListGpus(unittest.TestCase):
 
     def test_the_default_grows_with_the_pairs_only_where_pairs_differ(self):
         # Every ordered pair one way and every pair both ways at 256 MiB, and the sweep of sizes, peer access
-        # off and engine:sm on one pair (every pair is of one link class where no GPU is asked): at G = 8,
-        # 56 + 28 + 16 Peer cases rather than the whole matrix's 756.
+        # off, engine:sm and access:read on one pair (every pair is of one link class where no GPU is asked):
+        # at G = 8, 56 + 28 + 22 Peer cases rather than the whole matrix's 1092.
         single, _ = self.families()
         for g in (2, 4, 8):
             counts, names = self.families(f"--list_gpus={g}")
             pairs = g * (g - 1)
-            self.assertEqual(counts.get("Peer"), pairs + pairs // 2 + 16, g)
+            self.assertEqual(counts.get("Peer"), pairs + pairs // 2 + 22, g)
             self.assertEqual(counts.get("PeerLatency"), pairs + 1, g)
             self.assertEqual(counts.get("PeerPattern"), 6, g)
-            self.assertEqual(counts.get("AllHost"), 4, g)
+            self.assertEqual(counts.get("AllHost"), 5, g)
             # Latency chases GPU 1's memory from GPU 0 too, one peer per link class: both patterns at the
             # four default footprints (a node of four H100s ran these 625 cases on GPU 0).
             peer_chases = [n for n in names if n.startswith("Latency/mem:peer/")]
@@ -370,13 +371,18 @@ class ListGpus(unittest.TestCase):
             for fam, n in single.items():
                 self.assertEqual(counts.get(fam), n + (8 if fam == "Latency" else 0), f"{fam} at {g} GPUs")
             if g == 4:
-                self.assertEqual(len(names), 625)
+                self.assertEqual(len(names), 632)
             self.assertEqual(len(set(names)), len(names))
             self.assertIn(f"Peer/src:{g - 1}/dst:{g - 2}/peer_access:on/dir:oneway/bytes:268435456/manual_time", names)
             self.assertIn("Peer/src:0/dst:1/peer_access:off/dir:bidir/bytes:1048576/manual_time", names)
             self.assertNotIn("Peer/src:1/dst:0/peer_access:off/dir:oneway/bytes:1048576/manual_time", names)
+            self.assertIn("Peer/src:0/dst:1/peer_access:on/dir:oneway/access:read/engine:sm/bytes:1048576/manual_time",
+                          names)
+            self.assertNotIn("Peer/src:1/dst:0/peer_access:on/dir:oneway/access:read/bytes:268435456/manual_time",
+                             names)
+            self.assertIn("AllHost/dir:bidir/bytes:268435456/manual_time", names)
         counts, names = self.families("--list_gpus=8", "--full")
-        self.assertEqual(counts.get("Peer"), 756)
+        self.assertEqual(counts.get("Peer"), 1092)
         self.assertEqual(counts.get("PeerLatency"), 112)
         self.assertEqual(len([n for n in names if n.startswith("Latency/mem:peer/")]), 8 * 7)
 

@@ -85,12 +85,13 @@ TEST(PeerModel, EveryOrderedPairOnceBidirForOneOrderOnly) {
   const std::vector<std::uint64_t> sizes = {1u << 20, 16u << 20, 256u << 20};
   EXPECT_TRUE(peer_grid(0, sizes).empty());
   EXPECT_TRUE(peer_grid(1, sizes).empty());
-  // 4 GPUs: 12 ordered pairs x (on, on by the SMs, off) x 3 sizes oneway, 6 pairs x the same bidir.
+  // 4 GPUs: 12 ordered pairs x (on, on by the SMs, off, read, read by the SMs) x 3 sizes oneway, 6 pairs x
+  // (on, on by the SMs, off) x 3 sizes bidir.
   const auto grid = peer_grid(4, sizes);
-  EXPECT_EQ(grid.size(), 12u * 3 * 3 + 6u * 3 * 3);
+  EXPECT_EQ(grid.size(), 12u * 5 * 3 + 6u * 3 * 3);
   std::set<std::string> names;
   const std::regex form(
-      R"(^Peer/src:\d+/dst:\d+/(peer_access:off/dir:(oneway|bidir)|peer_access:on/dir:(oneway|bidir)(/engine:sm)?)/bytes:\d+$)");
+      R"(^Peer/src:\d+/dst:\d+/(peer_access:off/dir:(oneway|bidir)|peer_access:on/dir:(oneway(/access:read)?|bidir)(/engine:sm)?)/bytes:\d+$)");
   for (const peer_case& c : grid) {
     const std::string n = peer_name(c).str();
     EXPECT_TRUE(std::regex_match(n, form)) << n;
@@ -105,6 +106,10 @@ TEST(PeerModel, EveryOrderedPairOnceBidirForOneOrderOnly) {
   EXPECT_TRUE(names.count("Peer/src:1/dst:3/peer_access:on/dir:bidir/bytes:16777216"));
   EXPECT_FALSE(names.count("Peer/src:3/dst:1/peer_access:on/dir:bidir/bytes:16777216"));
   EXPECT_TRUE(names.count("Peer/src:1/dst:3/peer_access:on/dir:bidir/engine:sm/bytes:16777216"));
+  EXPECT_TRUE(names.count("Peer/src:3/dst:2/peer_access:on/dir:oneway/access:read/bytes:268435456"));
+  EXPECT_TRUE(names.count("Peer/src:3/dst:2/peer_access:on/dir:oneway/access:read/engine:sm/bytes:1048576"));
+  EXPECT_FALSE(names.count("Peer/src:1/dst:3/peer_access:on/dir:bidir/access:read/bytes:16777216"));
+  EXPECT_FALSE(names.count("Peer/src:1/dst:3/peer_access:off/dir:oneway/access:read/bytes:16777216"));
   // Grouped by pair and access: a pair's access changes twice per run.
   EXPECT_EQ(grid.front().src, 0);
   EXPECT_EQ(grid.front().dst, 1);
@@ -119,7 +124,7 @@ TEST(PeerModel, TheDefaultGrowsWithThePairsOnlyWherePairsDiffer) {
   // Eight GPUs of one link class: every ordered pair one way and every pair both ways at 256 MiB, and the
   // sweep (sizes, peer access off, engine:sm) between GPUs 0 and 1 alone.
   const auto hgx = peer_default_grid(8, sizes, {{0, 1}});
-  EXPECT_EQ(hgx.size(), 56u + 28u + 16u);
+  EXPECT_EQ(hgx.size(), 56u + 28u + 22u);
   std::set<std::string> names;
   for (const peer_case& c : hgx) names.insert(peer_name(c).str());
   EXPECT_EQ(names.size(), hgx.size());
@@ -131,6 +136,11 @@ TEST(PeerModel, TheDefaultGrowsWithThePairsOnlyWherePairsDiffer) {
   EXPECT_TRUE(names.count("Peer/src:0/dst:1/peer_access:off/dir:bidir/bytes:1048576"));
   EXPECT_TRUE(names.count("Peer/src:0/dst:1/peer_access:on/dir:oneway/engine:sm/bytes:16777216"));
   EXPECT_FALSE(names.count("Peer/src:1/dst:0/peer_access:off/dir:oneway/bytes:1048576"));
+  // Reads by the destination: the swept pair's, every size, by copy engine and by SMs; no other pair's.
+  EXPECT_TRUE(names.count("Peer/src:0/dst:1/peer_access:on/dir:oneway/access:read/bytes:1048576"));
+  EXPECT_TRUE(names.count("Peer/src:0/dst:1/peer_access:on/dir:oneway/access:read/engine:sm/bytes:268435456"));
+  EXPECT_FALSE(names.count("Peer/src:1/dst:0/peer_access:on/dir:oneway/access:read/bytes:268435456"));
+  EXPECT_FALSE(names.count("Peer/src:6/dst:7/peer_access:on/dir:oneway/access:read/bytes:268435456"));
   // Each case of the default is one of the full grid's, in its order.
   const auto full = peer_grid(8, sizes);
   std::size_t at = 0;
@@ -139,10 +149,10 @@ TEST(PeerModel, TheDefaultGrowsWithThePairsOnlyWherePairsDiffer) {
     EXPECT_LT(at, full.size()) << peer_name(c).str();
   }
   // Three link classes (say NV2, NV1 and PCIe): a sweep for each.
-  EXPECT_EQ(peer_default_grid(8, sizes, {{0, 1}, {0, 2}, {0, 4}}).size(), 56u + 28u + 3 * 16u);
+  EXPECT_EQ(peer_default_grid(8, sizes, {{0, 1}, {0, 2}, {0, 4}}).size(), 56u + 28u + 3 * 22u);
   // A --sizes list: the matrix at its largest size.
   const auto two = peer_default_grid(4, {4096, 1u << 20}, {{0, 1}});
-  EXPECT_EQ(two.size(), 12u + 6u + (2 * 3 - 1) + (2 * 3 - 1));
+  EXPECT_EQ(two.size(), 12u + 6u + (2 * 5 - 1) + (2 * 3 - 1));
   for (const peer_case& c : two)
     if (!(c.src == 0 && c.dst == 1)) {
       EXPECT_EQ(c.bytes, 1u << 20) << peer_name(c).str();
@@ -179,6 +189,50 @@ TEST(PeerModel, LatencyAndAllHostNames) {
   EXPECT_TRUE(peer_latency_grid(1).empty());
   EXPECT_EQ(all_host_name(direction::h2d, 268435456).str(), "AllHost/dir:h2d/bytes:268435456");
   EXPECT_EQ(all_host_name(direction::d2h, 4).str(), "AllHost/dir:d2h/bytes:4");
+}
+
+TEST(PeerModel, AReadIsIssuedByTheDestinationAndNamedSo) {
+  const peer_case read{1, 0, true, peer_dir::oneway, 268435456, false, true};
+  EXPECT_EQ(peer_name(read).str(), "Peer/src:1/dst:0/peer_access:on/dir:oneway/access:read/bytes:268435456");
+  const peer_case read_sm{1, 0, true, peer_dir::oneway, 1048576, true, true};
+  EXPECT_EQ(peer_name(read_sm).str(), "Peer/src:1/dst:0/peer_access:on/dir:oneway/access:read/engine:sm/bytes:1048576");
+  EXPECT_DOUBLE_EQ(peer_bytes_moved(read), 268435456.0);
+  // The plain name is the write, as before reads were measured.
+  EXPECT_EQ(peer_name({1, 0, true, peer_dir::oneway, 4096}).str(),
+            "Peer/src:1/dst:0/peer_access:on/dir:oneway/bytes:4096");
+  // In the full grid each pair's reads follow its writes with peer access, one way.
+  const auto grid = peer_grid(2, {1u << 20});
+  std::vector<std::string> names;
+  for (const peer_case& c : grid)
+    if (c.src == 0) names.push_back(peer_name(c).str());
+  const std::vector<std::string> expected = {
+      "Peer/src:0/dst:1/peer_access:on/dir:oneway/bytes:1048576",
+      "Peer/src:0/dst:1/peer_access:on/dir:oneway/engine:sm/bytes:1048576",
+      "Peer/src:0/dst:1/peer_access:on/dir:oneway/access:read/bytes:1048576",
+      "Peer/src:0/dst:1/peer_access:on/dir:oneway/access:read/engine:sm/bytes:1048576",
+      "Peer/src:0/dst:1/peer_access:on/dir:bidir/bytes:1048576",
+      "Peer/src:0/dst:1/peer_access:on/dir:bidir/engine:sm/bytes:1048576",
+      "Peer/src:0/dst:1/peer_access:off/dir:oneway/bytes:1048576",
+      "Peer/src:0/dst:1/peer_access:off/dir:bidir/bytes:1048576"};
+  EXPECT_EQ(names, expected);
+}
+
+TEST(AllHostModel, BidirFollowsTheOneWayCasesAtTheirSizes) {
+  std::vector<std::string> names;
+  for (const all_host_case& c : all_host_grid({1u << 20, 256u << 20}))
+    names.push_back(all_host_name(c.dir, c.bytes, c.pattern).str());
+  const std::vector<std::string> expected = {"AllHost/dir:h2d/bytes:1048576",
+                                             "AllHost/dir:h2d/bytes:268435456",
+                                             "AllHost/dir:h2d/pattern:one_to_all/bytes:1048576",
+                                             "AllHost/dir:h2d/pattern:one_to_all/bytes:268435456",
+                                             "AllHost/dir:d2h/bytes:1048576",
+                                             "AllHost/dir:d2h/bytes:268435456",
+                                             "AllHost/dir:d2h/pattern:all_to_one/bytes:1048576",
+                                             "AllHost/dir:d2h/pattern:all_to_one/bytes:268435456",
+                                             "AllHost/dir:bidir/bytes:1048576",
+                                             "AllHost/dir:bidir/bytes:268435456"};
+  EXPECT_EQ(names, expected);
+  EXPECT_TRUE(all_host_grid({}).empty());
 }
 
 TEST(CaseName, DeviceKeyGoesLast) {

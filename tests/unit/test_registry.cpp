@@ -158,6 +158,8 @@ TEST(Registry, TheMultiGpuFamiliesNamesAreTheirDeclaredAxes) {
   for (host_pattern p : all_values<host_pattern>())
     for (direction d : {direction::h2d, direction::d2h})
       EXPECT_EQ(case_name_problem(declared("AllHost"), all_host_name(d, 4, p)), "");
+  for (const all_host_case& c : all_host_grid(sizes))
+    EXPECT_EQ(case_name_problem(declared("AllHost"), all_host_name(c.dir, c.bytes, c.pattern)), "");
 }
 
 TEST(Registry, LatencyListsPeerCasesWhereThereAreTwoGpus) {
@@ -244,10 +246,19 @@ TEST(Registry, TheDeclaredFamiliesLinkBoundCasesArePinnedAndRegisteredCopiesAndA
   EXPECT_TRUE(is_link_bound("Transfer/dir:bidir/mem:pinned/bytes:67108864/manual_time"));
   EXPECT_TRUE(is_link_bound("Transfer/dir:h2d/mem:registered/engine:sm/bytes:1048576/manual_time"));
   EXPECT_TRUE(is_link_bound("AllHost/dir:h2d/bytes:268435456/manual_time"));
+  EXPECT_TRUE(is_link_bound("AllHost/dir:bidir/bytes:268435456/manual_time"));
   EXPECT_FALSE(is_link_bound("Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time"));
   EXPECT_FALSE(is_link_bound("Transfer/dir:h2d/mem:pinned/bytes:65536/manual_time"));
   EXPECT_FALSE(is_link_bound("Transfer/dir:d2d/mem:device/cache:cold/bytes:268435456/manual_time"));
   EXPECT_FALSE(is_link_bound("NoSuchFamily/dir:h2d/mem:pinned/bytes:1048576"));
+}
+
+TEST(Registry, AllHostsBidirectionalCopiesSpanTheLinksStates) {
+  const auto all_host = std::find_if(families().begin(), families().end(),
+                                     [](const family_descriptor& f) { return f.name == "AllHost"; });
+  ASSERT_NE(all_host, families().end());
+  EXPECT_TRUE(spans_link_states(*all_host, "AllHost/dir:bidir/bytes:268435456/manual_time"));
+  EXPECT_FALSE(spans_link_states(*all_host, "AllHost/dir:h2d/bytes:268435456/manual_time"));
 }
 
 TEST(Registry, TransfersLinkBoundBidirectionalCopiesSpanTheLinksStates) {

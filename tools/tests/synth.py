@@ -394,10 +394,13 @@ def multi_context(gpu="H100", gpus=4, links=None, **kw):
 def make_multi_run(gpu="H100", gpus=4, link="nvlink", links=None, reps=5, seed=1, noise=0.004, slow=None,
                    families=("Transfer", "Peer", "PeerLatency", "AllHost"), sizes=None, peer_sizes=None,
                    driver="580.159.04", cuda="13.0", host="node-m", date="2025-01-07T02:00:00+00:00",
-                   aggregates=True):
+                   aggregates=True, variants=False):
     """A gpu_bench --device=all run on a machine with `gpus` GPUs joined by `link` (`links` overrides pairs).
 
     A pair without peer access (link 'system') has its peer_access:on cases fail with an error message.
+    With `variants`, Peer's engine:sm and access:read copies (one way, peer access on; SMs at 0.94 of the copy
+    engines' rate, reads at 0.97 of the writes') and AllHost/dir:bidir (both ways on every GPU at once, with
+    gbps_h2d and gbps_d2h) too.
     """
     kinds = multi_links(gpus, link, links)
     w = _Writer(reps, seed, noise, slow, aggregates)
@@ -423,6 +426,13 @@ def make_multi_run(gpu="H100", gpus=4, link="nvlink", links=None, reps=5, seed=1
                         w.add(f"Peer/src:{src}/dst:{dst}/peer_access:{access}/dir:{d}/bytes:{b}", t,
                               lambda t, moved=moved: {"gbps": moved / t / 1e9, "host_blocked_us": 4.0},
                               error=err)
+                        for name, factor in (("/engine:sm", 0.94), ("/access:read", 0.97),
+                                             ("/access:read/engine:sm", 0.97 * 0.94)):
+                            if variants and access == "on" and (d == "oneway" or "read" not in name):
+                                w.add(f"Peer/src:{src}/dst:{dst}/peer_access:on/dir:{d}{name}/bytes:{b}",
+                                      6e-6 + moved / (rate * factor * (1.8 if d == "bidir" else 1.0) * 1e9),
+                                      lambda t, moved=moved: {"gbps": moved / t / 1e9, "host_blocked_us": 4.0},
+                                      error=err)
     if "PeerLatency" in families:
         for src, dst in itertools.permutations(range(gpus), 2):
             kind = kinds[(src, dst)]
@@ -444,5 +454,15 @@ def make_multi_run(gpu="H100", gpus=4, link="nvlink", links=None, reps=5, seed=1
                     each = [total / gpus * math.exp(share.gauss(0.0, 0.02)) for _ in range(gpus)]
                     return {"gbps": total, "gpus": float(gpus), **{f"gbps_gpu{k}": v for k, v in enumerate(each)}}
                 w.add(f"AllHost/dir:{d}/bytes:{b}", t, all_host)
+        for b in (sizes or (1 << 24, 1 << 28)) if variants else ():
+            h2d, d2h = (min(gpus * MEM_PEAK["pinned"] * DIR_FACTOR[d] * 0.9, HOST_LIMIT_GBPS) for d in ("h2d", "d2h"))
+            t = gpus * b / (min(h2d, d2h) * 1e9)
+
+            def all_host_bidir(t, b=b, h2d=h2d, d2h=d2h, t0=t):
+                total = 2 * gpus * b / t / 1e9
+                each = [total / gpus * math.exp(share.gauss(0.0, 0.02)) for _ in range(gpus)]
+                return {"gbps": total, "gpus": float(gpus), "gbps_h2d": h2d * t0 / t, "gbps_d2h": d2h * t0 / t,
+                        **{f"gbps_gpu{k}": v for k, v in enumerate(each)}}
+            w.add(f"AllHost/dir:bidir/bytes:{b}", t, all_host_bidir)
     ctx = multi_context(gpu, gpus, kinds, driver=driver, cuda=cuda, host=host, date=date)
     return {"context": ctx, "benchmarks": w.entries}

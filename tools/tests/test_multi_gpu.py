@@ -223,6 +223,43 @@ def test_peer_matrix_shows_failed_pairs(tmp_path):
     assert "3 x H100 80GB HBM3" in text and "1 MiB" in text
 
 
+def test_peer_matrix_keeps_each_way_of_copying_apart(tmp_path):
+    # A pair's plain cell is its copy engines' write; the SMs' and the reads' figures have panels of their own.
+    f = benchmark_file_from_doc("variants.json", synth.make_multi_run(gpus=2, seed=5, reps=1, families=("Peer",),
+                                                                      peer_sizes=(1 << 28,), variants=True))
+    from gpu_bench_tools.plot.heatmap import _pair_grid
+    grid = _pair_grid(f, "Peer", max)
+    assert grid[(("on", ()), "oneway")][1][(0, 1)].key == "Peer/src:0/dst:1/peer_access:on/dir:oneway/bytes:268435456"
+    assert grid[(("on", ("access:read", "engine:sm")), "oneway")][1][(1, 0)].key == \
+        "Peer/src:1/dst:0/peer_access:on/dir:oneway/access:read/engine:sm/bytes:268435456"
+    made = plot.make_plots([f], tmp_path, formats=("svg",), kinds=("peer_matrix",))
+    # Peer access on: one way and both ways, each also by SMs; one way read, by copy engines and by SMs; off:
+    # one way and both ways. Two ordered pairs each.
+    assert made[0].points == 8 * 2
+    text = svg_text(made[0].paths[0])
+    for title in ("peer access on, one way, 256 MiB", "peer access on, one way, by SMs, 256 MiB",
+                  "peer access on, one way, read by the destination, 256 MiB",
+                  "peer access on, one way, read by the destination, by SMs, 256 MiB",
+                  "peer access on, both ways at once (sum), by SMs, 256 MiB", "peer access off, one way, 256 MiB"):
+        assert title in text, title
+
+
+def test_all_host_bidir_shows_each_directions_total(tmp_path):
+    f = benchmark_file_from_doc("bidir.json", synth.make_multi_run(gpus=4, seed=6, families=("AllHost",),
+                                                                   variants=True))
+    made = plot.make_plots([f], tmp_path, formats=("svg",), kinds=("all_host",))
+    text = svg_text(made[0].paths[0])
+    for s in ("both directions at once", "h2d, all GPUs", "d2h, all GPUs", "host to device",
+              "one direction, all GPUs (each copy over its own time, added)"):
+        assert s in text, s
+    # h2d and d2h: the aggregate and 4 GPUs; bidir: the aggregate, the two directions' totals and 4 GPUs.
+    assert made[0].points == 2 * 5 + 7
+    # The shared value axis reaches bidir's aggregate, the tallest bar, though its panel is drawn last.
+    from gpu_bench_tools.plot.families.all_host import all_host_plots
+    (_, canvas), = all_host_plots([f], ["bidir"])
+    assert canvas.axes[0][-1].get_ylim()[1] >= f.cases["AllHost/dir:bidir/bytes:268435456"].center("gbps")
+
+
 def test_transfer_has_a_line_per_device_and_file(multi_plots):
     _, out = multi_plots
     text = svg_text(out / "transfer_dir-h2d.svg")
