@@ -12,8 +12,8 @@ differ by more than one process's samples say (docs/methodology.md).
   test (repetitions where there are no samples) decides significance.
 A change is called faster or slower only when it is at least --min-effect, larger than the noise of either
 side, and significant. Where neither a test nor a floor can judge it, the verdict rests on the ratio and
-the noise alone and is marked untested. A noisy verdict of a case whose descriptor names the machine's own cause
-of its spread, with a side beyond MACHINE_VARIANCE_PCT, is the machine's own variance, and said so with the cause.
+the noise alone and is marked untested. A noisy verdict reads as the machine's own variance where a side spreads
+beyond MACHINE_VARIANCE_PCT and the case's descriptor names the machine's cause.
 """
 
 from __future__ import annotations
