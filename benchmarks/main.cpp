@@ -96,8 +96,8 @@ void print_help() {
       "                        takes at least %d samples in all, and %d in each round, unless one sample\n"
       "                        alone outlasts its round's share of S, which its label says\n"
       "  --samples=on          write every sample of the last round into the --benchmark_out file\n"
-      "                        (sample_times_s); each round's median is there whenever there are several\n"
-      "                        (round_times_s)\n"
+      "                        (sample_times_s), and every earlier round's (earlier_sample_times_s); each\n"
+      "                        round's median is there whenever there are several (round_times_s)\n"
       "  --verify=each         check the data after every sample (default: after the last)\n"
       "  --progress=WHEN       progress lines on stderr, at most one every 10 s per round: auto (default) and on\n"
       "                        print them whether stderr is a terminal or a log, off prints none\n"
@@ -118,8 +118,10 @@ void print_help() {
       "  --benchmark_min_time=SECONDS  at least this much timed sample time per case (a plain number)\n\n"
       "Case names are Family/key:value/...; values are lower-case tokens or integers (bytes as integers).\n"
       "Units: rates in GB/s with GB = 1e9 bytes; times in microseconds (GPU time unless the label says\n"
-      "host clock). Every case reports samples and noise_pct beside its own counters; Iterations is 1, as\n"
-      "each Google Benchmark run holds the case's whole sampling.\n"
+      "host clock). Every case reports samples and noise_pct beside its own counters, and sample_p50_us,\n"
+      "sample_p90_us and sample_p99_us: one sample's time at those percentiles over every round's samples\n"
+      "(linear interpolation, numpy.percentile's default). Iterations is 1, as each Google Benchmark run holds\n"
+      "the case's whole sampling.\n"
       "Memory kinds: pageable pinned write_combined registered mapped managed_prefetch managed_fault device\n\n"
       "families:\n",
       GPU_BENCH_VERSION, gpu_bench::kDefaultRounds, gpu_bench::kDefaultLinkRounds, gpu_bench::kDefaultLinkMaxRounds,
@@ -536,7 +538,7 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
     std::vector<gpu_bench::run_samples> samples;
     for (const auto& r : gpu_bench::recorded_runs())
       samples.push_back({r.name, r.repetition, &r.times_s, &r.round_times_s, r.wall_s, r.sampling_wall_s,
-                         r.calibration_wall_s, r.round_prior.rel_sd, r.round_prior.dof});
+                         r.calibration_wall_s, r.round_prior.rel_sd, r.round_prior.dof, &r.earlier_times_s});
     std::vector<std::pair<std::string, std::string>> totals = {
         {"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
         {"gpu_bench.timed_s",
