@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName", "pci_bus_id", "device")
 RUN_LABELS = ("preset", "family")
+# The quantiles of one sample's time every case carries (docs/json.md), by the counter that holds each, in us.
+SAMPLE_QUANTILES = (("0.5", "sample_p50_us"), ("0.9", "sample_p90_us"), ("0.99", "sample_p99_us"))
 LAST_SUCCESS = "gpu_bench_last_success_timestamp_seconds"
 CHECK_ERRORED = "gpu_bench_check_errored"
 VERDICT_HELP = ("gpu-bench-gate's verdict on the run: 0 pass, 1 degraded (a figure beyond its expectation), 2 errored "
@@ -112,6 +114,10 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
                    "Relative half-width of the 95% interval the case's next run falls in, from its rounds "
                    "(noise_pct / 100); of a run of one round, its median's confidence interval in that process.")
     samples = family("gpu_bench_samples", "Timed samples behind a case's figure.")
+    quantiles = GaugeMetricFamily("gpu_bench_sample_seconds",
+                                  "One sample's time at a quantile of every sample behind a case's figure, every "
+                                  "round's together (sample_p50_us, sample_p90_us, sample_p99_us).",
+                                  labels=names + ["quantile"])
     for case, labels, headline in rows:
         values = [labels.get(n, "") for n in names]
         kind, value = headline
@@ -126,7 +132,11 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
         s = case.center("samples")
         if s is not None and math.isfinite(s):
             samples.add_metric(values, s)
-    out = [m for m in (rate, part, latency, noise, samples) if m.samples]
+        for quantile, counter in SAMPLE_QUANTILES:
+            v = case.center(counter)
+            if v is not None and math.isfinite(v):
+                quantiles.add_metric(values + [quantile], v * 1e-6)
+    out = [m for m in (rate, part, latency, noise, samples, quantiles) if m.samples]
     out += _gpu_families(f, host, preset)
 
     node = ["Hostname", "preset"]
