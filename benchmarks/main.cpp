@@ -14,10 +14,12 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fixtures/context/gpu_context.hpp"
 #include "fixtures/context/host_facts.hpp"
+#include "fixtures/context/nvml.hpp"
 #include "fixtures/context/profile.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
@@ -120,8 +122,11 @@ void print_help() {
       "Units: rates in GB/s with GB = 1e9 bytes; times in microseconds (GPU time unless the label says\n"
       "host clock). Every case reports samples and noise_pct beside its own counters, and sample_p50_us,\n"
       "sample_p90_us and sample_p99_us: one sample's time at those percentiles over every round's samples\n"
-      "(linear interpolation, numpy.percentile's default). Iterations is 1, as each Google Benchmark run holds\n"
-      "the case's whole sampling.\n"
+      "(linear interpolation, numpy.percentile's default). Where NVML reads its GPUs, also power_w, temp_c,\n"
+      "sm_clock_mhz and mem_clock_mhz as it starts and as it ends, outside its samples (_start, _end: the most\n"
+      "power and heat of its GPUs, its first GPU's clocks), and link_errors_rose where their link error\n"
+      "counters rose while it ran. Iterations is 1, as each Google Benchmark run holds the case's whole\n"
+      "sampling.\n"
       "Memory kinds: pageable pinned write_combined registered mapped managed_prefetch managed_fault device\n\n"
       "families:\n",
       GPU_BENCH_VERSION, gpu_bench::kDefaultRounds, gpu_bench::kDefaultLinkRounds, gpu_bench::kDefaultLinkMaxRounds,
@@ -260,6 +265,9 @@ struct run_state {
   long matched = 0;  // cases the filter selects
   std::chrono::steady_clock::time_point started;
   double earlier_rounds_timed_s = 0;
+  // Each visible GPU's CUDA index and bus id, where this process writes the context: its link error counters
+  // are read again when the run ends.
+  std::vector<std::pair<int, std::string>> context_gpus;
   // What this process's start spent before its first case, phase by phase (gpu_bench.start_s): on a node
   // a process's start grows with its GPU count, and these say which part grows.
   std::vector<std::pair<std::string, double>> start_phases;
@@ -432,6 +440,7 @@ step_result describe_machine(run_state& run) {
     (void)bind_to_gpu_node(opts);
     return go_on;
   }
+  for (const gpu_bench::device_facts& f : gpus) run.context_gpus.emplace_back(f.device, f.pci_bus_id);
   const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
   gpu_bench::context_list context = gpu_bench::collect_gpu_context(device_flag, gpus, opts.device);
   for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context()})
@@ -548,6 +557,11 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
     if (!gpu_bench::earlier_round_processes().empty())
       totals.emplace_back("gpu_bench.round_processes",
                           gpu_bench::round_processes_text(gpu_bench::earlier_round_processes()));
+    // After the last case: what each GPU's link error counters say of the whole run beside their start.
+    for (const auto& [device, bus] : run.context_gpus) {
+      const auto errors = gpu_bench::link_error_context(device, gpu_bench::read_nvml_link_errors(bus), "end");
+      totals.insert(totals.end(), errors.begin(), errors.end());
+    }
     const std::string why = gpu_bench::annotate_results(out.temp_path(), totals, samples);
     if (!why.empty()) std::fprintf(stderr, "gpu_bench: warning: %s\n", why.c_str());
   }
