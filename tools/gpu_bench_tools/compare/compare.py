@@ -161,6 +161,8 @@ class Comparison:
     min_effect_pct: float
     floors_path: str | None = None
     groups: list[GroupSummary] = field(default_factory=list)
+    # What a case's counters say happened while it ran, in words (Case.notes): (case, file index, note).
+    case_notes: list[tuple[str, int, str]] = field(default_factory=list)
 
     def regressions(self, pct: float) -> list[tuple[Row, int]]:
         """(row, file index) where the file is slower than the first by more than pct and the test agrees."""
@@ -464,6 +466,8 @@ def compare(
         families=_family_summaries(rows, len(files)),
         groups=group_summaries(files, rows),
         warnings=notes,
+        case_notes=[(key, i, note) for key in keys for i, f in enumerate(files) if key in f.cases
+                    for note in f.cases[key].notes()],
         alpha=alpha,
         min_effect_pct=effect_rounds if min_effect_pct is None else min_effect_pct,
         floors_path=floors.path,

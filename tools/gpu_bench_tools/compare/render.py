@@ -271,6 +271,13 @@ def render_table(cmp: Comparison, colour: bool = False) -> str:
             lines.append(f"  [{i + 1}] {key}: {msg}")
         if len(problems) > 50:
             lines.append(f"  ... and {len(problems) - 50} more")
+    if cmp.case_notes:
+        lines.append("")
+        lines.append(f"Notes on cases ({len(cmp.case_notes)}):")
+        for key, i, note in cmp.case_notes[:50]:
+            lines.append(f"  [{i + 1}] {key}: {note}")
+        if len(cmp.case_notes) > 50:
+            lines.append(f"  ... and {len(cmp.case_notes) - 50} more")
     for w in cmp.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"
@@ -317,6 +324,12 @@ def render_markdown(cmp: Comparison) -> str:
         out.append("")
         for key, present in cmp.only_in:
             out.append(f"- `{key}` only in " + " ".join(f"[{i + 1}]" for i in present))
+    if cmp.case_notes:
+        out.append("")
+        out.append(f"Notes on cases ({len(cmp.case_notes)}):")
+        out.append("")
+        for key, i, note in cmp.case_notes:
+            out.append(f"- [{i + 1}] `{key}`: {_md_escape(note)}")
     for w in cmp.warnings:
         out.append("")
         out.append(f"> warning: {w}")
@@ -375,6 +388,7 @@ def to_dict(cmp: Comparison) -> dict:
                                                     if all(math.isfinite(x) for x in v)}
                                for i in range(len(cmp.paths))]} for g in cmp.groups],
         "warnings": cmp.warnings,
+        "case_notes": [{"case": k, "file": i, "note": n} for k, i, n in cmp.case_notes],
     }
     for r in cmp.rows:
         d["rows"].append({

@@ -636,6 +636,11 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
             body = [[f"[{i + 1}]", f"<code>{_e(c.key)}</code>", _e(c.problem)] for i, c in problems]
             sections.append(("problems", f"Cases without a figure ({len(problems)})",
                              _table(["file", "case", "why"], body, raw=True)))
+        noted = [(i, c, note) for i, f in enumerate(files) for c in f.cases.values() for note in c.notes()]
+        if noted:
+            body = [[f"[{i + 1}]", f"<code>{_e(c.key)}</code>", _e(note)] for i, c, note in noted]
+            sections.append(("case-notes", f"Notes on cases ({len(noted)})",
+                             _table(["file", "case", "what happened"], body, raw=True)))
 
     if with_plots:
         with tempfile.TemporaryDirectory(prefix="gpu_bench_report_") as tmp:
