@@ -235,6 +235,8 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::higher;
   f.kind = headline_kind::rate;
   f.host_link = "yes";
+  f.machine_variance = "yes";
+  f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=api;panel=copies";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Batch/api:(loop|batch|kernel)/copies:(1|64)/";

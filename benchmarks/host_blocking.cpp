@@ -133,6 +133,8 @@ const family_registration registration{[](family_descriptor& f) {
   f.kind = headline_kind::other;
   f.host_link = "yes";
   f.host_side = "yes";
+  f.machine_variance = "yes";
+  f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=mode;panel=mem";
   f.scope = family_scope::single_gpu;
   f.smoke = "^HostBlocking/";

@@ -86,6 +86,8 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::lower;
   f.kind = headline_kind::time;
   f.host_link = "no";
+  f.machine_variance = "yes";
+  f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=kernels;series=op";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Launch/.*kernels:10/";

@@ -14,10 +14,12 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fixtures/context/gpu_context.hpp"
 #include "fixtures/context/host_facts.hpp"
+#include "fixtures/context/nvml.hpp"
 #include "fixtures/context/profile.hpp"
 #include "fixtures/cuda/check.hpp"
 #include "fixtures/cuda/device.hpp"
@@ -96,8 +98,8 @@ void print_help() {
       "                        takes at least %d samples in all, and %d in each round, unless one sample\n"
       "                        alone outlasts its round's share of S, which its label says\n"
       "  --samples=on          write every sample of the last round into the --benchmark_out file\n"
-      "                        (sample_times_s); each round's median is there whenever there are several\n"
-      "                        (round_times_s)\n"
+      "                        (sample_times_s), and every earlier round's (earlier_sample_times_s); each\n"
+      "                        round's median is there whenever there are several (round_times_s)\n"
       "  --verify=each         check the data after every sample (default: after the last)\n"
       "  --progress=WHEN       progress lines on stderr, at most one every 10 s per round: auto (default) and on\n"
       "                        print them whether stderr is a terminal or a log, off prints none\n"
@@ -118,8 +120,13 @@ void print_help() {
       "  --benchmark_min_time=SECONDS  at least this much timed sample time per case (a plain number)\n\n"
       "Case names are Family/key:value/...; values are lower-case tokens or integers (bytes as integers).\n"
       "Units: rates in GB/s with GB = 1e9 bytes; times in microseconds (GPU time unless the label says\n"
-      "host clock). Every case reports samples and noise_pct beside its own counters; Iterations is 1, as\n"
-      "each Google Benchmark run holds the case's whole sampling.\n"
+      "host clock). Every case reports samples and noise_pct beside its own counters, and sample_p50_us,\n"
+      "sample_p90_us and sample_p99_us: one sample's time at those percentiles over every round's samples\n"
+      "(linear interpolation, numpy.percentile's default). Where NVML reads its GPUs, also power_w, temp_c,\n"
+      "sm_clock_mhz and mem_clock_mhz as it starts and as it ends, outside its samples (_start, _end: the most\n"
+      "power and heat of its GPUs, its first GPU's clocks), and link_errors_rose where their link error\n"
+      "counters rose while it ran. Iterations is 1, as each Google Benchmark run holds the case's whole\n"
+      "sampling.\n"
       "Memory kinds: pageable pinned write_combined registered mapped managed_prefetch managed_fault device\n\n"
       "families:\n",
       GPU_BENCH_VERSION, gpu_bench::kDefaultRounds, gpu_bench::kDefaultLinkRounds, gpu_bench::kDefaultLinkMaxRounds,
@@ -258,6 +265,9 @@ struct run_state {
   long matched = 0;  // cases the filter selects
   std::chrono::steady_clock::time_point started;
   double earlier_rounds_timed_s = 0;
+  // Each visible GPU's CUDA index and bus id, where this process writes the context: its link error counters
+  // are read again when the run ends.
+  std::vector<std::pair<int, std::string>> context_gpus;
   // What this process's start spent before its first case, phase by phase (gpu_bench.start_s): on a node
   // a process's start grows with its GPU count, and these say which part grows.
   std::vector<std::pair<std::string, double>> start_phases;
@@ -430,6 +440,7 @@ step_result describe_machine(run_state& run) {
     (void)bind_to_gpu_node(opts);
     return go_on;
   }
+  for (const gpu_bench::device_facts& f : gpus) run.context_gpus.emplace_back(f.device, f.pci_bus_id);
   const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
   gpu_bench::context_list context = gpu_bench::collect_gpu_context(device_flag, gpus, opts.device);
   for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context()})
@@ -536,7 +547,7 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
     std::vector<gpu_bench::run_samples> samples;
     for (const auto& r : gpu_bench::recorded_runs())
       samples.push_back({r.name, r.repetition, &r.times_s, &r.round_times_s, r.wall_s, r.sampling_wall_s,
-                         r.calibration_wall_s, r.round_prior.rel_sd, r.round_prior.dof});
+                         r.calibration_wall_s, r.round_prior.rel_sd, r.round_prior.dof, &r.earlier_times_s});
     std::vector<std::pair<std::string, std::string>> totals = {
         {"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
         {"gpu_bench.timed_s",
@@ -546,6 +557,11 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
     if (!gpu_bench::earlier_round_processes().empty())
       totals.emplace_back("gpu_bench.round_processes",
                           gpu_bench::round_processes_text(gpu_bench::earlier_round_processes()));
+    // After the last case: what each GPU's link error counters say of the whole run beside their start.
+    for (const auto& [device, bus] : run.context_gpus) {
+      const auto errors = gpu_bench::link_error_context(device, gpu_bench::read_nvml_link_errors(bus), "end");
+      totals.insert(totals.end(), errors.begin(), errors.end());
+    }
     const std::string why = gpu_bench::annotate_results(out.temp_path(), totals, samples);
     if (!why.empty()) std::fprintf(stderr, "gpu_bench: warning: %s\n", why.c_str());
   }

@@ -55,6 +55,8 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::lower;
   f.kind = headline_kind::time;
   f.host_link = "yes";
+  f.machine_variance = "yes";
+  f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=mem;panel=dir";
   f.scope = family_scope::single_gpu;
   f.smoke = "^SmallCopy/.*mem:(pinned|pageable)/";

@@ -57,6 +57,12 @@ const family_registration registration{[](family_descriptor& f) {
   // Both directions at once share the link in a way that changes over tenths of a second (each direction alone
   // holds within a tenth of a percent), and a round of a few copies' milliseconds sees one such state.
   f.link_span = "dir:bidir";
+  // A pageable copy is staged by the CPU the process lands on, which a virtual machine slows or speeds between
+  // processes; a managed one moves pages through the host's memory too.
+  f.machine_variance = "mem:pageable|mem:managed_prefetch|mem:managed_fault";
+  f.machine_variance_cause =
+      "the CPU the process lands on and its state, and for managed memory the host's memory, which a virtual machine "
+      "changes between processes";
   f.plot = "x=bytes;series=mem,engine;panel=dir";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Transfer/";

@@ -188,6 +188,86 @@ TEST(Nvlink, WhatNvmlDoesNotAnswerStaysUnread) {
   EXPECT_DOUBLE_EQ(*m.link_gbps, 26.562);
 }
 
+namespace {
+// NVML's answers about one GPU's link error counters, made up: a (link, counter) not in `nvlink` goes
+// unanswered, as does the PCIe replay counter where `replays` is empty.
+struct fake_errors final : link_error_source {
+  std::optional<unsigned long long> replays;
+  std::map<std::pair<unsigned, nvlink_error>, unsigned long long> nvlink;
+  std::optional<unsigned long long> pcie_replay() const override { return replays; }
+  std::optional<unsigned long long> nvlink_errors(unsigned link, nvlink_error which) const override {
+    const auto it = nvlink.find({link, which});
+    return it == nvlink.end() ? std::nullopt : std::optional<unsigned long long>(it->second);
+  }
+};
+
+// Every counter of links 0 to 17 answered: link l's CRC flit errors l, CRC data errors 2, replays 0,
+// recoveries 1 on link 5 alone.
+fake_errors hgx_errors() {
+  fake_errors e;
+  e.replays = 3;
+  for (unsigned l = 0; l < 18; ++l) {
+    e.nvlink[{l, nvlink_error::crc_flit}] = l;
+    e.nvlink[{l, nvlink_error::crc_data}] = 2;
+    e.nvlink[{l, nvlink_error::replay}] = 0;
+    e.nvlink[{l, nvlink_error::recovery}] = l == 5 ? 1 : 0;
+  }
+  return e;
+}
+}  // namespace
+
+TEST(LinkErrors, EachCounterIsSummedOverTheLinksUp) {
+  const nvlink_facts links = read_nvlinks(hgx_gpu("00000000:05:00.0"));
+  const link_error_counts want = {{"pcie_replay", 3},
+                                  {"nvlink_crc_flit", 153},  // 0 + 1 + ... + 17
+                                  {"nvlink_crc_data", 36},
+                                  {"nvlink_replay", 0},  // a counter that answered 0 is written as 0
+                                  {"nvlink_recovery", 1}};
+  EXPECT_EQ(read_link_errors(hgx_errors(), links), want);
+  // Links down count for nothing, even where NVML answers for them.
+  fake_nvml some = hgx_gpu("00000000:05:00.0");
+  for (unsigned l = 9; l < 18; ++l) some.states[l] = nvlink_source::state::down;
+  fake_errors e = hgx_errors();
+  for (unsigned l = 9; l < 18; ++l) e.nvlink.erase({l, nvlink_error::replay});
+  const link_error_counts half = read_link_errors(e, read_nvlinks(some));
+  EXPECT_EQ(half.at(1), (std::pair<std::string, unsigned long long>("nvlink_crc_flit", 36)));  // 0 + ... + 8
+  EXPECT_EQ(half.at(3), (std::pair<std::string, unsigned long long>("nvlink_replay", 0)));
+}
+
+TEST(LinkErrors, ACounterNvmlDoesNotAnswerIsLeftOut) {
+  const nvlink_facts links = read_nvlinks(hgx_gpu("00000000:05:00.0"));
+  fake_errors e = hgx_errors();
+  e.replays.reset();
+  e.nvlink.erase({7, nvlink_error::crc_data});  // one link's answer missing: no sum is the GPU's
+  for (unsigned l = 0; l < 18; ++l) e.nvlink.erase({l, nvlink_error::recovery});
+  const link_error_counts want = {{"nvlink_crc_flit", 153}, {"nvlink_replay", 0}};
+  EXPECT_EQ(read_link_errors(e, links), want);
+  // A GPU without NVLink has its PCIe counter alone, as has one whose links' states went unanswered.
+  fake_nvml pcie;
+  EXPECT_EQ(read_link_errors(hgx_errors(), read_nvlinks(pcie)), (link_error_counts{{"pcie_replay", 3}}));
+  fake_nvml unread = hgx_gpu("00000000:05:00.0");
+  unread.states[7] = nvlink_source::state::unanswered;
+  EXPECT_EQ(read_link_errors(hgx_errors(), read_nvlinks(unread)), (link_error_counts{{"pcie_replay", 3}}));
+  EXPECT_TRUE(read_link_errors(fake_errors{}, read_nvlinks(pcie)).empty());
+}
+
+TEST(LinkErrors, ContextKeysAndTheirRise) {
+  const link_error_counts start = {{"pcie_replay", 3}, {"nvlink_crc_flit", 153}, {"nvlink_replay", 0}};
+  const link_error_counts end = {{"pcie_replay", 5}, {"nvlink_crc_flit", 153}, {"nvlink_recovery", 4}};
+  const context_list c = link_error_context(2, start, "start");
+  const context_list want = {{"gpu.2.errors.pcie_replay.start", "3"},
+                             {"gpu.2.errors.nvlink_crc_flit.start", "153"},
+                             {"gpu.2.errors.nvlink_replay.start", "0"}};
+  EXPECT_EQ(c, want);
+  EXPECT_NO_THROW(check_context(c));
+  EXPECT_EQ(link_error_context(0, {{"pcie_replay", 18446744073709551615ull}}, "end"),
+            (context_list{{"gpu.0.errors.pcie_replay.end", "18446744073709551615"}}));
+  // Only counters read at both ends count: pcie_replay rose by 2; recovery was not read at the start.
+  EXPECT_EQ(link_errors_rise(start, end), 2u);
+  EXPECT_EQ(link_errors_rise(end, start), 0u);  // a counter never falls but by a reset, which is no error
+  EXPECT_EQ(link_errors_rise(start, {}), 0u);
+}
+
 TEST(Peak, BeyondPeakNamesThePeak) {
   EXPECT_EQ(beyond_peak(55.2, 63.0, "PCIe gen5 x16 peak per direction"), "");
   EXPECT_EQ(beyond_peak(64.0, 63.0, "x"), "");  // within the slack for event timing
@@ -243,6 +323,9 @@ TEST(PerGpuFacts, EachGpuItsOwnLinkPeaksClocksAndHealth) {
   EXPECT_EQ(m.at("gpu.5.clock_sm_mhz"), "1980");
   EXPECT_EQ(m.at("gpu.5.other_processes"), "0");
   EXPECT_EQ(m.at("gpu.5.nvml_index"), "2");
+  EXPECT_EQ(m.at("gpu.5.power_limit_w"), "unavailable");  // NVML did not say
+  EXPECT_EQ(m.at("gpu.5.temp_shutdown_c"), "unavailable");
+  EXPECT_EQ(m.count("gpu.5.errors.pcie_replay.start"), 0u);  // an unread counter is absent, never 0
   EXPECT_EQ(m.count("gpu.5.ecc"), 1u);
   EXPECT_EQ(m.count("gpu.5.local_cpus"), 1u);  // `unavailable` on a machine without that bus
   // The identity is written with the topology (gpu.N.name, ...), once.
@@ -255,9 +338,26 @@ TEST(PerGpuFacts, NvlinksAndTheirPeak) {
   device_facts f;
   f.device = 2;
   f.nvml.nvlink = read_nvlinks(hgx_gpu("00000000:05:00.0"));
+  f.nvml.power_limit_w = 700.0;
+  f.nvml.temp_slowdown_c = 87;
+  f.nvml.temp_shutdown_c = 92;
+  f.nvml.link_errors = read_link_errors(hgx_errors(), f.nvml.nvlink);
   const context_list c = per_gpu_context(f);
   EXPECT_NO_THROW(check_context(c));
   const std::map<std::string, std::string> m(c.begin(), c.end());
+  EXPECT_EQ(m.at("gpu.2.power_limit_w"), "700");
+  EXPECT_EQ(m.at("gpu.2.temp_slowdown_c"), "87");
+  EXPECT_EQ(m.at("gpu.2.temp_shutdown_c"), "92");
+  EXPECT_EQ(m.at("gpu.2.errors.pcie_replay.start"), "3");
+  EXPECT_EQ(m.at("gpu.2.errors.nvlink_crc_flit.start"), "153");
+  EXPECT_EQ(m.at("gpu.2.errors.nvlink_recovery.start"), "1");
+  EXPECT_EQ(m.count("gpu.2.errors.pcie_replay.end"), 0u);  // the run's end writes those
+  // The first selected GPU's limits are gpu.* too, as its other facts; its counters are gpu.N.* alone.
+  const context_list first = device_context(f);
+  const std::map<std::string, std::string> g(first.begin(), first.end());
+  EXPECT_EQ(g.at("gpu.power_limit_w"), "700");
+  EXPECT_EQ(g.at("gpu.temp_shutdown_c"), "92");
+  for (const auto& [key, value] : first) EXPECT_EQ(key.find("errors"), std::string::npos) << key;
   EXPECT_EQ(m.at("gpu.2.nvlinks"), "18");
   EXPECT_EQ(m.at("gpu.2.nvlink_link_gbps"), "26.562");
   EXPECT_EQ(m.at("gpu.2.profile.nvlink_gbps"), "478.116");

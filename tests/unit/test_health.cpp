@@ -24,6 +24,62 @@ TEST(Health, SummaryFoldsReadings) {
   EXPECT_EQ(harmful_clock_reasons(0x1 | 0x2), 0u);
 }
 
+namespace {
+nvml_state edge_reading(unsigned sm, double power, unsigned temp, unsigned mem) {
+  nvml_state r;
+  r.sm_clock_mhz = sm;
+  r.power_w = power;
+  r.temp_c = temp;
+  r.mem_clock_mhz = mem;
+  return r;
+}
+}  // namespace
+
+TEST(Health, ACasesEdgesAreItsHottestGpusPowerAndTemperatureAndItsFirstGpusClocks) {
+  case_edges e;
+  // Two GPUs: the second draws more and runs hotter at the start, the first at the end.
+  e.start = {edge_reading(1980, 121.5, 35, 2619), edge_reading(1755, 130.25, 38, 2619)};
+  e.end = {edge_reading(1980, 480.0, 52, 2619), edge_reading(1410, 301.0, 47, 1593)};
+  e.errors_start = {{{"pcie_replay", 3}}, {{"pcie_replay", 0}, {"nvlink_replay", 10}}};
+  e.errors_end = e.errors_start;
+  const std::map<std::string, double> c = [&] {
+    const auto v = edge_counters(e);
+    return std::map<std::string, double>(v.begin(), v.end());
+  }();
+  const std::map<std::string, double> want = {{"power_w_start", 130.25},     {"power_w_end", 480.0},
+                                              {"temp_c_start", 38},          {"temp_c_end", 52},
+                                              {"sm_clock_mhz_start", 1980},  {"sm_clock_mhz_end", 1980},
+                                              {"mem_clock_mhz_start", 2619}, {"mem_clock_mhz_end", 2619}};
+  EXPECT_EQ(c, want);  // no link error rose: no link_errors_rose
+  // Counters that rose on either GPU: their rises added.
+  e.errors_end = {{{"pcie_replay", 4}}, {{"pcie_replay", 0}, {"nvlink_replay", 12}}};
+  const auto rose = edge_counters(e);
+  EXPECT_EQ(rose.back(), (std::pair<std::string, double>("link_errors_rose", 3.0)));
+  // What no GPU read is left out; the first GPU's clocks are never another's.
+  case_edges partly;
+  partly.start = {nvml_state{}, edge_reading(1755, 130.25, 38, 2619)};
+  partly.end = {nvml_state{}, nvml_state{}};
+  const auto v = edge_counters(partly);
+  const std::map<std::string, double> seen(v.begin(), v.end());
+  EXPECT_EQ(seen, (std::map<std::string, double>{{"power_w_start", 130.25}, {"temp_c_start", 38}}));
+  EXPECT_TRUE(edge_counters(case_edges{}).empty());
+}
+
+TEST(Health, ASamplerWithoutEdgesReadsNone) {
+  health_sampler quiet({"", ""});
+  (void)quiet.stop();
+  EXPECT_TRUE(quiet.edges().start.empty());
+  EXPECT_TRUE(quiet.edges().end.empty());
+  // With edges, one reading per GPU at each end, in the case's order, whatever NVML could read.
+  health_sampler edged({"", ""}, kHealthPeriodMs, true);
+  EXPECT_EQ(edged.edges().start.size(), 2u);
+  EXPECT_TRUE(edged.edges().end.empty());  // not before the case ends
+  (void)edged.stop();
+  (void)edged.stop();
+  EXPECT_EQ(edged.edges().end.size(), 2u);
+  EXPECT_EQ(edged.edges().errors_end.size(), 2u);
+}
+
 TEST(Profile, FromTypedFacts) {
   device_facts f;
   f.pci_bus_id = "0000:00:06.0";

@@ -9,6 +9,7 @@
 #include "fixtures/context/health.hpp"
 #include "fixtures/measure/loop.hpp"
 #include "fixtures/run/options.hpp"
+#include "fixtures/run/rounds.hpp"
 
 namespace gpu_bench {
 namespace {
@@ -225,6 +226,90 @@ TEST(Loop, WithoutVerifyEachTheOutputIsNeverResetAndCheckedOnce) {
   const hook_counts n = run_one_case(false);
   EXPECT_EQ(n.resets, 0);
   EXPECT_EQ(n.checks, 1);
+}
+
+// Keeps the counters of the last run reported.
+class counter_reporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) counters = r.counters;
+  }
+  benchmark::UserCounters counters;
+};
+
+// The last of three rounds: its percentiles are those of every round's samples together, as the earlier
+// rounds' processes wrote them.
+TEST(Loop, SamplePercentilesPoolEveryRoundsSamples) {
+  const options saved = current_options();
+  options o = saved;
+  o.rounds = 3;
+  o.round = 0;
+  o.noise_pct = 100;
+  o.record_samples = true;
+  set_current_options(o);
+  const std::string name = "LoopPooled/bytes:4";
+  add_prior_round({{{name, 0}, 3e-3}}, {{{name, 0}, {2e-3, 3e-3, 4e-3}}});
+  add_prior_round({{{name, 0}, 5e-3}}, {{{name, 0}, {5e-3, 100e-3}}});
+  health_sampler no_gpus({});
+  counter_reporter reporter;
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [&](benchmark::State& state) {
+                                 set_running_case(name, &no_gpus);
+                                 EXPECT_TRUE(run_case(state, plan_of([] { return 1e-3; })).has_value());
+                                 set_running_case(name, nullptr);
+                               })
+      ->UseManualTime()
+      ->Iterations(1);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  set_current_options(saved);
+  // This round's ten samples of 1 ms (its minimum: they agree) and the earlier rounds' five: sorted 1 (ten
+  // times), 2, 3, 4, 5 and 100 ms, of which numpy.percentile gives 1, 4.6 and 86.7 ms at 50, 90 and 99.
+  ASSERT_EQ(reporter.counters.count("sample_p99_us"), 1u);
+  EXPECT_EQ(reporter.counters.at("samples").value, 10.0);
+  EXPECT_NEAR(reporter.counters.at("sample_p50_us").value, 1000.0, 1e-6);
+  EXPECT_NEAR(reporter.counters.at("sample_p90_us").value, 4600.0, 1e-6);
+  EXPECT_NEAR(reporter.counters.at("sample_p99_us").value, 86700.0, 1e-6);
+  // --samples=on writes what they came from: the earlier rounds' samples beside this round's.
+  ASSERT_FALSE(recorded_runs().empty());
+  const recorded_run& r = recorded_runs().back();
+  EXPECT_EQ(r.name, name);
+  EXPECT_EQ(r.times_s.size(), 10u);
+  EXPECT_EQ(r.earlier_times_s, (std::vector<std::vector<double>>{{2e-3, 3e-3, 4e-3}, {5e-3, 100e-3}}));
+}
+
+// An earlier round's process: its percentiles are its own, and it keeps its samples for the last round.
+TEST(Loop, AnEarlierRoundKeepsItsSamplesForTheLastOne) {
+  const options saved = current_options();
+  options o = saved;
+  o.rounds = 3;
+  o.round = 1;
+  o.noise_pct = 100;
+  set_current_options(o);
+  const std::string name = "LoopEarlier/bytes:4";
+  health_sampler no_gpus({});
+  counter_reporter reporter;
+  benchmark::RegisterBenchmark(
+      name.c_str(),
+      [&](benchmark::State& state) {
+        set_running_case(name, &no_gpus);
+        int i = 0;
+        EXPECT_TRUE(run_case(state, plan_of([&] { return 1e-3 * (1 + i++ % 2); })).has_value());
+        set_running_case(name, nullptr);
+      })
+      ->UseManualTime()
+      ->Iterations(1);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  set_current_options(saved);
+  ASSERT_FALSE(recorded_runs().empty());
+  const recorded_run& r = recorded_runs().back();
+  EXPECT_EQ(r.name, name);
+  EXPECT_EQ(r.times_s.size(), static_cast<std::size_t>(reporter.counters.at("samples").value));
+  EXPECT_TRUE(r.earlier_times_s.empty());
+  EXPECT_LE(reporter.counters.at("sample_p50_us").value, reporter.counters.at("sample_p90_us").value);
+  EXPECT_NEAR(reporter.counters.at("sample_p99_us").value, 2000.0, 1e-6);
 }
 
 }  // namespace

@@ -79,12 +79,17 @@ TEST(AnnotateResults, KeepsNonFiniteValuesAndAddsTheTotals) {
          "      \"numa_node\": NaN,\n      \"low\": -Infinity,\n      \"high\": Infinity\n    }\n  ]\n}\n";
   }
   const std::vector<double> times = {1e-3, 2e-3}, rounds = {1.5e-3, 1.6e-3, 1.4e-3};
-  ASSERT_EQ(annotate_results(path, {{"gpu_bench.elapsed_s", "1.5"}}, {{"A/bytes:4", 0, &times, &rounds, 0.25}}), "");
+  const std::vector<std::vector<double>> earlier = {{1.5e-3}, {1.25e-3, 1.75e-3}};
+  run_samples run{"A/bytes:4", 0, &times, &rounds, 0.25};
+  run.earlier_times_s = &earlier;
+  ASSERT_EQ(annotate_results(path, {{"gpu_bench.elapsed_s", "1.5"}}, {run}), "");
   std::ifstream in(path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("\"gpu_bench.elapsed_s\": \"1.5\""), std::string::npos) << text;
   EXPECT_NE(text.find("\"sample_times_s\": ["), std::string::npos) << text;
   EXPECT_NE(text.find("\"round_times_s\": ["), std::string::npos) << text;
+  EXPECT_NE(text.find("\"earlier_sample_times_s\": [\n        [\n          0.0015\n        ],"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("\"wall_s\": 0.25"), std::string::npos) << text;
   EXPECT_NE(text.find("\"numa_node\": NaN,"), std::string::npos) << text;
   EXPECT_NE(text.find("\"low\": -Infinity,"), std::string::npos) << text;

@@ -115,6 +115,18 @@ TEST(Registry, RefusesAMalformedDeclaration) {
   EXPECT_EQ(with([](family_descriptor& f) { f.link_bound = "dir:h2d|engine:sm"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.link_span = "mem:pinned"; }), "");
   EXPECT_EQ(with([](family_descriptor& f) { f.link_span = "dir:bidir"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) {
+              f.machine_variance = "mem:pageable";
+              f.machine_variance_cause = "the host CPU";
+            }),
+            "");
+  EXPECT_EQ(with([](family_descriptor& f) {
+              f.machine_variance = "dir:h2d|engine:sm";
+              f.machine_variance_cause = "the host CPU";
+            }),
+            "");
+  EXPECT_NE(with([](family_descriptor& f) { f.machine_variance = "yes"; }), "");                 // no cause named
+  EXPECT_NE(with([](family_descriptor& f) { f.machine_variance_cause = "the host CPU"; }), "");  // a cause of none
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;series=mem"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;colour=dir"; }), "");
   EXPECT_EQ(with([](family_descriptor& f) { f.plot = "x=bytes;series=dir,engine;xlabel=copy size"; }), "");
@@ -270,4 +282,47 @@ TEST(Registry, TransfersLinkBoundBidirectionalCopiesSpanTheLinksStates) {
   EXPECT_FALSE(spans_link_states(*transfer, "Transfer/dir:h2d/mem:pinned/bytes:67108864/manual_time"));
   EXPECT_FALSE(spans_link_states(*transfer, "Transfer/dir:bidir/mem:pageable/bytes:67108864/manual_time"));
   EXPECT_FALSE(spans_link_states(*transfer, "Transfer/dir:bidir/mem:pinned/bytes:65536/manual_time"));
+}
+
+TEST(Registry, ACaseVariesWithTheMachineWhereItsRuleHolds) {
+  family_descriptor f = copy_family();
+  EXPECT_FALSE(varies_with_machine(f, "Copy/dir:h2d/bytes:4/manual_time"));  // "no" unless declared
+  f.machine_variance = "dir:h2d|engine:sm";
+  EXPECT_TRUE(varies_with_machine(f, "Copy/dir:h2d/bytes:4/manual_time"));
+  EXPECT_TRUE(varies_with_machine(f, "Copy/dir:d2h/engine:sm/bytes:1073741824"));
+  EXPECT_FALSE(varies_with_machine(f, "Copy/dir:d2h/bytes:4/manual_time"));  // no token of the rule
+  EXPECT_FALSE(varies_with_machine(f, "Copy/dir:h2dx/bytes:4"));             // a token only as a whole value
+  f.machine_variance = "yes";
+  EXPECT_TRUE(varies_with_machine(f, "Copy/dir:d2h/bytes:4"));
+}
+
+TEST(Registry, TheHostDrivenCasesAndPageableAndManagedCopiesVaryWithTheMachine) {
+  for (const char* name : {"SyncPlacement", "Events", "Launch", "HostBlocking", "Alloc", "SmallCopy", "Batch"}) {
+    EXPECT_EQ(declared(name).machine_variance, "yes") << name;
+    EXPECT_EQ(declared(name).machine_variance_cause, kHostCpuStateCause) << name;
+  }
+  EXPECT_TRUE(varies_with_machine(declared("SyncPlacement"), "SyncPlacement/op:copy/sync:before/manual_time"));
+  const family_descriptor& transfer = declared("Transfer");
+  EXPECT_TRUE(varies_with_machine(transfer, "Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time"));
+  EXPECT_TRUE(varies_with_machine(transfer, "Transfer/dir:d2h/mem:managed_prefetch/bytes:268435456/manual_time"));
+  EXPECT_TRUE(varies_with_machine(transfer, "Transfer/dir:h2d/mem:managed_fault/bytes:4096/manual_time"));
+  EXPECT_FALSE(varies_with_machine(transfer, "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time"));
+  EXPECT_FALSE(varies_with_machine(transfer, "Transfer/dir:d2d/mem:device/cache:cold/bytes:1048576/manual_time"));
+  EXPECT_NE(transfer.machine_variance_cause.find("host's memory"), std::string::npos);
+  for (const char* name : {"Streams", "Overlap", "Latency", "AllHost", "Peer", "PeerPattern", "PeerLatency"})
+    EXPECT_EQ(declared(name).machine_variance, "no") << name;
+}
+
+TEST(Registry, TheContextNamesEachFamilysMachineVarianceAndItsCause) {
+  const context_list c = family_context();
+  auto value = [&c](const std::string& key) -> std::optional<std::string> {
+    for (const auto& [k, v] : c)
+      if (k == key) return v;
+    return std::nullopt;
+  };
+  EXPECT_EQ(value("family.syncplacement.machine_variance"), "yes");
+  EXPECT_EQ(value("family.syncplacement.machine_variance_cause"), kHostCpuStateCause);
+  EXPECT_EQ(value("family.transfer.machine_variance"), "mem:pageable|mem:managed_prefetch|mem:managed_fault");
+  EXPECT_EQ(value("family.streams.machine_variance"), "no");
+  EXPECT_EQ(value("family.streams.machine_variance_cause"), std::nullopt);  // no cause where none varies
 }

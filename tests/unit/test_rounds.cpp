@@ -241,7 +241,8 @@ TEST(Rounds, ARoundsFileGivesEachRunsMedianInSeconds) {
          "{\"name\": \"A/bytes:4/manual_time\", \"run_name\": \"A/bytes:4/manual_time\", \"run_type\": \"iteration\","
          " \"repetition_index\": 0, \"real_time\": 3.5, \"time_unit\": \"us\", \"cv\": NaN},"
          "{\"name\": \"B/bytes:4/manual_time\", \"run_name\": \"B/bytes:4/manual_time\", \"run_type\": \"iteration\","
-         " \"repetition_index\": 1, \"real_time\": 2, \"time_unit\": \"ms\"},"
+         " \"repetition_index\": 1, \"real_time\": 2, \"time_unit\": \"ms\", \"sample_times_s\": [0.002, 0.0021, "
+         "0.0019]},"
          "{\"name\": \"C/manual_time\", \"run_name\": \"C/manual_time\", \"run_type\": \"iteration\","
          " \"error_occurred\": true, \"real_time\": 0, \"time_unit\": \"ns\"}]}";
   }
@@ -252,8 +253,22 @@ TEST(Rounds, ARoundsFileGivesEachRunsMedianInSeconds) {
   EXPECT_DOUBLE_EQ((medians[{"A/bytes:4", 0}]), 3.5e-6);
   EXPECT_DOUBLE_EQ((medians[{"B/bytes:4", 1}]), 2e-3);
   EXPECT_DOUBLE_EQ(timed, 2.5);
+  // The samples a round's process wrote, for the last round's percentiles; none for a run without them.
+  round_samples samples;
+  ASSERT_EQ(read_round_results(path, medians, timed, nullptr, &samples), "");
+  EXPECT_EQ(samples.size(), 1u);
+  EXPECT_EQ((samples[{"B/bytes:4", 1}]), (std::vector<double>{0.002, 0.0021, 0.0019}));
   std::remove(path.c_str());
   EXPECT_NE(read_round_results(path, medians, timed), "");
+}
+
+TEST(Rounds, EachEarlierRoundsSamplesAreKeptApartByNameAndRepetition) {
+  add_prior_round({{{"Q", 0}, 1.0}}, {{{"Q", 0}, {1.0, 2.0}}, {{"Q", 1}, {9.0}}});
+  add_prior_round({{{"R", 0}, 1.0}}, {});  // a round without samples (Q did not run in it)
+  add_prior_round({{{"Q", 0}, 1.5}}, {{{"Q", 0}, {3.0}}});
+  EXPECT_EQ(prior_round_samples("Q", 0), (std::vector<std::vector<double>>{{1.0, 2.0}, {3.0}}));
+  EXPECT_EQ(prior_round_samples("Q", 1), (std::vector<std::vector<double>>{{9.0}}));
+  EXPECT_TRUE(prior_round_samples("R", 0).empty());
 }
 
 // A family whose cases vary by very different amounts between processes: copies one way that agree to
@@ -338,9 +353,10 @@ TEST(Rounds, TheModelMatchesTheTools) {
 }
 
 TEST(Rounds, PriorRoundsAreLookedUpByNameAndRepetition) {
+  const int before = prior_round_count();  // other tests of this process add rounds of their own
   add_prior_round({{{"X", 0}, 1.0}, {{"Y", 0}, 2.0}});
   add_prior_round({{{"X", 0}, 1.5}});
-  EXPECT_EQ(prior_round_count(), 2);
+  EXPECT_EQ(prior_round_count(), before + 2);
   EXPECT_EQ(prior_round_times("X", 0), (std::vector<double>{1.0, 1.5}));
   EXPECT_EQ(prior_round_times("Y", 0), (std::vector<double>{2.0}));
   EXPECT_TRUE(prior_round_times("X", 1).empty());

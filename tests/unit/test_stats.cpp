@@ -22,6 +22,42 @@ TEST(Stats, PercentilesInterpolateBetweenRanks) {
   EXPECT_THROW(percentile(v, 1.5), std::invalid_argument);
 }
 
+// numpy.percentile's default (linear) on the same values: v = [0.31, 0.12, 0.77, 0.25, 0.95, 0.44, 0.58, 0.19]
+// gives 0.375, 0.824 and 0.9374 at 50, 90 and 99; 1..1000 gives 500.5, 900.1 and 990.01.
+TEST(Stats, PercentilesOfOneSortAreNumpysLinearOnes) {
+  const std::vector<double> v = {0.31, 0.12, 0.77, 0.25, 0.95, 0.44, 0.58, 0.19};
+  const std::vector<double> q = percentiles(v, {0.50, 0.90, 0.99});
+  ASSERT_EQ(q.size(), 3u);
+  EXPECT_NEAR(q[0], 0.375, 1e-12);
+  EXPECT_NEAR(q[1], 0.824, 1e-12);
+  EXPECT_NEAR(q[2], 0.9374, 1e-12);
+  std::vector<double> w;
+  for (int i = 1000; i >= 1; --i) w.push_back(i);
+  const std::vector<double> qw = percentiles(w, {0.50, 0.90, 0.99});
+  EXPECT_NEAR(qw[0], 500.5, 1e-9);
+  EXPECT_NEAR(qw[1], 900.1, 1e-9);
+  EXPECT_NEAR(qw[2], 990.01, 1e-9);
+  EXPECT_EQ(percentiles({}, {0.5, 0.99}), (std::vector<double>{0.0, 0.0}));
+  EXPECT_EQ(percentiles({4.0}, {0.5, 0.9, 0.99}), (std::vector<double>{4.0, 4.0, 4.0}));
+  EXPECT_THROW(percentiles(v, {0.5, -0.1}), std::invalid_argument);
+  // One definition for both: each of percentiles' answers is percentile's.
+  for (const double p : {0.0, 0.1, 0.5, 0.9, 0.99, 1.0}) EXPECT_EQ(percentiles(v, {p}).front(), percentile(v, p));
+}
+
+TEST(Stats, SamplePercentilesNeverCross) {
+  // Skewed samples as a copy's are: most near one time, a tail of slow ones.
+  std::vector<double> v;
+  unsigned x = 12345;
+  for (int i = 0; i < 997; ++i) {
+    x = x * 1103515245u + 12345u;
+    const double u = static_cast<double>((x >> 8) % 10000) / 10000.0;
+    v.push_back(i % 50 == 0 ? 10.0 + u : 1.0 + 0.01 * u);
+    const std::vector<double> q = percentiles(v, {0.50, 0.90, 0.99});
+    ASSERT_LE(q[0], q[1]) << v.size();
+    ASSERT_LE(q[1], q[2]) << v.size();
+  }
+}
+
 TEST(Stats, TheMedianIgnoresAMinorityOfSlowIterations) {
   // 10 iterations at 1 ms, 4 at 1.6 ms (a neighbour sharing the link): the mean moves 17%, the median not.
   std::vector<double> v(10, 1.0);

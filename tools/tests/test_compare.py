@@ -186,6 +186,32 @@ def test_errored_cases_are_shown_not_dropped():
     assert "Cases without a figure" in render_table(res) and "cannot allocate" in render_table(res)
 
 
+def test_a_case_whose_link_errors_rose_is_marked_in_words_and_its_gpus_readings_are_not_judged(tmp_path):
+    """link_errors_rose (docs/json.md) marks the case in every form of the comparison; power, temperature and
+    clocks at a case's start and end, however they differ, change no verdict."""
+    import gatefiles as gf
+    from gpu_bench_tools.compare.render import render_json, render_markdown, render_table
+
+    a = gf.read(gf.GATE_H100)
+    b = gf.read(gf.GATE_H100)
+    for e in b["benchmarks"]:
+        e.update(power_w_start=650.0, power_w_end=700.0, temp_c_start=85.0, temp_c_end=90.0,
+                 sm_clock_mhz_start=345.0, sm_clock_mhz_end=345.0, mem_clock_mhz_start=1593.0,
+                 mem_clock_mhz_end=1593.0)
+    gf.entry(b, "Transfer/dir:h2d/mem:pinned/")["link_errors_rose"] = 3.0
+    fa = benchmark_file_from_doc(gf.write(tmp_path / "a.json", a), a)
+    fb = benchmark_file_from_doc(gf.write(tmp_path / "b.json", b), b)
+    res = compare([fa, fb])
+    assert verdicts(res) == verdicts(compare([fa, benchmark_file_from_doc("a2.json", gf.read(gf.GATE_H100))]))
+    key = "Transfer/dir:h2d/mem:pinned/bytes:268435456"
+    assert res.case_notes == [(key, 1, "link error counters rose during this case (by 3)")]
+    assert f"Notes on cases (1):\n  [2] {key}: link error counters rose during this case (by 3)\n" in render_table(res)
+    assert f"- [2] `{key}`: link error counters rose during this case (by 3)" in render_markdown(res)
+    assert json.loads(render_json(res))["case_notes"] == [
+        {"case": key, "file": 1, "note": "link error counters rose during this case (by 3)"}]
+    assert "Notes on cases" not in render_table(compare([fb, fa], case_filter="d2h"))
+
+
 def test_two_full_matrix_files_compare_in_under_two_seconds(tmp_path, capsys):
     a = synth.write(tmp_path / "a.json", synth.make_run(full=True, seed=1))
     b = synth.write(tmp_path / "b.json", synth.make_run(full=True, seed=2, slow=SLOW))

@@ -68,6 +68,42 @@ def test_the_textfile_holds_the_run_in_base_units(tmp_path, capsys):
     assert len(m["gpu_bench_transfer_bytes_per_second"]) == 4 and len(m["gpu_bench_latency_seconds"]) == 2
 
 
+def test_every_cases_sample_quantiles_are_exported_in_seconds(tmp_path, capsys):
+    """sample_p50_us, _p90_us and _p99_us (docs/json.md) as gpu_bench_sample_seconds by quantile; a case of an
+    older file without them has none."""
+    doc = gf.read(gf.GATE_H100)
+    gf.entry(doc, "Transfer/dir:h2d/mem:pinned/").update(sample_p50_us=4890.5, sample_p90_us=4901.25,
+                                                          sample_p99_us=4950.0)
+    planted = gf.write(tmp_path / "planted.json", doc)
+    out_dir = tmp_path / "out"
+    assert export(capsys, "--out", out_dir, planted)[0] == 0
+    m = samples(out_dir / "gpu_bench_gate.prom")
+    found = m["gpu_bench_sample_seconds"]
+    assert {s.labels["quantile"]: s.value for s in found} == pytest.approx(
+        {"0.5": 4890.5e-6, "0.9": 4901.25e-6, "0.99": 4950.0e-6}, rel=1e-12)
+    assert {(s.labels["family"], s.labels["dir"]) for s in found} == {("Transfer", "h2d")}
+
+
+def test_what_a_cases_gpus_read_at_its_start_and_end_is_exported_in_base_units(tmp_path, capsys):
+    """power_w_*, temp_c_*, sm_clock_mhz_* and mem_clock_mhz_* by `at`, and link_errors_rose where it rose
+    (docs/json.md); a case of an older file without them has none."""
+    doc = gf.read(gf.GATE_H100)
+    gf.entry(doc, "Transfer/dir:h2d/mem:pinned/").update(
+        power_w_start=121.5, power_w_end=480.25, temp_c_start=35.0, temp_c_end=52.0, sm_clock_mhz_start=1980.0,
+        sm_clock_mhz_end=1755.0, mem_clock_mhz_start=2619.0, mem_clock_mhz_end=2619.0, link_errors_rose=3.0)
+    planted = gf.write(tmp_path / "planted.json", doc)
+    out_dir = tmp_path / "out"
+    assert export(capsys, "--out", out_dir, planted)[0] == 0
+    m = samples(out_dir / "gpu_bench_gate.prom")
+    want = {"gpu_bench_case_power_watts": (121.5, 480.25), "gpu_bench_case_temperature_celsius": (35.0, 52.0),
+            "gpu_bench_case_sm_clock_hertz": (1980e6, 1755e6), "gpu_bench_case_memory_clock_hertz": (2619e6, 2619e6)}
+    for metric, (start, end) in want.items():
+        assert {s.labels["at"]: s.value for s in m[metric]} == pytest.approx({"start": start, "end": end}), metric
+        assert {s.labels["dir"] for s in m[metric]} == {"h2d"}
+    assert one(m["gpu_bench_case_link_errors_rose"], dir="h2d").value == 3.0
+    assert len(m["gpu_bench_case_link_errors_rose"]) == 1
+
+
 def test_a_degraded_run_exports_its_verdict(tmp_path, capsys):
     worse = gf.write(tmp_path / "worse.json", gf.scaled(gf.read(gf.GATE_H200), "Transfer/dir:d2h/mem:pinned/", "gbps", 0.8))
     out_dir = tmp_path / "out"

@@ -207,3 +207,20 @@ def test_cases_left_out_of_the_newest_run_are_counted(tmp_path, db, capsys):
     history.ingest(db, paths)
     code, out, _ = run_cli(cli_history.main, ["--db", db, "check"], capsys)
     assert code == 0 and "note: 20 case(s) of the earlier runs are not in the newest run" in out
+
+
+def test_link_error_counters_in_the_context_never_explain_a_change():
+    """Each GPU's link error counters (gpu.N.errors.*.start, .end) differ between any two runs: what changed
+    in the context leaves them out, and keeps a changed limit."""
+    from gpu_bench_tools.history.check import context_change
+    from gpu_bench_tools.history.history import Run
+
+    ctx = {"driver.version": "580", "gpu.0.power_limit_w": "700", "gpu.0.errors.pcie_replay.start": "3",
+           "gpu.0.errors.pcie_replay.end": "3", "gpu.1.errors.nvlink_replay.end": "0"}
+    later = dict(ctx, **{"gpu.0.errors.pcie_replay.start": "5", "gpu.0.errors.pcie_replay.end": "9",
+                         "gpu.1.errors.nvlink_replay.end": "2", "gpu.1.errors.nvlink_replay.start": "1"})
+    before = Run(1, 1, {}, "2025-01-07T02:00:00+00:00", "abc", ctx)
+    assert context_change(before, Run(2, 1, {}, "2025-01-08T02:00:00+00:00", "abc", later)) == \
+        "nothing in the context changed"
+    capped = Run(2, 1, {}, "2025-01-08T02:00:00+00:00", "abc", dict(later, **{"gpu.0.power_limit_w": "500"}))
+    assert context_change(before, capped) == "gpu.0.power_limit_w 700 -> 500"

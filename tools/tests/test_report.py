@@ -73,6 +73,24 @@ def test_single_file_report_without_plots(data, tmp_path, capsys):
     assert "<img" not in page and "Comparison" not in page and "Headline numbers" in page
 
 
+def test_a_case_whose_link_errors_rose_is_marked_in_words(tmp_path):
+    """link_errors_rose (docs/json.md) puts the case among the notes on cases, with one file or several."""
+    import gatefiles as gf
+    from gpu_bench_tools.reading.load import benchmark_file_from_doc
+    from gpu_bench_tools.report.report import build_report
+
+    doc = gf.read(gf.GATE_H100)
+    gf.entry(doc, "Transfer/dir:d2h/mem:pinned/")["link_errors_rose"] = 12.0
+    planted = benchmark_file_from_doc(gf.write(tmp_path / "planted.json", doc), doc)
+    for files in ([planted], [load_file(gf.GATE_H100), planted]):
+        page = build_report(files, with_plots=False)
+        assert '<h2 id="case-notes">Notes on cases (1)</h2>' in page
+        section = page[page.index('id="case-notes"'):]
+        assert "<code>Transfer/dir:d2h/mem:pinned/bytes:268435456</code>" in section
+        assert "link error counters rose during this case (by 12)" in section
+    assert "case-notes" not in build_report([load_file(gf.GATE_H100)], with_plots=False)
+
+
 def test_report_refuses_a_directory_as_output(data, tmp_path, capsys):
     code, _, err = run_cli(cli_report.main, [data["base"], "--out", str(tmp_path), "--no-plots"], capsys)
     assert code == 2 and "is a directory" in err

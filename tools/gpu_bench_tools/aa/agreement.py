@@ -8,11 +8,16 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+from ..reading.families import beyond_machine_variance_pct
+
 COVERAGE_TARGET = 0.90
 FALSE_CALL_LIMIT = 0.05
 TIMED_SHARE_TARGET = 0.50
 DRIFT_P = 0.01  # a direction's copies moved between runs where their changes lean one way this surely
 FAMILY_SLOWDOWNS = (5.0, 10.0)  # each family's share caught is given at these, whatever --slowdown asks
+# The most cases above MACHINE_VARIANCE_PCT whose descriptor names the machine's own cause, as a share of all
+# the cases; a case above it that names none is one too many.
+MACHINE_CAUSE_SHARE_LIMIT = 0.02
 # Given per memory kind: one row would mix pinned copies with pageable ones, whose detectable_pct is ten times theirs.
 SPLIT_BY_MEM = ("Transfer",)
 
@@ -29,6 +34,12 @@ class CaseAgreement:
     pairs: int
     detectable_pct: list[float] = field(default_factory=list)  # each run's, where it wrote one
     detection: bool = False  # a pinned or registered copy of 1 MiB and more
+    machine_cause: str | None = None  # what its descriptor says it varies with between processes, if anything
+
+    @property
+    def beyond_machine_variance_pct(self) -> bool:
+        """Whether a run's noise_pct or detectable_pct of the case is above MACHINE_VARIANCE_PCT."""
+        return beyond_machine_variance_pct(*self.noise_pct, *self.detectable_pct)
 
 
 @dataclass
@@ -184,6 +195,12 @@ class Report:
         registered copies of 1 MiB and more."""
         vals = [n for c in self.cases if c.detection for n in (c.noise_pct if what == "noise" else c.detectable_pct)]
         return statistics.median(vals) if vals else math.nan
+
+    def above_machine_variance_pct(self) -> tuple[list[CaseAgreement], list[CaseAgreement]]:
+        """The cases whose noise_pct or detectable_pct is above MACHINE_VARIANCE_PCT in a run: those whose
+        descriptor names the machine's own cause, and those whose descriptor names none."""
+        wide = [c for c in self.cases if c.beyond_machine_variance_pct]
+        return [c for c in wide if c.machine_cause], [c for c in wide if not c.machine_cause]
 
     def meets_targets(self) -> bool:
         one_round_ok = self.one_round is None or not self.one_round.compared or (

@@ -95,9 +95,11 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         rel_sd = statistics.stdev(logs) * 100.0 if len(logs) >= 2 else 0.0
         detectable = [d for d in (f.cases[key].written_detectable_pct() for f in files) if d is not None]
         first = files[0].cases[key]
+        causes = [d.machine_cause(key) for d in (f.descriptor(first.family) for f in files) if d is not None]
         cases.append(CaseAgreement(key, first.family, values, noises,
                                    (max(values) - min(values)) / abs(mid) * 100.0 if mid else 0.0, rel_sd,
-                                   covered, len(values) - 1, detectable, is_detection_copy(files[0], first)))
+                                   covered, len(values) - 1, detectable, is_detection_copy(files[0], first),
+                                   next((c for c in causes if c), None)))
     pairs = sum(c.pairs for c in cases)
     coverage_next = sum(c.covered for c in cases) / pairs if pairs else math.nan
 

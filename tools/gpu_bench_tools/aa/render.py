@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
-from .agreement import (COVERAGE_TARGET, DRIFT_P, FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, ROUND_KINDS,
-                        TIMED_SHARE_TARGET, FamilyAgreement, Report)
+from ..reading.families import MACHINE_VARIANCE_PCT
+from .agreement import (COVERAGE_TARGET, DRIFT_P, FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, MACHINE_CAUSE_SHARE_LIMIT,
+                        ROUND_KINDS, TIMED_SHARE_TARGET, FamilyAgreement, Report)
 
 
 def _pct(x: float) -> str:
@@ -37,6 +38,12 @@ def render(r: Report) -> str:
         lines.append(f"  pinned and registered copies of 1 MiB and more: median noise_pct "
                      f"{r.detection_median('noise'):.2f}%"
                      + ("" if math.isnan(detectable) else f", median detectable_pct {detectable:.2f}%"))
+    named, unnamed = r.above_machine_variance_pct()
+    examples = f": {', '.join(c.key for c in unnamed[:3])}{', ...' if len(unnamed) > 3 else ''}" if unnamed else ""
+    share = _pct(len(named) / len(r.cases) if r.cases else math.nan)
+    lines.append(f"  above {MACHINE_VARIANCE_PCT:g}% (noise_pct or detectable_pct in a run): {len(named)} case(s) "
+                 f"whose descriptor names the machine's own cause ({share} of {len(r.cases)}; target at most "
+                 f"{MACHINE_CAUSE_SHARE_LIMIT:.0%}), {len(unnamed)} that name none (target 0{examples})")
     lines.append(f"  coverage: run k's interval holds run k+1's figure {_pct(r.coverage_next)} of the time "
                  f"(target {COVERAGE_TARGET:.0%}); over every ordered pair {_pct(r.coverage_all)}")
     # Which way the calls lean: runs of one build should lean neither, so calls mostly one way say the

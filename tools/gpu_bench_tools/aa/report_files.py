@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict
 
 from ..reading.errors import InputError
+from ..reading.families import MACHINE_VARIANCE_PCT
 from ..reading.files import read_json
 from .agreement import Report
 
@@ -28,6 +29,11 @@ def write_json(r: Report, path: str) -> None:
         out["moved"] = d.moved
     doc["detection_median_noise_pct"] = r.detection_median("noise")
     doc["detection_median_detectable_pct"] = r.detection_median("detectable")
+    named, unnamed = r.above_machine_variance_pct()
+    doc["above_machine_variance_pct"] = {
+        "pct": MACHINE_VARIANCE_PCT, "cases": len(r.cases), "named_cause": len(named),
+        "named_cause_share": len(named) / len(r.cases) if r.cases else None, "no_cause": len(unnamed),
+        "no_cause_cases": [c.key for c in unnamed]}
     for f, out in zip(r.families.values(), doc["families"].values()):
         out["coverage_next"] = f.coverage_next
         for c, d in zip(f.slowdowns, out["slowdowns"]):

@@ -12,7 +12,8 @@ differ by more than one process's samples say (docs/methodology.md).
   test (repetitions where there are no samples) decides significance.
 A change is called faster or slower only when it is at least --min-effect, larger than the noise of either
 side, and significant. Where neither a test nor a floor can judge it, the verdict rests on the ratio and
-the noise alone and is marked untested.
+the noise alone and is marked untested. A noisy verdict reads as the machine's own variance where a side spreads
+beyond MACHINE_VARIANCE_PCT and the case's descriptor names the machine's cause.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..reading.facts import host_cpu, host_cpus_differ
+from ..reading.families import MACHINE_VARIANCE_PCT, beyond_machine_variance_pct
 from ..reading.load import (
     TIME_UNIT_NS,
     headline_of,
@@ -44,6 +46,10 @@ from ..stats.rounds import MIN_EFFECT_ONE_ROUND_PCT, MIN_EFFECT_PCT  # noqa: F40
 from ..stats.stats import gmean, noise_pct, smallest_p, u_test_pvalues
 
 VERDICTS = ("faster", "slower", "same", "noisy")
+# How a noisy verdict reads where a side's spread is the machine's own (Versus.machine_cause), and its key among a
+# group's verdicts.
+MACHINE_VERDICT = "the machine's own variance"
+MACHINE_VERDICT_KEY = "machine_variance"
 
 
 @dataclass
@@ -64,6 +70,9 @@ class Cell:
     rounds: list[float] = field(default_factory=list, repr=False)
     prior: round_model.Prior = round_model.NO_PRIOR  # what the rounds' spread is moderated with
     detectable_pct: float | None = None  # the smallest change this side can show (rounds only)
+    # What the case varies with between processes, where its descriptor names the machine's own cause and its
+    # noise_pct, detectable_pct or cv_pct is above MACHINE_VARIANCE_PCT: the tools say this in place of the figure.
+    machine_cause: str | None = None
 
 
 @dataclass
@@ -80,6 +89,12 @@ class Versus:
     noise_pct: float | None = None  # the larger of the two sides' noise, or the between-run floor
     floored: bool = False  # a side had one round: the noise is at least its family's between-run floor
     detectable_pct: float | None = None  # the smallest change the comparison calls: the larger side's
+    machine_cause: str | None = None  # a side's Cell.machine_cause: a noisy verdict is the machine's own variance
+
+    @property
+    def machine_variance(self) -> bool:
+        """Whether the verdict is noisy for the machine's own variance, which gpu_bench cannot remove."""
+        return self.verdict == "noisy" and self.machine_cause is not None
 
     @property
     def slowdown_pct(self) -> float:
@@ -99,6 +114,11 @@ class Row:
     cells: list[Cell | None]
     versus: list[Versus | None]
     host_side: bool = False  # a figure of the host (its family's host_side rule): it depends on the host's CPU
+
+    @property
+    def machine_cause(self) -> str | None:
+        """The first file's Cell.machine_cause, else another's."""
+        return next((c.machine_cause for c in self.cells if c is not None and c.machine_cause), None)
 
 
 @dataclass
@@ -141,6 +161,8 @@ class Comparison:
     min_effect_pct: float
     floors_path: str | None = None
     groups: list[GroupSummary] = field(default_factory=list)
+    # What a case's counters say happened while it ran, in words (Case.notes): (case, file index, note).
+    case_notes: list[tuple[str, int, str]] = field(default_factory=list)
 
     def regressions(self, pct: float) -> list[tuple[Row, int]]:
         """(row, file index) where the file is slower than the first by more than pct and the test agrees."""
@@ -256,6 +278,9 @@ def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str, higher_is_better
         cell.rounds = _as_times(reps, higher_is_better)  # several files on this side: each run is a round
     if len(cell.rounds) >= 2 and all(v > 0 for v in cell.rounds):
         _round_judgement(f, case, cell)
+    cause = d.machine_cause(case.key) if d else None
+    if cause and beyond_machine_variance_pct(cell.noise_pct, cell.detectable_pct, cell.cv_pct):
+        cell.machine_cause = cause
     return cell
 
 
@@ -342,7 +367,8 @@ def compare(
             speed = (ratio if hib else 1.0 / ratio) if ratio and ratio > 0 else None
             noises = [x for x in (base.noise_pct, c.noise_pct) if x is not None]
             v = row.versus[i] = Versus(ratio, speed, "same", False, higher_is_better=hib,
-                                       noise_pct=max(noises) if noises else None)
+                                       noise_pct=max(noises) if noises else None,
+                                       machine_cause=base.machine_cause or c.machine_cause)
             if base.detectable_pct is not None and c.detectable_pct is not None:
                 pending_rounds.append((row, i, base, c))
                 continue
@@ -415,6 +441,15 @@ def compare(
         fams = sorted({r.family for r in host_rows})
         notes.append(f"the host CPU differs: [1] {host_cpu(files[0])}; {which}: "
                      f"{len(host_rows)} host-side figure(s) ({', '.join(fams)}) measure the host as much as the GPU")
+    by_cause: dict[str, list[Row]] = {}
+    for r in rows:
+        for v in r.versus:
+            if v is not None and v.machine_variance:
+                by_cause.setdefault(v.machine_cause, []).append(r)
+    for cause, some in by_cause.items():
+        notes.append(f"{MACHINE_VERDICT}: {len({r.key for r in some})} case(s) ({_which_cases(some, rows)}) spread "
+                     f"beyond {MACHINE_VARIANCE_PCT:g}% and vary with {cause}; gpu_bench cannot remove that, so no "
+                     "change within it is called")
     with_device = [any(c.axis("device") is not None for c in f.cases.values()) for f in files]
     if any(with_device) and not all(with_device):
         notes.append("some files have a /device:N axis (gpu_bench --device=all) and some do not, so their "
@@ -431,6 +466,8 @@ def compare(
         families=_family_summaries(rows, len(files)),
         groups=group_summaries(files, rows),
         warnings=notes,
+        case_notes=[(key, i, note) for key in keys for i, f in enumerate(files) if key in f.cases
+                    for note in f.cases[key].notes()],
         alpha=alpha,
         min_effect_pct=effect_rounds if min_effect_pct is None else min_effect_pct,
         floors_path=floors.path,
@@ -507,7 +544,10 @@ def verdict(speed: float | None, p: float | None, alpha: float, min_effect_pct: 
 
 
 def verdict_key(v: Versus) -> str:
-    """A comparison's verdict, with '?' where a faster or slower one is not tested (fmt_verdict's words)."""
+    """A comparison's verdict, with '?' where a faster or slower one is not tested (fmt_verdict's words), and
+    MACHINE_VERDICT_KEY where a noisy one is the machine's own variance."""
+    if v.machine_variance:
+        return MACHINE_VERDICT_KEY
     return v.verdict if v.tested or v.verdict not in ("faster", "slower") else v.verdict + "?"
 
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict
 
 from ..reading.names import human_bytes
-from .compare import Cell, Comparison, GroupSummary, Row, Versus
+from .compare import MACHINE_VERDICT, MACHINE_VERDICT_KEY, Cell, Comparison, GroupSummary, Row, Versus
 
 
 def fmt_num(v: float | None) -> str:
@@ -39,8 +39,11 @@ def cut(items: list, limit: int) -> tuple[list, str | None]:
 
 
 def fmt_verdict(v: Versus | None, with_p: bool = False) -> str:
+    """The verdict in words: a noisy one whose side varies with the machine's own state says so, with no p."""
     if v is None:
         return ""
+    if v.machine_variance:
+        return MACHINE_VERDICT
     s = v.verdict if v.tested or v.verdict not in ("faster", "slower") else v.verdict + "?"
     if with_p and v.p_value is not None:
         s += f" (p={v.p_value:.2g})"
@@ -57,7 +60,8 @@ def fmt_cell(c: Cell | None) -> str:
     if c.center is None:
         return "error" if c.problem and c.problem.startswith("error") else "-"
     s = fmt_num(c.center)
-    if c.cv_pct is not None and c.cv_pct >= 5.0:
+    # A spread that is the machine's own is said by the verdict and the notes, not as a percentage.
+    if c.cv_pct is not None and c.cv_pct >= 5.0 and c.machine_cause is None:
         s += f" ±{c.cv_pct:.0f}%"
     return s
 
@@ -128,7 +132,7 @@ def header_lines(cmp: Comparison) -> list[str]:
 # the answer: the verdicts per family, memory kind, direction and size band
 
 # The order a group's verdicts are told in, and how each is said.
-ANSWER_VERDICTS = ("faster", "slower", "same", "noisy", "faster?", "slower?", "error", "missing")
+ANSWER_VERDICTS = ("faster", "slower", "same", "noisy", MACHINE_VERDICT_KEY, "faster?", "slower?", "error", "missing")
 
 
 def fmt_speed(v: float) -> str:
@@ -174,6 +178,8 @@ def group_parts(g: GroupSummary, i: int) -> list[str]:
             parts.append(f"{n} same (within {within:.2g}%)" if within >= 0.01 else f"{n} same (within 0.01%)")
         elif k == "noisy":
             parts.append(f"{n} within the noise ({fmt_speeds(speeds)})")
+        elif k == MACHINE_VERDICT_KEY:
+            parts.append(f"{n} within {MACHINE_VERDICT} ({fmt_speeds(speeds)})")
         elif k in ("faster?", "slower?"):
             parts.append(f"{n} {k} {fmt_speeds(speeds)} (untested)")
         else:
@@ -265,6 +271,13 @@ def render_table(cmp: Comparison, colour: bool = False) -> str:
             lines.append(f"  [{i + 1}] {key}: {msg}")
         if len(problems) > 50:
             lines.append(f"  ... and {len(problems) - 50} more")
+    if cmp.case_notes:
+        lines.append("")
+        lines.append(f"Notes on cases ({len(cmp.case_notes)}):")
+        for key, i, note in cmp.case_notes[:50]:
+            lines.append(f"  [{i + 1}] {key}: {note}")
+        if len(cmp.case_notes) > 50:
+            lines.append(f"  ... and {len(cmp.case_notes) - 50} more")
     for w in cmp.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"
@@ -311,6 +324,12 @@ def render_markdown(cmp: Comparison) -> str:
         out.append("")
         for key, present in cmp.only_in:
             out.append(f"- `{key}` only in " + " ".join(f"[{i + 1}]" for i in present))
+    if cmp.case_notes:
+        out.append("")
+        out.append(f"Notes on cases ({len(cmp.case_notes)}):")
+        out.append("")
+        for key, i, note in cmp.case_notes:
+            out.append(f"- [{i + 1}] `{key}`: {_md_escape(note)}")
     for w in cmp.warnings:
         out.append("")
         out.append(f"> warning: {w}")
@@ -326,6 +345,7 @@ def render_csv(cmp: Comparison) -> str:
     for i in range(2, n + 1):
         head += [f"ratio_{i}", f"verdict_{i}", f"p_{i}", f"tested_{i}"]
     head += [f"noise_pct_{i + 1}" for i in range(n)] + [f"method_{i}" for i in range(2, n + 1)]
+    head.append("machine_variance")  # what a side's spread beyond MACHINE_VARIANCE_PCT varies with, if named
     w.writerow(head)
     for r in cmp.rows:
         line = [r.key, r.family, r.metric, r.unit]
@@ -337,6 +357,7 @@ def render_csv(cmp: Comparison) -> str:
                      "" if v.p_value is None else repr(v.p_value), int(v.tested)]
         line += ["" if c is None or c.noise_pct is None else repr(c.noise_pct) for c in r.cells]
         line += [r.versus[i].method for i in range(1, n)]
+        line.append(r.machine_cause or "")
         w.writerow(line)
     compared = {r.key for r in cmp.rows}
     for key, present in cmp.only_in:
@@ -345,7 +366,7 @@ def render_csv(cmp: Comparison) -> str:
         line = [key, key.split("/")[0], "", ""] + [""] * (2 * n)
         for i in range(1, n):
             line += ["", "missing" if i not in present else "no-baseline", "", 0]
-        w.writerow(line + [""] * n + [""] * (n - 1))
+        w.writerow(line + [""] * n + [""] * (n - 1) + [""])
     return buf.getvalue()
 
 
@@ -367,6 +388,7 @@ def to_dict(cmp: Comparison) -> dict:
                                                     if all(math.isfinite(x) for x in v)}
                                for i in range(len(cmp.paths))]} for g in cmp.groups],
         "warnings": cmp.warnings,
+        "case_notes": [{"case": k, "file": i, "note": n} for k, i, n in cmp.case_notes],
     }
     for r in cmp.rows:
         d["rows"].append({
@@ -374,10 +396,12 @@ def to_dict(cmp: Comparison) -> dict:
             "higher_is_better": r.higher_is_better, "host_side": r.host_side,
             "cells": [None if c is None else {"value": c.center, "n": c.n, "cv_pct": c.cv_pct,
                                               "noise_pct": c.noise_pct, "noise_from": c.noise_from,
-                                              "samples": len(c.values), "problem": c.problem} for c in r.cells],
+                                              "samples": len(c.values), "problem": c.problem,
+                                              "machine_variance": c.machine_cause} for c in r.cells],
             "versus": [None if v is None else {"ratio": v.ratio, "speed": v.speed, "verdict": v.verdict,
                                                "tested": v.tested, "p_value": v.p_value, "method": v.method,
-                                               "noise_pct": v.noise_pct} for v in r.versus],
+                                               "noise_pct": v.noise_pct,
+                                               "machine_variance": v.machine_variance} for v in r.versus],
         })
     return d
 

@@ -37,6 +37,21 @@ if TYPE_CHECKING:
 
 GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName", "pci_bus_id", "device")
 RUN_LABELS = ("preset", "family")
+# The quantiles of one sample's time every case carries (docs/json.md), by the counter that holds each, in us.
+SAMPLE_QUANTILES = (("0.5", "sample_p50_us"), ("0.9", "sample_p90_us"), ("0.99", "sample_p99_us"))
+# What a case's GPUs read at its start and end (docs/json.md): (metric, counter without _start or _end, factor to
+# the base unit, help).
+CASE_EDGES = (
+    ("gpu_bench_case_power_watts", "power_w", 1.0,
+     "The power a case's GPUs drew at its start and end (`at`), the most any of them drew (power_w_start, "
+     "power_w_end)."),
+    ("gpu_bench_case_temperature_celsius", "temp_c", 1.0,
+     "A case's GPUs' temperature at its start and end (`at`), the hottest of them (temp_c_start, temp_c_end)."),
+    ("gpu_bench_case_sm_clock_hertz", "sm_clock_mhz", 1e6,
+     "The SM clock of a case's first GPU at its start and end (`at`) (sm_clock_mhz_start, sm_clock_mhz_end)."),
+    ("gpu_bench_case_memory_clock_hertz", "mem_clock_mhz", 1e6,
+     "The memory clock of a case's first GPU at its start and end (`at`) (mem_clock_mhz_start, mem_clock_mhz_end)."),
+)
 LAST_SUCCESS = "gpu_bench_last_success_timestamp_seconds"
 CHECK_ERRORED = "gpu_bench_check_errored"
 VERDICT_HELP = ("gpu-bench-gate's verdict on the run: 0 pass, 1 degraded (a figure beyond its expectation, or an error "
@@ -116,6 +131,15 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
                    "Relative half-width of the 95% interval the case's next run falls in, from its rounds "
                    "(noise_pct / 100); of a run of one round, its median's confidence interval in that process.")
     samples = family("gpu_bench_samples", "Timed samples behind a case's figure.")
+    quantiles = GaugeMetricFamily("gpu_bench_sample_seconds",
+                                  "One sample's time at a quantile of every sample behind a case's figure, every "
+                                  "round's together (sample_p50_us, sample_p90_us, sample_p99_us).",
+                                  labels=names + ["quantile"])
+    edges = {metric: (GaugeMetricFamily(metric, doc, labels=names + ["at"]), counter, factor)
+             for metric, counter, factor, doc in CASE_EDGES}
+    rose = family("gpu_bench_case_link_errors_rose",
+                  "How much the link error counters of a case's GPUs rose while it ran (link_errors_rose); only "
+                  "the cases where they rose.")
     for case, labels, headline in rows:
         values = [labels.get(n, "") for n in names]
         kind, value = headline
@@ -130,7 +154,20 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
         s = case.center("samples")
         if s is not None and math.isfinite(s):
             samples.add_metric(values, s)
-    out = [m for m in (rate, part, latency, noise, samples) if m.samples]
+        for quantile, counter in SAMPLE_QUANTILES:
+            v = case.center(counter)
+            if v is not None and math.isfinite(v):
+                quantiles.add_metric(values + [quantile], v * 1e-6)
+        for metric, counter, factor in edges.values():
+            for at in ("start", "end"):
+                v = case.center(f"{counter}_{at}")
+                if v is not None and math.isfinite(v):
+                    metric.add_metric(values + [at], v * factor)
+        v = case.center("link_errors_rose")
+        if v is not None and math.isfinite(v) and v > 0:
+            rose.add_metric(values, v)
+    out = [m for m in (rate, part, latency, noise, samples, quantiles, *(e[0] for e in edges.values()), rose)
+           if m.samples]
     out += _gpu_families(f, host, preset)
 
     node = ["Hostname", "preset"]

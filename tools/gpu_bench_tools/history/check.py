@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from ..reading.errors import InputError
 from .history import (
-    VOLATILE_FACTS,
     CaseSeries,
     Machine,
+    is_volatile_fact,
     Point,
     Run,
     known_metrics,
@@ -90,7 +90,7 @@ class CheckReport:
 
 def context_change(before: Run, after: Run) -> str:
     """What differs between two runs' contexts, volatile facts left out."""
-    keys = sorted((set(before.context) | set(after.context)) - VOLATILE_FACTS)
+    keys = sorted(k for k in set(before.context) | set(after.context) if not is_volatile_fact(k))
     diffs = [f"{k} {before.context.get(k, '-')} -> {after.context.get(k, '-')}" for k in keys
              if str(before.context.get(k)) != str(after.context.get(k))]
     return ", ".join(diffs) if diffs else "nothing in the context changed"

@@ -50,6 +50,13 @@ from ..reading.multigpu import described_gpu, first_gpu_facts_note, gpu_count, g
 VOLATILE_FACTS = frozenset({"date", "load_avg", "gpu_bench.elapsed_s", "gpu_bench.timed_s", "executable",
                             "mhz_per_cpu", "gpu.other_processes", "caches", "host.uptime_s",
                             "host.clock_read_ns"})
+# ... and each GPU's link error counters at the run's start and end (gpu.N.errors.*), which only ever grow.
+_VOLATILE_KEY = re.compile(r"^gpu\.\d+\.errors\.")
+
+
+def is_volatile_fact(key: str) -> bool:
+    """Whether a context key changes from run to run by nature, so that it never explains a change."""
+    return key in VOLATILE_FACTS or bool(_VOLATILE_KEY.match(key))
 
 
 def default_db_path() -> Path:

@@ -12,6 +12,8 @@ from .names import CaseName
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 TIME_METRICS = ("real_time", "cpu_time")
 HIGHER_IS_BETTER = ("gbps", "bytes_per_second", "items_per_second", "speedup", "efficiency")
+# What a case's link_errors_rose counter (docs/json.md) says wherever the tools show the case.
+LINK_ERRORS_NOTE = "link error counters rose during this case"
 # Counter-name endings that carry a unit (DESIGN.md: counter names carry their unit).
 _SUFFIX_UNITS = (("gbps", "GB/s"), ("_us", "us"), ("_ms", "ms"), ("_ns", "ns"), ("_pct", "%"), ("_bytes", "B"))
 
@@ -68,6 +70,12 @@ class Case:
     def ok(self) -> bool:
         """True when the case has a figure to report (at least one good repetition or aggregate)."""
         return bool(self.samples) or any(n in self.aggregates for n in ("median", "mean"))
+
+    def notes(self) -> list[str]:
+        """What the case's counters say happened while it ran, in words: its link error counters rose
+        (link_errors_rose, by as much as its repetitions' rises add up to)."""
+        rose = sum(v for s in self.samples if math.isfinite(v := s.counters.get("link_errors_rose", 0.0)) and v > 0)
+        return [f"{LINK_ERRORS_NOTE} (by {rose:.0f})"] if rose > 0 else []
 
     @property
     def problem(self) -> str | None:

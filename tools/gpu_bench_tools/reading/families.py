@@ -1,6 +1,6 @@
 """Family descriptors: what a family's headline is, its unit and direction, whether it crosses the host link,
-whether its figures are the host's, which of its cases are link-bound, and how the generic plot lays it out
-(docs/json.md, "Family descriptors").
+whether its figures are the host's, which of its cases are link-bound, which vary with the machine's own state,
+and how the generic plot lays it out (docs/json.md, "Family descriptors").
 
 Schema 2 files carry them as ``family.<slug>.*`` context keys.  Older files have none, so a descriptor is
 inferred from the cases: ``gbps`` where every case of the family has it, else ``real_time`` (lower is
@@ -19,10 +19,13 @@ from .errors import InputError
 from .names import snake
 
 FIELDS = ("name", "summary", "axes", "headline", "unit", "better", "headline_kind", "host_link", "plot", "scope",
-          "host_side", "spread_axes", "link_bound")
+          "host_side", "spread_axes", "link_bound", "machine_variance", "machine_variance_cause")
 # A link_bound rule speaks only of cases of 1 MiB and more by their bytes (docs/json.md): below that a copy's
 # time is its fixed costs more than the link's throughput.
 LINK_BOUND_MIN_BYTES = 1 << 20
+# Beyond this noise_pct or detectable_pct a case whose descriptor names the machine's own cause of its spread
+# shows that cause in words, not the percentage (docs/methodology.md, "Host-driven cases and the CPU's state").
+MACHINE_VARIANCE_PCT = 25.0
 # The axes that set how far a case varies between processes, where a file does not say (docs/json.md).
 DEFAULT_SPREAD_AXES = ("mem", "dir")
 BETTER = ("higher", "lower")
@@ -46,6 +49,8 @@ class FamilyDescriptor:
     host_side: str = "no"  # files before it have none: their figures are keyed on the GPU alone
     spread_axes: tuple[str, ...] = DEFAULT_SPREAD_AXES  # with the size band, a case's spread group
     link_bound: str | None = None  # None where the file has no family.*.link_bound (older files): see is_link_bound
+    machine_variance: str = "no"  # files before it have none: no case names the machine's own cause
+    machine_variance_cause: str = ""  # what such a case varies with, as words after "varies with"
     inferred: bool = False  # read from the cases of a file without descriptors
 
     @property
@@ -68,6 +73,13 @@ class FamilyDescriptor:
     def is_host_side(self, case_key: str) -> bool:
         """Whether the case's figures are the host's (its CPU's), by the descriptor's host_side rule."""
         return rule_matches(self.host_side, case_key)
+
+    def machine_cause(self, case_key: str) -> str | None:
+        """What the case varies with between processes that gpu_bench cannot remove, by the descriptor's
+        machine_variance rule: its machine_variance_cause, or None where the rule does not hold."""
+        if self.machine_variance_cause and rule_matches(self.machine_variance, case_key):
+            return self.machine_variance_cause
+        return None
 
     def is_link_bound(self, case: Case) -> bool:
         """Whether the case is a copy at the host link's own throughput, measured in gpu_bench.link_rounds
@@ -95,6 +107,12 @@ def rule_matches(rule: str, case_key: str) -> bool:
         return rule == "yes"
     parts = set(case_key.split("/")[1:])
     return any(tok.strip() in parts for tok in rule.split("|"))
+
+
+def beyond_machine_variance_pct(*pcts: float | None) -> bool:
+    """Whether any of a case's noise_pct or detectable_pct is above MACHINE_VARIANCE_PCT (a figure that is not
+    repeatable is: its noise_pct is 100 or more)."""
+    return any(p is not None and p > MACHINE_VARIANCE_PCT for p in pcts)
 
 
 def host_side_rules(ctx: dict) -> dict[str, str]:
@@ -151,6 +169,8 @@ def _from_context(path: str, ctx: dict) -> dict[str, FamilyDescriptor]:
             host_link=d.get("host_link") or "no", plot=parse_plot_hint(d.get("plot", ""), f"{where}.plot"),
             scope=d.get("scope") or "single_gpu", host_side=d.get("host_side") or "no",
             link_bound=d["link_bound"] if "link_bound" in d else None,
+            machine_variance=d.get("machine_variance") or "no",
+            machine_variance_cause=d.get("machine_variance_cause", ""),
             spread_axes=tuple(a.strip() for a in d["spread_axes"].split(",") if a.strip())
             if "spread_axes" in d else DEFAULT_SPREAD_AXES,
         )

@@ -20,7 +20,7 @@ from ..compare.compare import Cell, Comparison, case_gpus, compare
 from .configurations import configurations
 from ..compare.render import (answer_heading, fmt_cell, fmt_num, fmt_ratio, fmt_verdict, group_label, group_parts,
                               group_sizes)
-from ..reading.families import FamilyDescriptor
+from ..reading.families import MACHINE_VARIANCE_PCT, FamilyDescriptor, beyond_machine_variance_pct
 from ..reading.load import (
     TOPOLOGY_FACTS,
     BenchmarkFile,
@@ -54,6 +54,7 @@ td.link small { color: #57606a; }
 td.faster { color: #1a7f37; font-weight: 600; }
 td.slower { color: #cf222e; font-weight: 600; }
 td.noisy { color: #9a6700; }
+td.varies { white-space: normal; min-width: 16em; }
 td.error, td.missing { color: #8250df; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.95em; }
 figure { margin: 12px 0 24px; }
@@ -74,6 +75,10 @@ DETECTS_LEGEND = ("detects N%: the smallest change gpu-bench-compare calls betwe
 NOT_REPEATABLE = "not repeatable"
 NOT_REPEATABLE_LEGEND = (f"{NOT_REPEATABLE}: the figure's interval is wider than the figure itself, so the next run "
                          "may measure anything from nothing to twice as much")
+# What a figure whose spread is the machine's own is written with, in place of its interval, and what that means.
+VARIES_WITH = "varies with"
+VARIES_LEGEND = (f"{VARIES_WITH} ...: the case's spread between processes passes {MACHINE_VARIANCE_PCT:g}% and is "
+                 "the machine's own, which its family's descriptor names and gpu_bench cannot remove")
 
 
 @dataclass
@@ -149,6 +154,12 @@ def fmt_interval(value: float, half: float | None) -> str:
         return f"{fmt_num(value)} ± {half:.2g}"
     places = max(decimals, 0)
     return f"{round(value, decimals):.{places}f} ± {round(half, decimals):.{places}f}"
+
+
+def fmt_varying(value: float, unit: str, cause: str, where: str = "") -> str:
+    """A figure whose spread is the machine's own, with its cause in place of its interval, after `where` it is:
+    '2.1 us at sync: none, varies with the host CPU's state, ...' (two significant digits)."""
+    return f"{significant(value)}{' ' + unit if unit else ''}{where}, {VARIES_WITH} {cause}"
 
 
 def fmt_figure(value: float, half: float | None, unit: str) -> str:
@@ -243,10 +254,14 @@ def headlines(files: list[BenchmarkFile]) -> list[Headline]:
                 own = files[i].descriptor(fam)
                 half = noise_half_width(c, v) if own is not None and own.headline == desc.headline else None
                 detect = c.written_detectable_pct() if half is not None and repeatable(v, half) else None
-                seen = f" (detects {fmt_pct(detect)})" if detect is not None else ""
+                cause = own.machine_cause(c.key) if own is not None and half is not None else None
+                wide = cause is not None and beyond_machine_variance_pct(c.written_noise_pct(), detect)
+                seen = f" (detects {fmt_pct(detect)})" if detect is not None and not wide else ""
                 n = case_gpus(c)
                 over = f" over {n} GPUs" if n and n > 1 else ""
-                cells.append(f"{fmt_figure(v, half, unit)}{over}{seen}{_where(c, axes, varying)}".replace("  ", " "))
+                where = _where(c, axes, varying)
+                cells.append((fmt_varying(v, unit, cause, f"{over}{where}") if wide else
+                              f"{fmt_figure(v, half, unit)}{over}{seen}{where}").replace("  ", " "))
                 nums.append(v)
                 hws.append(half)
                 ngpus.append(n)
@@ -278,7 +293,7 @@ def _headline_table(h: Headline, labels: list[str]) -> str:
         row, cls = [label], [""]
         for i, cell in enumerate(cells):
             row.append(cell)
-            cls.append("num")
+            cls.append("num varies" if VARIES_WITH in cell else "num")
             if i:
                 row.append(_headline_ratio(h, len(body), i))
                 cls.append("num")
@@ -328,12 +343,19 @@ def _comparison_cell(cell: Cell | None, is_headline: bool) -> str:
     the repetitions is shown as their cv, so that ± keeps one meaning on the page."""
     if cell is None or cell.center is None:
         return fmt_cell(cell)
+    if cell.machine_cause is not None:
+        return fmt_varying(cell.center, "", cell.machine_cause)
     if is_headline and cell.noise_from == "gpu_bench" and cell.noise_pct is not None:
         return fmt_interval(cell.center, abs(cell.center) * cell.noise_pct / 100.0)
     text = fmt_num(cell.center)
     if cell.cv_pct is not None and cell.cv_pct >= 5.0:
         text += f" (cv {cell.cv_pct:.0f}%)"
     return text
+
+
+def _figure_class(cell: Cell | None) -> str:
+    """A comparison figure's cell class: one that says its cause in words wraps."""
+    return "num varies" if cell is not None and cell.center is not None and cell.machine_cause else "num"
 
 
 def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
@@ -351,13 +373,13 @@ def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
         body, classes = [], []
         for r in rs:
             cells = [f"<code>{_e(r.key)}</code>", _e(r.unit), _e(_comparison_cell(r.cells[0], is_headline(r, 0)))]
-            cls = ["", "", "num"]
+            cls = ["", "", _figure_class(r.cells[0])]
             for i in range(1, n):
                 v = r.versus[i]
-                detect = v.detectable_pct if v is not None else None
+                detect = v.detectable_pct if v is not None and not v.machine_variance else None
                 cells += [_e(_comparison_cell(r.cells[i], is_headline(r, i))), _e(fmt_ratio(v)),
                           _e(fmt_verdict(v, with_p=True)), fmt_pct(detect) if detect is not None else "-"]
-                cls += ["num", "num", v.verdict if v else "", "num"]
+                cls += [_figure_class(r.cells[i]), "num", v.verdict if v else "", "num"]
             body.append(cells)
             classes.append(cls)
         return _table(head, body, classes, raw=True)
@@ -367,6 +389,8 @@ def _comparison_html(cmp: Comparison, files: list[BenchmarkFile]) -> str:
         parts.append(f"<p class='note'>{_e(PLUS_MINUS_LEGEND)}.</p>")
     if any(NOT_REPEATABLE in text for text in shown):
         parts.append(f"<p class='note'>{_e(NOT_REPEATABLE_LEGEND)}.</p>")
+    if any(VARIES_WITH in text for text in shown):
+        parts.append(f"<p class='note'>{_e(VARIES_LEGEND)}.</p>")
     if any(v is not None and v.detectable_pct is not None for r in cmp.rows for v in r.versus[1:]):
         parts.append(f"<p class='note'>{_e(DETECTS_LEGEND)}.</p>")
     changed = [r for r in cmp.rows if any(v and v.verdict not in ("same",) for v in r.versus[1:])]
@@ -570,6 +594,8 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
         cells = [cell for h in heads for _, cs in h.rows for cell in cs]
         if any(NOT_REPEATABLE in cell for cell in cells):
             parts.append(f"<p class='note'>{_e(NOT_REPEATABLE_LEGEND)}.</p>")
+        if any(VARIES_WITH in cell for cell in cells):
+            parts.append(f"<p class='note'>{_e(VARIES_LEGEND)}.</p>")
         if any("(detects " in cell for cell in cells):
             parts.append(f"<p class='note'>{_e(DETECTS_LEGEND)}.</p>")
         if any(g and g > 1 for h in heads for row in h.gpus for g in row) and len(files) > 1:
@@ -610,6 +636,11 @@ def build_report(files: list[BenchmarkFile], timelines: list[Timeline] | None = 
             body = [[f"[{i + 1}]", f"<code>{_e(c.key)}</code>", _e(c.problem)] for i, c in problems]
             sections.append(("problems", f"Cases without a figure ({len(problems)})",
                              _table(["file", "case", "why"], body, raw=True)))
+        noted = [(i, c, note) for i, f in enumerate(files) for c in f.cases.values() for note in c.notes()]
+        if noted:
+            body = [[f"[{i + 1}]", f"<code>{_e(c.key)}</code>", _e(note)] for i, c, note in noted]
+            sections.append(("case-notes", f"Notes on cases ({len(noted)})",
+                             _table(["file", "case", "what happened"], body, raw=True)))
 
     if with_plots:
         with tempfile.TemporaryDirectory(prefix="gpu_bench_report_") as tmp:
