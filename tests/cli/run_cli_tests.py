@@ -91,7 +91,7 @@ class Help(unittest.TestCase):
                        "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}", "/engine:{ce,sm}",
                        "gbps_gpu{i}", "latency_us", "--gate=off", "--link_rounds=N", "--link_max_rounds=N",
                        "--target_detectable=PCT", "--list_gpus=N",
-                       "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}[/engine:sm]/bytes:{N}"):
+                       "PeerPattern/pattern:{one_to_all,all_to_one,all_pairs}[/engine:sm][/release:together]/bytes:{N}"):
             self.assertIn(needle, r.stdout)
 
 
