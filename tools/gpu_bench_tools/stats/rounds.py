@@ -3,8 +3,8 @@
 gpu_bench measures a case in R rounds, each a process of its own, and works on the logarithm of each round's
 median (fixtures/measure/stats.cpp does the same in C++; `tests/data/round_model.json` holds figures both must
 reproduce):
-- the figure is the rounds' trimmed mean (a quarter dropped at each end, at least one: the median of three), which
-  rounds far off cannot move;
+- the figure is, from five rounds, the mean of their fastest half (CENTER, below), which rounds slowed by other
+  traffic cannot move; under five rounds it is their median;
 - a round's variance s^2 (own_spread: R - 1 degrees of freedom under five rounds, Yuen's winsorized estimate
   from five on) is moderated by a prior (s0, d0) fitted by empirical Bayes
   (Smyth 2004, limma's fitFDist) over the cases of its family: s0 per spread group (the family, the values of
