@@ -194,10 +194,15 @@ namespace {
 struct fake_errors final : link_error_source {
   std::optional<unsigned long long> replays;
   std::map<std::pair<unsigned, nvlink_error>, unsigned long long> nvlink;
+  std::map<nvlink_error, unsigned long long> totals;  // NVML's totals over the links, where it gives them
   std::optional<unsigned long long> pcie_replay() const override { return replays; }
   std::optional<unsigned long long> nvlink_errors(unsigned link, nvlink_error which) const override {
     const auto it = nvlink.find({link, which});
     return it == nvlink.end() ? std::nullopt : std::optional<unsigned long long>(it->second);
+  }
+  std::optional<unsigned long long> nvlink_total(nvlink_error which) const override {
+    const auto it = totals.find(which);
+    return it == totals.end() ? std::nullopt : std::optional<unsigned long long>(it->second);
   }
 };
 
@@ -249,6 +254,20 @@ TEST(LinkErrors, ACounterNvmlDoesNotAnswerIsLeftOut) {
   unread.states[7] = nvlink_source::state::unanswered;
   EXPECT_EQ(read_link_errors(hgx_errors(), read_nvlinks(unread)), (link_error_counts{{"pcie_replay", 3}}));
   EXPECT_TRUE(read_link_errors(fake_errors{}, read_nvlinks(pcie)).empty());
+}
+
+TEST(LinkErrors, NvmlsTotalIsTakenWhereItGivesOne) {
+  // A total answers for its counter in one call; the counters without one are still summed link by link.
+  const nvlink_facts links = read_nvlinks(hgx_gpu("00000000:05:00.0"));
+  fake_errors e = hgx_errors();
+  e.totals[nvlink_error::crc_flit] = 1000;
+  e.totals[nvlink_error::replay] = 7;
+  const link_error_counts want = {{"pcie_replay", 3},
+                                  {"nvlink_crc_flit", 1000},
+                                  {"nvlink_crc_data", 36},
+                                  {"nvlink_replay", 7},
+                                  {"nvlink_recovery", 1}};
+  EXPECT_EQ(read_link_errors(e, links), want);
 }
 
 TEST(LinkErrors, ContextKeysAndTheirRise) {
