@@ -62,7 +62,6 @@ PAGES_NOT_YET_SHORT = {
     "docs/families.md",
     "docs/fleet.md",
     "docs/json.md",
-    "docs/multi_gpu.md",
     "docs/tools.md",
 }
 
