@@ -33,7 +33,7 @@ NPD_CONFIG = K8S / "npd" / "gpu-bench-monitor.json"
 # The oldest Kubernetes the manifests are written for (podFailurePolicy's FailIndex and backoffLimitPerIndex),
 # and the newest whose schemas the installed kubernetes-validate has.
 K8S_VERSIONS = sorted({"1.31.0", kv.latest_version()})
-# Where the image and a node hold the repository's programs (docs/fleet.md, "Installing on a node").
+# Where the image and a node hold the repository's programs (docs/fleet.md, "Slurm" and "Kubernetes").
 INSTALLED = {
     "/usr/local/bin/gpu-bench-nightly": REPO / "deploy" / "slurm" / "gpu-bench-nightly.sbatch",
     "/usr/local/sbin/gpu-bench-node-check": REPO / "deploy" / "prometheus" / "gpu-bench-node-check.sh",
