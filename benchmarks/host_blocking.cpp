@@ -10,16 +10,16 @@
 #include <optional>
 #include <string>
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/measure/gate.hpp"
-#include "fixtures/measure/loop.hpp"
-#include "fixtures/measure/rates.hpp"
-#include "fixtures/measure/verify.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/memory/pattern.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/run/options.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/measure/gate.hpp"
+#include "harness/measure/loop.hpp"
+#include "harness/measure/rates.hpp"
+#include "harness/measure/verify.hpp"
+#include "harness/memory/host_buffer.hpp"
+#include "harness/memory/pattern.hpp"
+#include "harness/run/failures.hpp"
+#include "harness/run/options.hpp"
+#include "harness/run/registry.hpp"
 
 namespace gpu_bench {
 namespace {

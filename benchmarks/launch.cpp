@@ -6,13 +6,13 @@
 #include <memory>
 #include <string>
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/measure/gate.hpp"
-#include "fixtures/measure/loop.hpp"
-#include "fixtures/measure/rates.hpp"
-#include "fixtures/measure/streams.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/measure/gate.hpp"
+#include "harness/measure/loop.hpp"
+#include "harness/measure/rates.hpp"
+#include "harness/measure/streams.hpp"
+#include "harness/run/failures.hpp"
+#include "harness/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gpu_bench {

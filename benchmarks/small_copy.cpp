@@ -7,9 +7,9 @@
 
 #include "benchmarks/shared/copy_case.hpp"
 #include "benchmarks/transfer/model.hpp"
-#include "fixtures/measure/rates.hpp"
-#include "fixtures/measure/stats.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/measure/rates.hpp"
+#include "harness/measure/stats.hpp"
+#include "harness/run/registry.hpp"
 
 namespace gpu_bench {
 namespace {

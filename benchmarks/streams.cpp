@@ -2,7 +2,7 @@
 // ten 10M-float arrays with their copies in and out, on one stream or spread over S; small_kernels and
 // large_kernels: 32 busy kernels of 100 us that fill one SM or the whole GPU; kind: which stream kinds a
 // default-stream operation serialises. GPU time from events forked from and joined to the origin stream.
-#include "fixtures/measure/streams.hpp"
+#include "harness/measure/streams.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -12,15 +12,15 @@
 #include <utility>
 #include <vector>
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/cuda/device.hpp"
-#include "fixtures/measure/gate.hpp"
-#include "fixtures/measure/loop.hpp"
-#include "fixtures/measure/rates.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/memory/pattern.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/cuda/device.hpp"
+#include "harness/measure/gate.hpp"
+#include "harness/measure/loop.hpp"
+#include "harness/measure/rates.hpp"
+#include "harness/memory/host_buffer.hpp"
+#include "harness/memory/pattern.hpp"
+#include "harness/run/failures.hpp"
+#include "harness/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gpu_bench {

@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/cuda/device.hpp"
-#include "fixtures/measure/loop.hpp"
-#include "fixtures/measure/streams.hpp"
-#include "fixtures/measure/verify.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/memory/pattern.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/cuda/device.hpp"
+#include "harness/measure/loop.hpp"
+#include "harness/measure/streams.hpp"
+#include "harness/measure/verify.hpp"
+#include "harness/memory/host_buffer.hpp"
+#include "harness/memory/pattern.hpp"
+#include "harness/run/failures.hpp"
+#include "harness/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gpu_bench {

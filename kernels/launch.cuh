@@ -9,7 +9,7 @@
 #include <mutex>
 #include <utility>
 
-#include "fixtures/cuda/check.hpp"
+#include "harness/cuda/check.hpp"
 
 namespace gpu_bench::kernels {
 

@@ -1,4 +1,4 @@
-#include "fixtures/memory/pattern.hpp"
+#include "harness/memory/pattern.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/launch.cuh"
 

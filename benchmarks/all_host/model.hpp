@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "benchmarks/transfer/model.hpp"
-#include "fixtures/run/case_name.hpp"
+#include "harness/run/case_name.hpp"
 
 namespace gpu_bench {
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "benchmarks/latency/cycle.hpp"
-#include "fixtures/memory/numa.hpp"
-#include "fixtures/run/case_name.hpp"
-#include "fixtures/run/enum_names.hpp"
+#include "harness/memory/numa.hpp"
+#include "harness/run/case_name.hpp"
+#include "harness/run/enum_names.hpp"
 
 namespace gpu_bench {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/run/enum_names.hpp"
+#include "harness/run/enum_names.hpp"
 
 namespace gpu_bench {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "fixtures/measure/stats.hpp"
+#include "harness/measure/stats.hpp"
 
 namespace gpu_bench {
 

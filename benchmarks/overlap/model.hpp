@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "fixtures/memory/mem_kind.hpp"
-#include "fixtures/run/case_name.hpp"
+#include "harness/memory/mem_kind.hpp"
+#include "harness/run/case_name.hpp"
 
 namespace gpu_bench {
 

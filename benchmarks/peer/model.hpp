@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "fixtures/run/case_name.hpp"
+#include "harness/run/case_name.hpp"
 
 namespace gpu_bench {
 

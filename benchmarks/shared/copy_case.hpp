@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "benchmarks/transfer/model.hpp"
-#include "fixtures/measure/loop.hpp"
+#include "harness/measure/loop.hpp"
 
 namespace gpu_bench {
 

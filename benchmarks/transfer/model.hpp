@@ -6,10 +6,10 @@
 #include <string_view>
 #include <vector>
 
-#include "fixtures/context/profile.hpp"
-#include "fixtures/memory/mem_kind.hpp"
-#include "fixtures/memory/numa.hpp"
-#include "fixtures/run/case_name.hpp"
+#include "harness/context/profile.hpp"
+#include "harness/memory/mem_kind.hpp"
+#include "harness/memory/numa.hpp"
+#include "harness/run/case_name.hpp"
 
 namespace gpu_bench {
 

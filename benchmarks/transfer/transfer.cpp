@@ -6,8 +6,8 @@
 
 #include "benchmarks/shared/copy_case.hpp"
 #include "benchmarks/transfer/model.hpp"
-#include "fixtures/run/options.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/run/options.hpp"
+#include "harness/run/registry.hpp"
 
 namespace gpu_bench {
 namespace {

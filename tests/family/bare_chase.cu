@@ -39,10 +39,10 @@
 #include <immintrin.h>
 #endif
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/cuda/device.hpp"
-#include "fixtures/run/failures.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/cuda/device.hpp"
+#include "harness/run/failures.hpp"
+#include "harness/run/registry.hpp"
 
 namespace gpu_bench {
 namespace {

@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/run/registry.hpp"
 #include "tests/gpu/hold_kernel.cuh"
 
 namespace gpu_bench {

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/cuda/handles.hpp"
-#include "fixtures/measure/gate.hpp"
-#include "fixtures/measure/loop.hpp"
-#include "fixtures/measure/rates.hpp"
-#include "fixtures/measure/streams.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/cuda/handles.hpp"
+#include "harness/measure/gate.hpp"
+#include "harness/measure/loop.hpp"
+#include "harness/measure/rates.hpp"
+#include "harness/measure/streams.hpp"
+#include "harness/memory/host_buffer.hpp"
+#include "harness/run/registry.hpp"
 
 namespace gpu_bench {
 namespace {

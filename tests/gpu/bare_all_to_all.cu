@@ -30,8 +30,8 @@
 #include <utility>
 #include <vector>
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/cuda/device.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/cuda/device.hpp"
 
 namespace {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/cuda/check.hpp"
+#include "harness/cuda/check.hpp"
 #include "tests/gpu/hold_kernel.cuh"
 
 namespace {

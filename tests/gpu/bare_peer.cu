@@ -15,8 +15,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/cuda/device.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/cuda/device.hpp"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <random>
 #include <thread>
 
-#include "fixtures/cuda/check.hpp"
+#include "harness/cuda/check.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/cuda/check.hpp"
+#include "harness/cuda/check.hpp"
 
 namespace {
 

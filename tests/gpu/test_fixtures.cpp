@@ -1,4 +1,4 @@
-// GPU tests of the fixtures: every memory kind allocates, carries the pattern and is checked; the checks
+// GPU tests of the harness: every memory kind allocates, carries the pattern and is checked; the checks
 // catch planted corruption; the gate holds a stream until opened and fails loudly when it times out.
 // Exits 77 (CTest's skip) when no GPU is visible.
 #include <gtest/gtest.h>
@@ -9,12 +9,12 @@
 #include <cstdlib>
 #include <thread>
 
-#include "fixtures/cuda/check.hpp"
-#include "fixtures/measure/gate.hpp"
-#include "fixtures/measure/streams.hpp"
-#include "fixtures/measure/verify.hpp"
-#include "fixtures/memory/host_buffer.hpp"
-#include "fixtures/memory/pattern.hpp"
+#include "harness/cuda/check.hpp"
+#include "harness/measure/gate.hpp"
+#include "harness/measure/streams.hpp"
+#include "harness/measure/verify.hpp"
+#include "harness/memory/host_buffer.hpp"
+#include "harness/memory/pattern.hpp"
 #include "kernels/kernels.hpp"
 
 using namespace gpu_bench;

@@ -38,7 +38,7 @@
 #include <thread>
 #include <vector>
 
-#include "fixtures/cuda/check.hpp"
+#include "harness/cuda/check.hpp"
 #include "tests/gpu/hold_kernel.cuh"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "fixtures/memory/cache_policy.hpp"
+#include "harness/memory/cache_policy.hpp"
 
 namespace gpu_bench {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "fixtures/context/context_format.hpp"
-#include "fixtures/context/host_facts.hpp"
+#include "harness/context/context_format.hpp"
+#include "harness/context/host_facts.hpp"
 
 using namespace gpu_bench;
 
@@ -49,7 +49,7 @@ TEST(HostFacts, Uptime) {
   EXPECT_FALSE(uptime_from_proc("-3 1\n").has_value());
 }
 
-#include "fixtures/context/profile.hpp"
+#include "harness/context/profile.hpp"
 
 TEST(Peak, PcieAndMemory) {
   EXPECT_NEAR(*pcie_peak_gbps(5, 16), 63.015, 0.01);
@@ -64,7 +64,7 @@ TEST(Peak, PcieAndMemory) {
 
 #include <map>
 
-#include "fixtures/context/nvml.hpp"
+#include "harness/context/nvml.hpp"
 
 namespace {
 // NVML's answers about one GPU's NVLinks, made up: a link not in `states` is one the device does not have.
@@ -297,8 +297,8 @@ TEST(Peak, BeyondPeakNamesThePeak) {
 
 #include <map>
 
-#include "fixtures/context/gpu_context.hpp"
-#include "fixtures/context/topology.hpp"
+#include "harness/context/gpu_context.hpp"
+#include "harness/context/topology.hpp"
 
 TEST(PerGpuFacts, FirstGpuFormKeyedUnderTheIndex) {
   const context_list c = indexed_gpu_facts(

@@ -2,10 +2,10 @@
 
 #include <map>
 
-#include "fixtures/context/gpu_context.hpp"
-#include "fixtures/context/health.hpp"
-#include "fixtures/context/nvml.hpp"
-#include "fixtures/context/profile.hpp"
+#include "harness/context/gpu_context.hpp"
+#include "harness/context/health.hpp"
+#include "harness/context/nvml.hpp"
+#include "harness/context/profile.hpp"
 
 using namespace gpu_bench;
 

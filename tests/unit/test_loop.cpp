@@ -6,10 +6,10 @@
 #include <thread>
 #include <vector>
 
-#include "fixtures/context/health.hpp"
-#include "fixtures/measure/loop.hpp"
-#include "fixtures/run/options.hpp"
-#include "fixtures/run/rounds.hpp"
+#include "harness/context/health.hpp"
+#include "harness/measure/loop.hpp"
+#include "harness/run/options.hpp"
+#include "harness/run/rounds.hpp"
 
 namespace gpu_bench {
 namespace {

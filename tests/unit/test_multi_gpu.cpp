@@ -6,8 +6,8 @@
 
 #include "benchmarks/all_host/model.hpp"
 #include "benchmarks/peer/model.hpp"
-#include "fixtures/context/gpu_context.hpp"
-#include "fixtures/context/topology.hpp"
+#include "harness/context/gpu_context.hpp"
+#include "harness/context/topology.hpp"
 
 using namespace gpu_bench;
 

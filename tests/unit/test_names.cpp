@@ -4,9 +4,9 @@
 #include <set>
 
 #include "benchmarks/transfer/model.hpp"
-#include "fixtures/memory/mem_kind.hpp"
-#include "fixtures/run/case_name.hpp"
-#include "fixtures/run/sizes.hpp"
+#include "harness/memory/mem_kind.hpp"
+#include "harness/run/case_name.hpp"
+#include "harness/run/sizes.hpp"
 
 using namespace gpu_bench;
 

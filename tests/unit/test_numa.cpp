@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "benchmarks/transfer/model.hpp"
-#include "fixtures/memory/numa.hpp"
-#include "fixtures/run/sizes.hpp"
+#include "harness/memory/numa.hpp"
+#include "harness/run/sizes.hpp"
 
 #if defined(GPU_BENCH_HAVE_LIBNUMA)
 #include <numaif.h>

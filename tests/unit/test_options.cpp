@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/run/options.hpp"
+#include "harness/run/options.hpp"
 
 using namespace gpu_bench;
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/run/output_file.hpp"
+#include "harness/run/output_file.hpp"
 
 using namespace gpu_bench;
 

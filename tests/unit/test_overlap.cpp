@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "benchmarks/overlap/model.hpp"
-#include "fixtures/run/timeline.hpp"
+#include "harness/run/timeline.hpp"
 
 using namespace gpu_bench;
 

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "fixtures/memory/pattern.hpp"
+#include "harness/memory/pattern.hpp"
 
 using namespace gpu_bench;
 

@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "fixtures/run/progress.hpp"
+#include "harness/run/progress.hpp"
 
 namespace gpu_bench {
 namespace {

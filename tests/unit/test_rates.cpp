@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/measure/rates.hpp"
+#include "harness/measure/rates.hpp"
 
 namespace gpu_bench {
 namespace {

@@ -9,7 +9,7 @@
 #include "benchmarks/all_host/model.hpp"
 #include "benchmarks/latency/cases.hpp"
 #include "benchmarks/peer/model.hpp"
-#include "fixtures/run/registry.hpp"
+#include "harness/run/registry.hpp"
 
 using namespace gpu_bench;
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/measure/stats.hpp"
-#include "fixtures/run/options.hpp"
-#include "fixtures/run/output_file.hpp"
-#include "fixtures/run/progress.hpp"
-#include "fixtures/run/registry.hpp"
-#include "fixtures/run/rounds.hpp"
+#include "harness/measure/stats.hpp"
+#include "harness/run/options.hpp"
+#include "harness/run/output_file.hpp"
+#include "harness/run/progress.hpp"
+#include "harness/run/registry.hpp"
+#include "harness/run/rounds.hpp"
 
 using namespace gpu_bench;
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "fixtures/run/sizes.hpp"
+#include "harness/run/sizes.hpp"
 
 using namespace gpu_bench;
 

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "fixtures/measure/stats.hpp"
+#include "harness/measure/stats.hpp"
 
 namespace gpu_bench {
 namespace {
@@ -97,7 +97,7 @@ TEST(Stats, NoiseIsTheIntervalsHalfWidthOverTheMedian) {
 }  // namespace
 }  // namespace gpu_bench
 
-#include "fixtures/run/progress.hpp"
+#include "harness/run/progress.hpp"
 
 namespace gpu_bench {
 namespace {

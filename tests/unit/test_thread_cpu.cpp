@@ -5,9 +5,9 @@
 
 #include <stdexcept>
 
-#include "fixtures/context/host_facts.hpp"
-#include "fixtures/run/options.hpp"
-#include "fixtures/run/thread_cpu.hpp"
+#include "harness/context/host_facts.hpp"
+#include "harness/run/options.hpp"
+#include "harness/run/thread_cpu.hpp"
 
 namespace gpu_bench {
 namespace {

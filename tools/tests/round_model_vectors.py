@@ -1,4 +1,4 @@
-"""The figures gpu_bench's C++ (fixtures/measure/stats.cpp) and the tools (gpu_bench_tools/stats/rounds.py) must
+"""The figures gpu_bench's C++ (harness/measure/stats.cpp) and the tools (gpu_bench_tools/stats/rounds.py) must
 both give for one made-up family: tests/data/round_model.json. `python3 tools/tests/round_model_vectors.py
 --write` writes it anew from the tools' implementation; test_round_model.py checks the tools still give it, and
 the C++ unit test Rounds.TheModelMatchesTheTools that gpu_bench does."""

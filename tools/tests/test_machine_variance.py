@@ -18,7 +18,7 @@ from gpu_bench_tools.cli import compare as cli_compare
 RUNS = [REPO / "results/aa/h200_default_f799a91" / f"default_h200_run{i}.json.gz" for i in (1, 2)]
 # Two machines, for the report (which takes runs of one machine together): an H200 and an H100 of one build.
 MACHINES = [RUNS[0], REPO / "results/aa/h100_default_f799a91/default_h100_run1.json.gz"]
-# What gpu_bench writes since its descriptors carry the rule (fixtures/run/registry.hpp, the families' files).
+# What gpu_bench writes since its descriptors carry the rule (harness/run/registry.hpp, the families' files).
 HOST_CPU = "the host CPU's state, which a virtual machine changes between processes (host.clock_read_ns)"
 TRANSFER_CAUSE = ("the CPU the process lands on and its state, and for managed memory the host's memory, which a "
                   "virtual machine changes between processes")

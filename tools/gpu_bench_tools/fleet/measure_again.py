@@ -32,7 +32,7 @@ SAME_SETTINGS = (
 )
 # A measurement of a few cases takes far less than the whole run; this bounds a gpu_bench that hangs.
 MIN_TIMEOUT_S = 120.0
-# The characters gpu_bench escapes in its own exact-name filters (fixtures/run/rounds.cpp, literal_pattern).
+# The characters gpu_bench escapes in its own exact-name filters (harness/run/rounds.cpp, literal_pattern).
 # re.escape also escapes '-', '#', '~' and spaces, which a POSIX regex, as some Google Benchmark builds
 # use, does not define escaped.
 _SPECIAL = set(".[]{}()\\*+?^$|")

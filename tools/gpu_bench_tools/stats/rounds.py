@@ -1,7 +1,7 @@
 """How a case's rounds make its figure, its interval and a comparison's verdict (docs/methodology.md, "Rounds").
 
 gpu_bench measures a case in R rounds, each a process of its own, and works on the logarithm of each round's
-median (fixtures/measure/stats.cpp does the same in C++; `tests/data/round_model.json` holds figures both must
+median (harness/measure/stats.cpp does the same in C++; `tests/data/round_model.json` holds figures both must
 reproduce):
 - the figure is, from five rounds, the mean of their fastest half (CENTER, below), which rounds slowed by other
   traffic cannot move; under five rounds it is their median;

@@ -1,0 +1,224 @@
+#pragma once
+// Families describe and register themselves from their own folder (a static `family_registration`), so
+// adding a family touches nothing outside it: main asks the registry to register every family's cases
+// after the flags are parsed, and writes every family's descriptor into the JSON context for the tools.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/context/context_format.hpp"
+#include "harness/run/case_name.hpp"
+#include "harness/run/enum_names.hpp"
+
+namespace gpu_bench {
+
+// Where a family's cases run: on one GPU (the one --device selects, or under --device=all each visible
+// GPU in turn), or across several GPUs that the cases name themselves.
+enum class family_scope { single_gpu, multi_gpu };
+// Which way the headline figure improves.
+enum class better { higher, lower };
+// How the headline follows one sample's time: a rate (bytes or work over time) or a time.
+enum class headline_kind { rate, time, other };
+
+template <>
+inline constexpr enum_entries<family_scope, 2> enum_names<family_scope> = {
+    {{family_scope::single_gpu, "single_gpu"}, {family_scope::multi_gpu, "multi_gpu"}}};
+template <>
+inline constexpr enum_entries<better, 2> enum_names<better> = {{{better::higher, "higher"}, {better::lower, "lower"}}};
+template <>
+inline constexpr enum_entries<headline_kind, 3> enum_names<headline_kind> = {
+    {{headline_kind::rate, "rate"}, {headline_kind::time, "time"}, {headline_kind::other, "other"}}};
+
+// One key of a family's case names, and how the help's name pattern writes its values.
+struct axis {
+  std::string key;     // a lower-case token, as in the names
+  std::string values;  // after key: in the pattern: "{h2d,d2h}", "{N}", "remote"
+  bool always = true;  // whether every case's name carries it; the pattern brackets the others: [/key:values]
+};
+// An axis only some of a family's cases carry.
+inline axis optional_axis(std::string key, std::string values) {
+  return axis{std::move(key), std::move(values), false};
+}
+
+// An axis as one line of the help's name patterns shows it: its declared values, or those given here.
+struct shown_axis {
+  shown_axis(const char* k) : key(k) {}  // NOLINT(google-explicit-constructor): {"op", "bytes"} reads best
+  shown_axis(std::string k, std::string v) : key(std::move(k)), values(std::move(v)) {}
+  std::string key;
+  std::string values;  // empty: the axis's declared values
+};
+
+// Everything the harness and the tools know of a family (docs/json.md spells its context keys), declared by
+// named fields in the lambda a family_registration runs.
+struct family_descriptor {
+  std::string name;        // starts every case name: a capitalised word
+  std::string summary;     // one line for --help and the context
+  std::vector<axis> axes;  // the name's keys in order: the names, the help's patterns and the context follow
+  std::string help;        // name patterns (name_pattern), axes, counters and how bytes are counted
+  std::string headline;    // the counter that is a case's figure, or "real_time"
+  std::string unit;        // the headline's unit: "GB/s", "us"
+  better better_is = better::higher;
+  headline_kind kind = headline_kind::rate;
+  // Whether a case crosses the host link: "yes", "no", or key:value tokens joined by '|', any of which in
+  // a case's name means yes. A low-power link state during a case that does not cross it says nothing.
+  std::string host_link = "no";
+  std::string plot;  // generic-plot hints: "x=bytes;series=mem;panel=dir", each a declared axis
+  family_scope scope = family_scope::single_gpu;
+  // A --benchmark_filter that selects a few small cases covering every code path of the family (run with
+  // --sizes=64K by scripts/sanitize.sh); empty selects all.
+  std::string smoke;
+  // A --benchmark_filter that selects the family's cases in --preset=gate (the short check a fleet runs on
+  // every node); empty: none.
+  std::string gate;
+  std::function<void()> register_cases;
+  // Whether a case's figures are the host's rather than the GPU's (host-clock times of API calls, time the
+  // CPU is held), so that the tools compare them only between hosts of one CPU model and count: "yes",
+  // "no", or key:value tokens joined by '|', as host_link.
+  std::string host_side = "no";
+  // Whether a case's figure is the host link's own throughput (a copy straight from or to page-locked host
+  // memory), which traffic of others on a shared link moves over seconds: "yes", "no", or key:value tokens
+  // joined by '|', as host_link; only cases of 1 MiB and more by their bytes axis count. Such a case is
+  // measured in --link_rounds rounds, the extra ones between the others, so that its figure averages
+  // over more moments of the link's load (docs/methodology.md).
+  std::string link_bound = "no";
+  // Which link-bound cases' figure follows how the link shares itself between two directions at once: "no",
+  // or key:value tokens joined by '|', as host_link. That sharing changes over tenths of a second while the
+  // samples of one moment agree with each other, so such a case samples each round for at least
+  // kLinkStateSpanS of wall time: a round's median then spans several of the link's states, not one.
+  std::string link_span = "no";
+  // Which cases vary between processes with the machine's own state, which gpu_bench cannot remove (a virtual
+  // machine's CPU speed, say): "yes", "no", or key:value tokens joined by '|', as host_link. The tools then show
+  // machine_variance_cause in words in place of a wide interval (docs/methodology.md).
+  std::string machine_variance = "no";
+  // What such a case varies with, as words that follow "varies with": required where machine_variance is not
+  // "no", empty where it is.
+  std::string machine_variance_cause;
+  // The axes whose values set how far a case varies between processes (docs/methodology.md): those of these
+  // the family declares, with the case's size band (spread_group), make the group of cases a case's spread
+  // between rounds is judged beside.
+  std::vector<std::string> spread_axes = {"mem", "dir"};
+  // The smallest size a case of the family can take (0: any that --sizes accepts): a --sizes list with a
+  // smaller size is refused before any case runs where the filter selects a case of the family.
+  std::uint64_t min_bytes = 0;
+  // How many buffers of its size one case holds at once, in GPU or in host memory: 2 for a copy (d2d and
+  // bidir hold two on the GPU, bidir two of pinned host memory), 1 for a case of one buffer (Latency's
+  // footprint). A --sizes list is refused before any case runs where this many of its largest size do not
+  // fit in the GPU's free memory or the host's available memory, for the most any selected family holds.
+  unsigned buffers_of_size = 2;
+
+  // One line of the help's name patterns, "  Name/key:values/...\n": every axis, those not always carried
+  // in brackets; or only the axes `shown` (declared ones, in their declared order), as some of the
+  // family's cases carry them. With `break_before`, the pattern goes on in a second line from that axis.
+  // Throws std::logic_error for an axis not declared or out of order.
+  std::string name_pattern(const std::vector<shown_axis>& shown = {}, const std::string& break_before = "") const;
+  std::vector<std::string> axis_keys() const;
+};
+
+// The machine_variance_cause of the families whose cases are timed by host work or take the driver's host path:
+// on a virtual machine a process draws a fast or a slow CPU, and the driver's host work follows it.
+inline constexpr const char* kHostCpuStateCause =
+    "the host CPU's state, which a virtual machine changes between processes (host.clock_read_ns)";
+
+// Declares a family from its own file, before main runs:
+//   const family_registration registration{[](family_descriptor& f) { f.name = "Transfer"; ... }};
+// Throws std::logic_error (ending the program before main) where the declaration is malformed.
+struct family_registration {
+  explicit family_registration(const std::function<void(family_descriptor&)>& declare);
+};
+
+// "" when `d` is a well-formed declaration, else what is wrong: a name that cannot start a case name, an
+// axis key that is not a token or is repeated (or is "device", which --device=all appends), no headline,
+// unit or cases, a host_link or plot hint naming a key that is not a declared axis, no buffers_of_size, and a
+// machine_variance rule without a cause (or a cause without a rule).
+std::string declaration_problem(const family_descriptor& d);
+
+// "" when a case of `d` may be named `name`: the family's own name, and keys that are its declared axes in
+// their order, every axis it always carries among them. Else the reason.
+std::string case_name_problem(const family_descriptor& d, const case_name& name);
+
+const std::vector<family_descriptor>& families();
+
+// The context keys family.<slug>.* of every family (docs/json.md).
+context_list family_context();
+
+// --preset=gate's --benchmark_filter: every family's gate filter, joined.
+std::string gate_filter();
+
+// What the largest size of a --sizes list, `largest`, needs of the GPU's or the host's memory: `buffers`, the
+// most buffers_of_size of the families with a case among `names` that `filter` selects (0: none selected),
+// and `bytes`, that many buffers of `largest`.
+struct size_need {
+  unsigned buffers = 0;
+  std::uint64_t bytes = 0;
+};
+size_need memory_for_size(std::uint64_t largest, const std::string& filter, const std::vector<std::string>& names);
+
+// The group of cases that a case named `name` is expected to share its spread between processes with: its
+// family, the values of the family's spread_axes it carries, and the band of its bytes axis (size:small
+// under 64 KiB, where a copy's time is mostly fixed costs; size:medium under 1 MiB; size:large from 1 MiB,
+// where a copy runs at its link's throughput), e.g. "Transfer/dir:d2h/mem:pinned/size:large". A family not
+// registered (a unit test's made-up names) is grouped by mem and dir.
+std::string spread_group(const std::string& name);
+
+// Whether a case of `d` named `name` crosses the host link, by the descriptor's host_link rule.
+bool crosses_host_link(const family_descriptor& d, const std::string& name);
+
+// Whether a case of `d` named `name` is link-bound, by the descriptor's link_bound rule and its size.
+bool is_link_bound(const family_descriptor& d, const std::string& name);
+// Whether it is link-bound and its link_span rule holds: each of its rounds samples for kLinkStateSpanS.
+bool spans_link_states(const family_descriptor& d, const std::string& name);
+// The least wall time a round of such a case samples for (docs/methodology.md, "A bidirectional copy samples
+// each round for at least 0.3 s").
+inline constexpr double kLinkStateSpanS = 0.3;
+// The same for a registered case, by its name alone (its family found from the name); false for a name of
+// no family.
+bool is_link_bound(const std::string& name);
+
+// Whether a case of `d` named `name` varies with the machine's own state, by the descriptor's machine_variance rule.
+bool varies_with_machine(const family_descriptor& d, const std::string& name);
+
+// Registers every family's cases: the single-GPU families once for each of `devices` in turn (every case
+// of the first device, then every case of the next), their names ending in /device:N when `name_devices`;
+// then the multi-GPU families, once.
+void register_all_families(const std::vector<int>& devices, bool name_devices);
+
+// Registers the cases of one family, on `device` (-1 for a multi-GPU family), as register_all_families does.
+void register_family(const family_descriptor& f, int device, bool name_device);
+
+// Registers one case of the family being registered: manual time, microseconds. An exception out of `fn`
+// fails the case with its message. A single-GPU family's case runs on the device being registered, made
+// current before `fn` starts, and names in `gpus` only the other GPUs it also uses (another GPU's memory it
+// reads); a multi-GPU family's case names in `gpus` every GPU it uses and makes current whichever it
+// needs. Every GPU a case uses is sampled for health and keeps its cached buffers. Throws std::logic_error
+// for a name case_name_problem refuses. No per-case MinTime: Google Benchmark would write it into the
+// case's name.
+benchmark::internal::Benchmark* register_case(const case_name& name, std::function<void(benchmark::State&)> fn,
+                                              std::vector<int> gpus = {});
+
+// The device whose cases a single-GPU family's register_cases is registering; -1 for a multi-GPU family's,
+// or outside any registration.
+int registering_device();
+
+// Every name registered so far, as Google Benchmark will report it (with /manual_time).
+const std::vector<std::string>& registered_names();
+
+// The GPUs the registered cases that `filter` selects run on, in order: a process touches no other GPU.
+std::vector<int> gpus_of_selected_cases(const std::string& filter);
+
+// Those of `names` (registered names) whose case runs on one GPU.
+std::vector<std::string> cases_on_one_gpu(const std::vector<std::string>& names);
+
+// The GPUs whose cached host buffers are never freed for the cache's bound on host bytes
+// (buffer_cache::keep_within) while a case of `case_gpus` runs where a run measures one GPU (--device=N,
+// `home_gpu` N; -1 for none): the case's own, and N's, which most of the run's cases use (a case between
+// two other GPUs would otherwise free them, and the next case pin and fill them all again).
+std::vector<int> gpus_kept_for(const std::vector<int>& case_gpus, int home_gpu);
+
+// The running case's name as registered (without /manual_time), e.g. for its timeline entry.
+const std::string& current_case_name();
+
+}  // namespace gpu_bench
