@@ -73,8 +73,9 @@ struct options {
   std::string preset = "default";  // --preset={default,nightly,gate}
   int cpu = kCpuOff;               // --cpu=N, auto or off: where the thread that drives the GPU runs (thread_cpu.hpp)
   bool help = false;
-  bool list_families = false;  // --families: one line per family (name, scope, smoke filter); no GPU needed
-  bool list_only = false;      // --benchmark_list_tests: no GPU needed
+  bool flags_markdown = false;  // --flags_markdown: the README's flag table (scripts/flags_md.py); no GPU needed
+  bool list_families = false;   // --families: one line per family (name, scope, smoke filter); no GPU needed
+  bool list_only = false;       // --benchmark_list_tests: no GPU needed
   // --list_gpus=N, with --benchmark_list_tests only: list the cases a machine of N GPUs registers, every pair
   // of them of one link class, without asking CUDA or NVML (no GPU needed, --device=all included).
   int list_gpus = 0;
@@ -87,8 +88,9 @@ bool benchmark_has_iteration_counts();
 // sampling happens inside (harness/measure/loop). 1.8 takes "1x"; 1.7 a time the first run always exceeds.
 std::string benchmark_min_time_arg(bool iteration_counts);
 
-// Parses and removes gpu_bench's flags from argv (argc is updated); Google Benchmark's flags stay.
-// Throws usage_error with one sentence for a malformed value.
+// Parses and removes gpu_bench's flags from argv (argc is updated); Google Benchmark's flags stay. Each flag
+// is parsed by its entry in flags() (harness/run/flags.hpp). Throws usage_error with one sentence for a
+// malformed value.
 options parse_options(int& argc, char** argv);
 
 // A family's own size sweep, unless the user gave --sizes.
