@@ -11,7 +11,7 @@ import synth
 import synth_fleet
 from conftest import run_cli
 from gpu_bench_tools.cli import fleet as cli_fleet
-from gpu_bench_tools.history import dburl, history
+from gpu_bench_tools.history import dburl, series
 from gpu_bench_tools.fleet import fleet
 
 H2D_SLOW = {r"^Transfer/dir:h2d/": 0.93}  # 7% slower: beyond 5%, on every h2d case
@@ -152,8 +152,8 @@ def test_nodes_without_a_usable_result_are_reported_not_dropped(tmp_path, capsys
 def test_the_history_database_gives_the_same_verdicts(tmp_path, capsys, monkeypatch):
     paths = [node(tmp_path, i, slow=H2D_SLOW if i == 6 else None) for i in range(12)]
     db = str(tmp_path / "h.sqlite")
-    history.ingest(db, paths[:6])
-    history.ingest(db, paths[6:] + [node(tmp_path, 6, night=0)])  # the night before, when n006 was well
+    series.ingest(db, paths[:6])
+    series.ingest(db, paths[6:] + [node(tmp_path, 6, night=0)])  # the night before, when n006 was well
     files = fleet.analyse(fleet.read_files(paths))
     code, out, _ = run_cli(cli_fleet.main, ["--db", db, "--format", "json"], capsys)
     assert code == 1 and hosts(files) == {"n006"}
@@ -170,7 +170,7 @@ def test_the_history_database_gives_the_same_verdicts(tmp_path, capsys, monkeypa
 
 def test_the_history_database_on_postgresql(tmp_path, pg_url, capsys, monkeypatch):
     paths = [node(tmp_path, i, slow=H2D_SLOW if i == 2 else None) for i in range(10)]
-    history.ingest(pg_url, paths)
+    series.ingest(pg_url, paths)
     monkeypatch.setenv(dburl.ENV, pg_url)
     code, out, err = run_cli(cli_fleet.main, ["--format", "csv"], capsys)
     assert code == 1 and {r["host"] for r in csv.DictReader(io.StringIO(out))} == {"n002"}
@@ -271,7 +271,7 @@ def test_small_copies_twice_as_slow_on_one_gpu_of_a_node_are_flagged(committed_h
 def test_nothing_judged_exits_3_with_one_line(tmp_path, capsys):
     paths = [node(tmp_path, i) for i in range(5)]
     db = str(tmp_path / "h.sqlite")
-    history.ingest(db, paths)
+    series.ingest(db, paths)
     for args in (paths, ["--db", db]):
         code, out, err = run_cli(cli_fleet.main, args, capsys)
         assert code == cli_fleet.EXIT_NOT_JUDGED == 3, out
@@ -293,11 +293,11 @@ def test_one_node_is_one_machine_in_the_history_and_the_fleet(tmp_path, capsys, 
     """The committed runs of GPU 0 of a node of four H100s and of all four: one machine, one node of four GPUs."""
     monkeypatch.delenv(dburl.ENV, raising=False)
     db = str(tmp_path / "h.sqlite")
-    history.ingest(db, H100X4)
-    with history.store.session(db) as conn:
-        machines = history.machines(conn)
+    series.ingest(db, H100X4)
+    with series.store.session(db) as conn:
+        machines = series.machines(conn)
         assert [m.label for m in machines.values()] == ["4 x H100 80GB HBM3 [GPU-01160935] on vm"]
-        runs = history.runs_of(conn, next(iter(machines)))
+        runs = series.runs_of(conn, next(iter(machines)))
     assert [r.facts["GPUs measured"] for r in runs] == ["0", "all"]
     code, out, err = run_cli(cli_fleet.main, ["--db", db], capsys)
     assert out.startswith("1 node(s), 4 GPU(s) (and 12 GPU pair(s), 1 whole node(s)) in 3 cohort(s): 0 flagged")

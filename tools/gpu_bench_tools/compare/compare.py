@@ -43,7 +43,7 @@ from ..reading.errors import InputError
 from ..stats import rounds as round_model
 from ..stats.floors import Floors
 from ..stats.rounds import MIN_EFFECT_ONE_ROUND_PCT, MIN_EFFECT_PCT  # noqa: F401 (the CLI's defaults)
-from ..stats.stats import gmean, noise_pct, smallest_p, u_test_pvalues
+from ..stats.nonparametric import gmean, noise_pct, smallest_p, u_test_pvalues
 
 VERDICTS = ("faster", "slower", "same", "noisy")
 # How a noisy verdict reads where a side's spread is the machine's own (Versus.machine_cause), and its key among a

@@ -40,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from ..history import history
+from ..history import series
 from ..reading.facts import gate, host_cpu, pcie_max_link
 from ..reading.error_counters import counter_changes
 from ..reading.families import host_side_rules, rule_matches
@@ -208,11 +208,11 @@ def _read(path: str) -> NodeRun | Problem:
     if not f.is_gpu_bench:
         return Problem("unreadable", None, path, f"{path}: plain Google Benchmark JSON, without gpu_bench's GPU facts")
     try:
-        when = history.parse_run_time(f)
+        when = series.parse_run_time(f)
     except InputError:
         when = None
     ctx = _kept_context(f.context)
-    figs = [(g.case.key, g.metric, g.unit, g.better, g.value, g.noise_pct, g.error) for g in history.figures(f)]
+    figs = [(g.case.key, g.metric, g.unit, g.better, g.value, g.noise_pct, g.error) for g in series.figures(f)]
     return NodeRun(path, ctx, when, figs)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..compare.render import cut, fmt_num
 from ..reading.facts import host_cpu
 from ..reading.families import rule_matches
-from .history import load_series, machines, runs_of, store
+from .series import load_series, machines, runs_of, store
 from .check import UNBOUNDED_NOISE_PCT, CheckReport
 from ..reading.load import InputError, metric_title
 
