@@ -16,7 +16,7 @@ from gpu_bench_tools.cli import compare as cli_compare, history as cli_history, 
 from gpu_bench_tools.history import render as history_render
 from gpu_bench_tools.reading import load, multigpu
 from gpu_bench_tools import plot
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.compare.render import render_table
 from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file, metric_for, parse_name
 from gpu_bench_tools.report.report import build_report, headlines

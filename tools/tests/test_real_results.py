@@ -11,7 +11,7 @@ from conftest import is_trace, real_results, run_cli
 from gpu_bench_tools.cli import compare as cli_compare
 from gpu_bench_tools.history import series
 from gpu_bench_tools import plot
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.reading.load import load_file, load_timeline
 
 REAL = real_results()

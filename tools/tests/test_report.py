@@ -257,7 +257,7 @@ def test_headline_figures_carry_their_noise_pct_interval():
 
 
 def test_headline_and_comparison_tables_say_what_change_the_runs_can_show(tmp_path):
-    from gpu_bench_tools.compare.compare import compare
+    from gpu_bench_tools.compare.verdicts import compare
     from gpu_bench_tools.reading.load import benchmark_file_from_doc
     from gpu_bench_tools.report.report import DETECTS_LEGEND, _comparison_html
 

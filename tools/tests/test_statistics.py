@@ -13,7 +13,7 @@ import synth
 from conftest import REPO, run_cli
 from gpu_bench_tools.cli import compare as cli_compare
 from gpu_bench_tools.stats import nonparametric
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file
 
 H100 = REPO / "results" / "transfer_h100_reps5.json"

@@ -16,7 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from ..compare.compare import Cell, Comparison, case_gpus, compare
+from ..compare.cells import case_gpus
+from ..compare.record import Cell, Comparison
+from ..compare.verdicts import compare
 from .configurations import configurations
 from ..compare.render import (answer_heading, fmt_cell, fmt_num, fmt_ratio, fmt_verdict, group_label, group_parts,
                               group_sizes)
