@@ -15,7 +15,7 @@ from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.reading.load import InputError, benchmark_file_from_doc, load_file
 from gpu_bench_tools.reading.families import link_bound_oracle
 from gpu_bench_tools.reading.files import read_text
-from gpu_bench_tools.report.report import headlines
+from gpu_bench_tools.report.headlines import headlines
 
 
 def svg_text(path):

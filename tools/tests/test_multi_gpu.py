@@ -19,7 +19,8 @@ from gpu_bench_tools import plot
 from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.compare.render import render_table
 from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file, metric_for, parse_name
-from gpu_bench_tools.report.report import build_report, headlines
+from gpu_bench_tools.report.page import build_report
+from gpu_bench_tools.report.headlines import headlines
 
 
 def svg_text(path):

@@ -516,7 +516,7 @@ def test_latency_numa_twins_are_lines_of_their_own_in_the_same_figure():
 
 
 def test_the_report_shows_the_latency_staircase_and_its_headline():
-    from gpu_bench_tools.report.report import build_report
+    from gpu_bench_tools.report.page import build_report
 
     page = build_report([benchmark_file_from_doc("latency.json", _latency_doc())], dpi=40)
     assert 'id="plots-latency"' in page and "Latency latency_ns vs. footprint" in page and "<img" in page
