@@ -156,7 +156,7 @@ def _engine_twins(doc, factor=0.9):
 
 
 def _generic(files, family="Transfer"):
-    from gpu_bench_tools.plot.canvas import PlotContext
+    from gpu_bench_tools.plot.points import PlotContext
     from gpu_bench_tools.plot.generic import generic_plots
 
     ctx = PlotContext(files, [f"file {i}" for i in range(len(files))])

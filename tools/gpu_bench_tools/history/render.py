@@ -101,7 +101,8 @@ def trend(db: str | os.PathLike, case_regex: str, out_dir: str | os.PathLike, me
           machine_filter: str | None = None, formats: tuple[str, ...] = ("png",), max_cases: int = 50,
           dpi: int = 110) -> list[str]:
     """One figure per matching case: its figure per run over time, a line per machine, configuration changes marked."""
-    from ..plot.canvas import Canvas, colours, slug, value_axis
+    from ..plot.canvas import Canvas, colours, value_axis
+    from ..plot.points import slug
 
     rx = re.compile(case_regex)
     with store.session(db) as conn:

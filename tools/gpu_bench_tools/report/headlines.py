@@ -8,7 +8,7 @@ from ..compare.cells import case_gpus
 from ..reading.families import FamilyDescriptor, beyond_machine_variance_pct
 from ..reading.load import BenchmarkFile, Case
 from ..plot import human_bytes
-from ..plot.canvas import axis_value_key, headline_scale, headline_unit
+from ..plot.points import axis_value_key, headline_scale, headline_unit
 from .numbers import noise_half_width, fmt_pct, repeatable, fmt_varying, fmt_figure
 
 
