@@ -57,7 +57,7 @@ def median_interval(values):
     """The median of `values` and the 95% confidence interval of it, (lo, hi), by the tools' own statistics
     (gpu_bench_tools.stats, as every tool computes noise_pct); every value's range where too few values reach
     95%, and an unbounded interval under two values."""
-    median_ci = tools_module("gpu_bench_tools.stats.stats").median_ci
+    median_ci = tools_module("gpu_bench_tools.stats.nonparametric").median_ci
     vals = [v for v in values if math.isfinite(v)]
     if not vals:
         return math.nan, (-math.inf, math.inf)

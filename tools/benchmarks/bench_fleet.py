@@ -38,14 +38,14 @@ def check(report: dict, planted: dict) -> tuple[list[str], list[str]]:
 
 
 def grid(paths: list[str], planted: dict) -> None:
-    from gpu_bench_tools.fleet import fleet
+    from gpu_bench_tools.fleet import cohorts, node_runs
 
-    inputs = fleet.read_files(paths)
+    inputs = node_runs.read_files(paths)
     print("score  min-effect  min-cases  planted found  others flagged  lone outliers  crowded cases")
     for score in (4.0, 5.0, 6.0, 8.0):
         for effect in (3.0, 5.0):
             for cases in (1, 2, 3):
-                rep = fleet.analyse(inputs, score=score, min_effect_pct=effect, min_cases=cases)
+                rep = cohorts.analyse(inputs, score=score, min_effect_pct=effect, min_cases=cases)
                 flagged = {g.host for g, _ in rep.ranked()}
                 print(f"{score:5g}  {effect:9g}%  {cases:9d}  {len(flagged & set(planted)):6d} of {len(planted):<3d}  "
                       f"{len(flagged - set(planted)):14d}  {len(rep.lone):13d}  {len(rep.crowds):13d}")

@@ -50,7 +50,7 @@ def night(context: dict, entries: list[dict], machine: int, day: int, rng: rando
 
 
 def build(db: Path, machines: int, nights: int) -> None:
-    from gpu_bench_tools.history import history
+    from gpu_bench_tools.history import series
 
     context, entries = template()
     rng = random.Random(1)
@@ -61,7 +61,7 @@ def build(db: Path, machines: int, nights: int) -> None:
                 p = Path(tmp) / f"m{m}_{d}.json"
                 p.write_text(json.dumps(night(context, entries, m, d, rng, slow=(m == 0 and d >= nights - 2))))
                 paths.append(p)
-            history.ingest(db, paths)
+            series.ingest(db, paths)
             for p in paths:
                 p.unlink()
             print(f"machine {m + 1} of {machines}: {nights} runs of {len(entries)} cases ingested", flush=True)

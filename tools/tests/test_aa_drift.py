@@ -10,9 +10,9 @@ from gpu_bench_tools.aa.figures import run_time
 from gpu_bench_tools.aa.render import render
 from gpu_bench_tools.cli import aa as cli_aa
 from gpu_bench_tools.cli.common import EXIT_BAD_INPUT, EXIT_OK
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.history.check import context_change
-from gpu_bench_tools.history.history import Run
+from gpu_bench_tools.history.series import Run
 from gpu_bench_tools.reading.load import load_files
 
 SPEEDING = "Transfer/dir:bidir/mem:pinned/bytes:268435456"

@@ -111,7 +111,7 @@ def test_the_shipped_model_calls_a_slowed_run_as_compare_does():
     time's rise). The bidirectional registered 256 MiB copy of this set sits between the two measures."""
     from gpu_bench_tools.aa.altered import slowed
     from gpu_bench_tools.aa.figures import is_detection_copy
-    from gpu_bench_tools.compare.compare import compare
+    from gpu_bench_tools.compare.verdicts import compare
 
     files = load_files([str(p) for p in sorted(aa_set("h100_default_c774a23").glob("*.json.gz"))])
     shipped = next(m for m in models.MODELS if m.name == "groups-fastest-half")

@@ -95,8 +95,8 @@ def test_a_real_process_prints_no_traceback(tmp_path):
 
 
 def test_heavy_libraries_load_only_when_needed():
-    code = ("import sys, gpu_bench_tools.reading.load, gpu_bench_tools.compare.compare, gpu_bench_tools.history.history, "
-            "gpu_bench_tools.report.report, gpu_bench_tools.plot, gpu_bench_tools.cli.compare, gpu_bench_tools.cli.plot, "
+    code = ("import sys, gpu_bench_tools.reading.load, gpu_bench_tools.compare.verdicts, gpu_bench_tools.history.series, "
+            "gpu_bench_tools.report.page, gpu_bench_tools.plot, gpu_bench_tools.cli.compare, gpu_bench_tools.cli.plot, "
             "gpu_bench_tools.cli.report, gpu_bench_tools.cli.history\n"
             "heavy = [m for m in ('matplotlib', 'scipy', 'numpy') if m in sys.modules]\n"
             "print(heavy); sys.exit(1 if heavy else 0)")

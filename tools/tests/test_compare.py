@@ -11,7 +11,7 @@ import pytest
 import synth
 from conftest import REPO, SLOW, run_cli
 from gpu_bench_tools.cli import compare as cli_compare
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file
 
 SLOW_RX = re.compile("|".join(SLOW))

@@ -11,8 +11,9 @@ import synth
 import synth_fleet
 from conftest import run_cli
 from gpu_bench_tools.cli import fleet as cli_fleet
-from gpu_bench_tools.history import dburl, history
-from gpu_bench_tools.fleet import fleet
+from gpu_bench_tools.history import dburl, series
+from gpu_bench_tools.fleet import node_runs
+from gpu_bench_tools.fleet.cohorts import analyse
 
 H2D_SLOW = {r"^Transfer/dir:h2d/": 0.93}  # 7% slower: beyond 5%, on every h2d case
 
@@ -59,8 +60,8 @@ def test_thresholds_effect_own_noise_lone_crowded_and_both_sides(tmp_path):
     paths[7] = synth.write(tmp_path / "n007_1.json", doc)
     for i in (10, 11, 12):  # 3 of 20 (more than 2%) slower on one case: that case's or the cohort's, not theirs
         paths[i] = node(tmp_path, i, slow={r"^Transfer/dir:bidir/mem:pinned/bytes:8192$": 0.8})
-    inputs = fleet.read_files(paths)
-    rep = fleet.analyse(inputs)
+    inputs = node_runs.read_files(paths)
+    rep = analyse(inputs)
     assert hosts(rep) == {"n004"}
     assert len(rep.flags) == 21 and all(f.case.startswith("Transfer/dir:h2d/") for f in rep.flags)
     assert {(f.gpu.host, f.case) for f in rep.lone} == {("n005", "Transfer/dir:h2d/mem:pinned/bytes:1024"),
@@ -68,9 +69,9 @@ def test_thresholds_effect_own_noise_lone_crowded_and_both_sides(tmp_path):
     assert [(c.case, sorted(f.gpu.host for f in c.outside)) for c in rep.crowds] == [
         ("Transfer/dir:bidir/mem:pinned/bytes:8192", ["n010", "n011", "n012"])]
     assert not rep.problems
-    assert hosts(fleet.analyse(inputs, both_sides=True)) == {"n004", "n006"}
-    assert hosts(fleet.analyse(inputs, min_effect_pct=3.0)) == {"n003", "n004"}
-    assert hosts(fleet.analyse(inputs, min_cases=2)) == {"n004", "n005"}
+    assert hosts(analyse(inputs, both_sides=True)) == {"n004", "n006"}
+    assert hosts(analyse(inputs, min_effect_pct=3.0)) == {"n003", "n004"}
+    assert hosts(analyse(inputs, min_cases=2)) == {"n004", "n005"}
 
 
 def test_cohorts_are_model_and_link_and_small_ones_are_not_judged(tmp_path):
@@ -79,7 +80,7 @@ def test_cohorts_are_model_and_link_and_small_ones_are_not_judged(tmp_path):
     gen4["context"]["profile.host_link"] = "PCIe gen4 x16"  # half the link: a cohort of its own, not a fault
     paths.append(synth.write(tmp_path / "n020_1.json", gen4))
     paths += [node(tmp_path, 30 + i, driver="570.86.15", slow=H2D_SLOW) for i in range(2)]
-    rep = fleet.analyse(fleet.read_files(paths))
+    rep = analyse(node_runs.read_files(paths))
     assert sorted((c.label, c.gpus) for c in rep.cohorts) == [
         ("H100 80GB HBM3, PCIe gen4 x16, node of one GPU, preset default, gate on", 1),
         ("H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on", 12),
@@ -88,7 +89,7 @@ def test_cohorts_are_model_and_link_and_small_ones_are_not_judged(tmp_path):
     assert not_judged == ["n010", "n011", "n020"] and not any(p.counted for p in rep.problems)
     # The driver is not part of a cohort unless asked: two nodes on another driver stand out from the rest.
     assert hosts(rep) == {"n030", "n031"}
-    split = fleet.analyse(fleet.read_files(paths), split_driver=True, min_cohort=2)
+    split = analyse(node_runs.read_files(paths), split_driver=True, min_cohort=2)
     assert hosts(split) == set() and len(split.cohorts) == 4
 
 
@@ -103,7 +104,7 @@ def test_multi_gpu_nodes_name_the_gpu_and_the_pair(tmp_path):
             doc["context"][f"gpu.{g}.uuid"] = f"GPU-m{i:02d}-{g}"
         doc["context"]["gpu.uuid"] = "GPU-m{i:02d}-0"
         paths.append(synth.write(tmp_path / f"m{i:02d}.json", doc))
-    rep = fleet.analyse(fleet.read_files(paths))
+    rep = analyse(node_runs.read_files(paths))
     assert {(g.host, g.index, g.uuid) for g, _ in rep.ranked()} == {
         ("m03", "2", "GPU-m03-2"), ("m05", "0->1", "GPU-m05-0 -> GPU-m05-1"),
         ("m05", "1->0", "GPU-m05-1 -> GPU-m05-0")}
@@ -152,15 +153,15 @@ def test_nodes_without_a_usable_result_are_reported_not_dropped(tmp_path, capsys
 def test_the_history_database_gives_the_same_verdicts(tmp_path, capsys, monkeypatch):
     paths = [node(tmp_path, i, slow=H2D_SLOW if i == 6 else None) for i in range(12)]
     db = str(tmp_path / "h.sqlite")
-    history.ingest(db, paths[:6])
-    history.ingest(db, paths[6:] + [node(tmp_path, 6, night=0)])  # the night before, when n006 was well
-    files = fleet.analyse(fleet.read_files(paths))
+    series.ingest(db, paths[:6])
+    series.ingest(db, paths[6:] + [node(tmp_path, 6, night=0)])  # the night before, when n006 was well
+    files = analyse(node_runs.read_files(paths))
     code, out, _ = run_cli(cli_fleet.main, ["--db", db, "--format", "json"], capsys)
     assert code == 1 and hosts(files) == {"n006"}
     got = json.loads(out)
     assert [(f["host"], f["case"]) for f in got["flags"]] == [(f.gpu.host, f.case) for f in files.flags]
     # The files of both nights: the newer one of each node is judged, the older one is said to be superseded.
-    both = fleet.analyse(fleet.read_files(paths + [node(tmp_path, 6, night=0)]))
+    both = analyse(node_runs.read_files(paths + [node(tmp_path, 6, night=0)]))
     assert [(f.gpu.host, f.case) for f in both.flags] == [(f.gpu.host, f.case) for f in files.flags]
     assert [(p.kind, p.host) for p in both.problems] == [("superseded", "n006")]
     monkeypatch.setenv(dburl.ENV, db)
@@ -170,7 +171,7 @@ def test_the_history_database_gives_the_same_verdicts(tmp_path, capsys, monkeypa
 
 def test_the_history_database_on_postgresql(tmp_path, pg_url, capsys, monkeypatch):
     paths = [node(tmp_path, i, slow=H2D_SLOW if i == 2 else None) for i in range(10)]
-    history.ingest(pg_url, paths)
+    series.ingest(pg_url, paths)
     monkeypatch.setenv(dburl.ENV, pg_url)
     code, out, err = run_cli(cli_fleet.main, ["--format", "csv"], capsys)
     assert code == 1 and {r["host"] for r in csv.DictReader(io.StringIO(out))} == {"n002"}
@@ -209,8 +210,8 @@ def test_a_real_process_prints_one_line_and_imports_lightly(tmp_path):
                        timeout=60)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "cannot connect" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr and "Pa55-in-env" not in p.stderr and "nightly:***@" in p.stderr
-    code = ("import sys, gpu_bench_tools.fleet.fleet, gpu_bench_tools.fleet.render, gpu_bench_tools.cli.fleet, "
-            "gpu_bench_tools.history.dburl, gpu_bench_tools.history.store\n"
+    code = ("import sys, gpu_bench_tools.fleet.cohorts, gpu_bench_tools.fleet.node_runs, gpu_bench_tools.fleet.render, "
+            "gpu_bench_tools.cli.fleet, gpu_bench_tools.history.dburl, gpu_bench_tools.history.store\n"
             "heavy = [m for m in ('matplotlib', 'scipy', 'numpy', 'sqlalchemy') if m in sys.modules]\n"
             "print(heavy); sys.exit(1 if heavy else 0)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), timeout=60)
@@ -226,10 +227,10 @@ SEVERAL = "node of several GPUs"
 
 @pytest.fixture(scope="module")
 def committed_h100():
-    return fleet.read_files([*H100X4, *H100_HOSTS], jobs=1)
+    return node_runs.read_files([*H100X4, *H100_HOSTS], jobs=1)
 
 
-def copy_of_node(run: fleet.NodeRun, i: int, slow_gpu: str | None = None) -> fleet.NodeRun:
+def copy_of_node(run: node_runs.NodeRun, i: int, slow_gpu: str | None = None) -> node_runs.NodeRun:
     """The node's run as another node of the same kind would give it: its own host and GPUs; with slow_gpu, that
     GPU's every small copy twice as slow."""
     ctx = dict(run.context, host_name=f"copy{i}")
@@ -238,13 +239,13 @@ def copy_of_node(run: fleet.NodeRun, i: int, slow_gpu: str | None = None) -> fle
     figs = [(key, m, u, b, v * 2 if slow_gpu is not None and key.startswith("SmallCopy/")
              and key.endswith(f"/device:{slow_gpu}") and v is not None else v, n, e)
             for key, m, u, b, v, n, e in run.figures]
-    return fleet.NodeRun(f"copy{i}.json", ctx, run.run_time, figs)
+    return node_runs.NodeRun(f"copy{i}.json", ctx, run.run_time, figs)
 
 
 def test_committed_nodes_of_several_gpus_have_cohorts_of_their_own(committed_h100):
     """The host of a node of four H100s reads a 4-byte copy in about 5.2 us, a host of one H100 in 2.7 to 3.5 us:
     GPUs are judged among GPUs of their node's shape, and none of the node's is flagged for its shape."""
-    rep = fleet.analyse(committed_h100)
+    rep = analyse(committed_h100)
     node = set(committed_h100[0].context[f"gpu.{i}.uuid"] for i in range(4))
     for g in rep.gpus:
         assert (SEVERAL in g.cohort) == any(u in g.uuid for u in node), (g.uuid, g.cohort)
@@ -259,7 +260,7 @@ def test_small_copies_twice_as_slow_on_one_gpu_of_a_node_are_flagged(committed_h
     """Three nodes of four H100s (the committed one and two like it), GPU 2 of one with every small copy
     twice as slow, beside the committed hosts of one H100: that GPU is flagged, in its node shape's cohort."""
     whole = committed_h100[0]
-    rep = fleet.analyse([*committed_h100, copy_of_node(whole, 1), copy_of_node(whole, 2, slow_gpu="2")])
+    rep = analyse([*committed_h100, copy_of_node(whole, 1), copy_of_node(whole, 2, slow_gpu="2")])
     flagged = {(g.host, g.index) for g, _ in rep.ranked() if SEVERAL in g.cohort[2]}
     assert flagged == {("copy2", "2")}, flagged
     rows = [f for f in rep.flags if f.gpu.host == "copy2"]
@@ -271,7 +272,7 @@ def test_small_copies_twice_as_slow_on_one_gpu_of_a_node_are_flagged(committed_h
 def test_nothing_judged_exits_3_with_one_line(tmp_path, capsys):
     paths = [node(tmp_path, i) for i in range(5)]
     db = str(tmp_path / "h.sqlite")
-    history.ingest(db, paths)
+    series.ingest(db, paths)
     for args in (paths, ["--db", db]):
         code, out, err = run_cli(cli_fleet.main, args, capsys)
         assert code == cli_fleet.EXIT_NOT_JUDGED == 3, out
@@ -293,11 +294,11 @@ def test_one_node_is_one_machine_in_the_history_and_the_fleet(tmp_path, capsys, 
     """The committed runs of GPU 0 of a node of four H100s and of all four: one machine, one node of four GPUs."""
     monkeypatch.delenv(dburl.ENV, raising=False)
     db = str(tmp_path / "h.sqlite")
-    history.ingest(db, H100X4)
-    with history.store.session(db) as conn:
-        machines = history.machines(conn)
+    series.ingest(db, H100X4)
+    with series.store.session(db) as conn:
+        machines = series.machines(conn)
         assert [m.label for m in machines.values()] == ["4 x H100 80GB HBM3 [GPU-01160935] on vm"]
-        runs = history.runs_of(conn, next(iter(machines)))
+        runs = series.runs_of(conn, next(iter(machines)))
     assert [r.facts["GPUs measured"] for r in runs] == ["0", "all"]
     code, out, err = run_cli(cli_fleet.main, ["--db", db], capsys)
     assert out.startswith("1 node(s), 4 GPU(s) (and 12 GPU pair(s), 1 whole node(s)) in 3 cohort(s): 0 flagged")

@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gpu_bench_tools.cli import export as cli_export
 from gpu_bench_tools.cli.gate import main
-from gpu_bench_tools.fleet import fleet
+from gpu_bench_tools.fleet import cohorts, node_runs
 
 # A committed run of two H200s made with CUDA_VISIBLE_DEVICES=1,0: CUDA's GPU 1 is NVML's GPU 0.
 NODE = gf.REPO / "results" / "gate" / "gate_h200x2_cuda_order_1_0.json"
@@ -83,7 +83,7 @@ def test_the_export_and_the_fleet_carry_the_rise(tmp_path, capsys):
     assert len(samples) == 10 and sum(s.value for s in samples) == 14
     (risen,) = [s for s in samples if s.value > 0]
     assert (risen.labels["counter"], risen.labels["device"], risen.labels["gpu"]) == ("nvlink_replay", "1", "0")
-    rep = fleet.analyse(fleet.read_files([rose]))
+    rep = cohorts.analyse(node_runs.read_files([rose]))
     (problem,) = [p for p in rep.problems if p.kind == "error counters"]
     assert problem.counted and problem.source == rose and rep.failed
     assert problem.detail == "GPU 1 (NVML index 0): nvlink_replay rose by 14 during the run (0 to 14)"

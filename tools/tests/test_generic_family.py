@@ -11,11 +11,11 @@ import synth
 from conftest import REPO, aa_set, run_cli
 from gpu_bench_tools.cli import compare as cli_compare, plot as cli_plot, report as cli_report
 from gpu_bench_tools import plot
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.reading.load import InputError, benchmark_file_from_doc, load_file
 from gpu_bench_tools.reading.families import link_bound_oracle
 from gpu_bench_tools.reading.files import read_text
-from gpu_bench_tools.report.report import headlines
+from gpu_bench_tools.report.headlines import headlines
 
 
 def svg_text(path):

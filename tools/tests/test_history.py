@@ -8,7 +8,7 @@ import interrupted_ingest
 import synth
 from conftest import run_cli
 from gpu_bench_tools.cli import history as cli_history
-from gpu_bench_tools.history import history
+from gpu_bench_tools.history import series
 
 FAMS = ("Transfer", "SmallCopy")
 
@@ -54,7 +54,7 @@ def test_ingest_is_idempotent(tmp_path, db, capsys):
 
 
 def test_interrupted_ingest_leaves_the_database_as_it_was(tmp_path, db, monkeypatch, capsys):
-    history.ingest(db, [night(tmp_path, 1)])
+    series.ingest(db, [night(tmp_path, 1)])
     two = [night(tmp_path, 2), night(tmp_path, 3)]
     interrupted_ingest.check(monkeypatch, capsys, db, counts, ["--db", db, "ingest", *two], two)
     with sqlite3.connect(db) as c:
@@ -75,7 +75,7 @@ def test_a_bad_file_adds_nothing(tmp_path, db, capsys):
 def nights(tmp_path, db, n=6, **last):
     paths = [night(tmp_path, i) for i in range(1, n)]
     paths.append(night(tmp_path, n, **last))
-    history.ingest(db, paths)
+    series.ingest(db, paths)
 
 
 def test_check_flags_a_slower_night(tmp_path, db, capsys):
@@ -109,7 +109,7 @@ def test_driver_change_is_shown_as_such(tmp_path, db, capsys):
     assert "CONFIGURATION CHANGE: driver 570.86.15 -> 580.159.04." in out
     assert "REGRESSION" not in out and out.count(" changed ") == 21
     # The next night on the new driver is judged against the new driver's runs only.
-    history.ingest(db, [night(tmp_path, 7, driver="580.159.04", slow={"Transfer/dir:d2h": 0.9}, seed=777)])
+    series.ingest(db, [night(tmp_path, 7, driver="580.159.04", slow={"Transfer/dir:d2h": 0.9}, seed=777)])
     code, out, _ = run_cli(cli_history.main, ["--db", db, "check"], capsys)
     assert code == 0 and "CONFIGURATION CHANGE" not in out and "against 1 earlier run(s)" in out
     assert "0 regression(s)" in out
@@ -123,7 +123,7 @@ def test_newly_failing_case_fails_the_check(tmp_path, db, capsys):
             e.update(error_occurred=True, error_message="verification failed: 3 of 256 words differ")
     doc["benchmarks"] = [e for e in doc["benchmarks"] if not (e["run_type"] == "aggregate" and e.get("error_occurred"))]
     paths.append(synth.write(tmp_path / "failing.json", doc))
-    history.ingest(db, paths)
+    series.ingest(db, paths)
     code, out, _ = run_cli(cli_history.main, ["--db", db, "check"], capsys)
     assert code == 1 and "FAILING      Transfer/dir:h2d/mem:pinned/bytes:1024: now fails (error: verification" in out
 
@@ -132,7 +132,7 @@ def test_machines_are_kept_apart(tmp_path, db, capsys):
     nights(tmp_path, db, n=3)
     other = synth.make_run(gpu="H200", host="node-b", seed=5, date="2025-01-09T02:00:00+00:00", families=FAMS,
                            slow={"Transfer": 0.5})
-    history.ingest(db, [synth.write(tmp_path / "b.json", other)])
+    series.ingest(db, [synth.write(tmp_path / "b.json", other)])
     code, out, _ = run_cli(cli_history.main, ["--db", db, "check"], capsys)
     assert code == 0 and "H200 [GPU-a03b77e1] on node-b" in out and "only one run so far" in out
     code, out, _ = run_cli(cli_history.main, ["--db", db, "runs"], capsys)
@@ -145,12 +145,12 @@ def test_machines_are_kept_apart(tmp_path, db, capsys):
 def test_default_database_lives_in_the_users_data_dir(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("GPU_BENCH_DB", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert history.default_db_path() == tmp_path / "xdg" / "gpu_bench" / "history.sqlite"
+    assert series.default_db_path() == tmp_path / "xdg" / "gpu_bench" / "history.sqlite"
     code, out, _ = run_cli(cli_history.main, ["ingest", night(tmp_path, 1)], capsys)
     assert code == 0 and (tmp_path / "xdg" / "gpu_bench" / "history.sqlite").is_file()
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert history.default_db_path() == tmp_path / "home" / ".local" / "share" / "gpu_bench" / "history.sqlite"
+    assert series.default_db_path() == tmp_path / "home" / ".local" / "share" / "gpu_bench" / "history.sqlite"
 
 
 def test_the_database_named_in_the_environment_wins_over_the_default(tmp_path, monkeypatch, capsys):
@@ -204,7 +204,7 @@ def test_cases_left_out_of_the_newest_run_are_counted(tmp_path, db, capsys):
     paths = [night(tmp_path, i) for i in range(1, 4)]
     doc = synth.make_run(seed=9, date="2025-01-04T02:00:00+00:00", driver="570.86.15", families=("Transfer",))
     paths.append(synth.write(tmp_path / "partial.json", doc))
-    history.ingest(db, paths)
+    series.ingest(db, paths)
     code, out, _ = run_cli(cli_history.main, ["--db", db, "check"], capsys)
     assert code == 0 and "note: 20 case(s) of the earlier runs are not in the newest run" in out
 
@@ -213,7 +213,7 @@ def test_link_error_counters_in_the_context_never_explain_a_change():
     """Each GPU's link error counters (gpu.N.errors.*.start, .end) differ between any two runs: what changed
     in the context leaves them out, and keeps a changed limit."""
     from gpu_bench_tools.history.check import context_change
-    from gpu_bench_tools.history.history import Run
+    from gpu_bench_tools.history.series import Run
 
     ctx = {"driver.version": "580", "gpu.0.power_limit_w": "700", "gpu.0.errors.pcie_replay.start": "3",
            "gpu.0.errors.pcie_replay.end": "3", "gpu.1.errors.nvlink_replay.end": "0"}

@@ -263,7 +263,7 @@ def test_a_figure_of_zero_is_not_judged_and_is_counted(tmp_path, capsys):
 def test_an_interval_beyond_a_float_is_infinite(tmp_path):
     """Nights whose repetitions span the floats' range give an interval whose bound no float holds."""
     from gpu_bench_tools.history import check as history_check
-    from gpu_bench_tools.history.history import Point
+    from gpu_bench_tools.history.series import Point
 
     run = history_check.Run(1, 1, {}, "2025-06-01T02:00:00+00:00", None, {})
     nights = [Point(run, 1.0, [1e-150, 1.0, 1e150], None) for _ in range(3)]

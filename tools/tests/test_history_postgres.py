@@ -13,7 +13,7 @@ import interrupted_ingest
 import synth
 from conftest import run_cli
 from gpu_bench_tools.cli import history as cli_history
-from gpu_bench_tools.history import dburl, history, check as history_check
+from gpu_bench_tools.history import dburl, series, check as history_check
 from gpu_bench_tools.history import store
 
 FAMS = ("Transfer", "SmallCopy")
@@ -64,7 +64,7 @@ def test_ingest_output_masks_the_password(tmp_path, pg_url, pg_server, monkeypat
 
 
 def test_interrupted_ingest_leaves_postgresql_as_it_was(tmp_path, pg_url, monkeypatch, capsys):
-    history.ingest(pg_url, [night(tmp_path, 1)])
+    series.ingest(pg_url, [night(tmp_path, 1)])
     two = [night(tmp_path, 2), night(tmp_path, 3)]
     monkeypatch.setenv(dburl.ENV, pg_url)
     interrupted_ingest.check(monkeypatch, capsys, pg_url, counts, ["ingest", *two], two)
@@ -79,7 +79,7 @@ def _writer(db, plan, barrier, queue):
     added = already = 0
     try:
         for chunk in plan:
-            r = history.ingest(db, chunk)
+            r = series.ingest(db, chunk)
             added += len(r.added)
             already += len(r.already)
         queue.put((added, already, None))
@@ -106,7 +106,7 @@ def _eight_writers(tmp_path, db):
     assert [r[2] for r in reports] == [None] * 8
     assert sum(r[0] for r in reports) == len(files)  # each run added exactly once
     assert sum(r[0] + r[1] for r in reports) == sum(len(c) for plan in plans for c in plan)
-    n_cases = len(history._prepare(files[0]).file.cases)
+    n_cases = len(series._prepare(files[0]).file.cases)
     got = counts(db)
     assert got == {"machines": 3, "series": 3, "runs": 12, "cases": n_cases, "results": 12 * n_cases}, got
     return files
@@ -218,7 +218,7 @@ def test_the_environment_names_the_database_when_no_db_is_given(tmp_path, monkey
 def test_roles_need_only_what_docs_fleet_md_grants(tmp_path, pg_server, pg_url, monkeypatch, capsys):
     """An ingesting role with SELECT and INSERT (and its sequences), a reading role with SELECT only."""
     dbname = pg_url.rsplit("/", 1)[1]
-    history.ingest(pg_url, [night(tmp_path, 1)])  # the database's owner made the schema
+    series.ingest(pg_url, [night(tmp_path, 1)])  # the database's owner made the schema
     pg_server.admin("CREATE ROLE ingester LOGIN PASSWORD 'pw-ingest'; CREATE ROLE reader LOGIN PASSWORD 'pw-read'")
     pg_server.admin("GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO ingester; "
                     "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ingester; "

@@ -178,3 +178,16 @@ def test_the_check_finds_a_deferred_import(tmp_path):
     assert deferred_imports(pkg, "low") == ["pkg.low.record:6", "pkg.low.rules:3"]
     assert cycles(import_graph(pkg)) == []
     assert cycles(import_graph(pkg, annotations=True)) == [["pkg.low.record", "pkg.low.rules"]]
+
+
+
+MOST_LINES = 450
+
+
+def test_every_module_is_a_room_a_reader_can_hold():
+    """A module of more than MOST_LINES lines does several things; one named after its subpackage
+    (compare/compare.py) says nothing its path does not."""
+    modules = sorted(PACKAGE.rglob("*.py"))
+    lines = {p.relative_to(PACKAGE).as_posix(): len(p.read_text().splitlines()) for p in modules}
+    assert {m: n for m, n in lines.items() if n > MOST_LINES} == {}
+    assert [p.relative_to(PACKAGE).as_posix() for p in modules if p.stem == p.parent.name] == []

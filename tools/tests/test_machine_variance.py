@@ -81,7 +81,7 @@ def old_pair(tmp_path_factory) -> list[str]:
 def _report(tmp: Path, with_rule: bool) -> tuple[str, str]:
     """The report's headline and comparison sections of the planted H200 and H100."""
     from gpu_bench_tools.reading.load import load_file
-    from gpu_bench_tools.report.report import build_report
+    from gpu_bench_tools.report.page import build_report
 
     page = build_report([load_file(p) for p in planted(tmp, with_rule, MACHINES)], with_plots=False)
     heads = page.split(">Headline numbers</h2>")[1].split("<h2")[0]

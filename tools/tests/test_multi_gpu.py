@@ -16,10 +16,11 @@ from gpu_bench_tools.cli import compare as cli_compare, history as cli_history, 
 from gpu_bench_tools.history import render as history_render
 from gpu_bench_tools.reading import load, multigpu
 from gpu_bench_tools import plot
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.compare.render import render_table
 from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file, metric_for, parse_name
-from gpu_bench_tools.report.report import build_report, headlines
+from gpu_bench_tools.report.page import build_report
+from gpu_bench_tools.report.headlines import headlines
 
 
 def svg_text(path):

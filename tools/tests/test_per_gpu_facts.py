@@ -12,7 +12,8 @@ import synth
 from conftest import run_cli
 
 from gpu_bench_tools.cli import compare as cli_compare, export as cli_export, gate as cli_gate, history as cli_history
-from gpu_bench_tools.fleet import fleet
+from gpu_bench_tools.fleet import node_runs
+from gpu_bench_tools.fleet.cohorts import analyse
 
 GEN4_X8 = {5: (4, 8)}  # GPU 5 of an 8-GPU node sits in a PCIe gen4 x8 slot; the others gen5 x16
 CPU_A, CPU_B = "Intel(R) Xeon(R) Platinum 8480+", "AMD EPYC 9654 96-Core Processor"
@@ -90,7 +91,7 @@ def test_the_fleet_judges_gpu_5_among_gpus_of_its_own_link(tmp_path):
         for g in range(8):
             ctx[f"gpu.{g}.uuid"] = f"GPU-m{i:02d}-{g}"
         paths.append(synth.write(tmp_path / f"m{i:02d}.json", doc))
-    rep = fleet.analyse(fleet.read_files(paths))
+    rep = analyse(node_runs.read_files(paths))
     cohorts = {c.label: c.gpus for c in rep.cohorts}
     assert cohorts == {"H100 80GB HBM3, PCIe gen5 x16, node of several GPUs, preset default, gate on": 70,
                        "H100 80GB HBM3, PCIe gen4 x8, node of several GPUs, preset default, gate on": 10}
@@ -186,7 +187,7 @@ def test_the_fleet_puts_host_side_figures_of_other_host_cpus_in_other_cohorts(tm
     own figures are one cohort, the host-side ones two, and only the node slow among its own CPU's stands out."""
     paths = [fleet_node(tmp_path, i, CPU_A, 1.3 if i == 3 else 1.0) for i in range(10)]
     paths += [fleet_node(tmp_path, 10 + i, CPU_B, 1.3) for i in range(10)]
-    rep = fleet.analyse(fleet.read_files(paths))
+    rep = analyse(node_runs.read_files(paths))
     base = "H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on"
     assert {c.label: c.gpus for c in rep.cohorts} == {
         base: 20, f"{base}, host CPU {CPU_A}, 16 CPUs": 10, f"{base}, host CPU {CPU_B}, 16 CPUs": 10}

@@ -156,7 +156,7 @@ def _engine_twins(doc, factor=0.9):
 
 
 def _generic(files, family="Transfer"):
-    from gpu_bench_tools.plot.canvas import PlotContext
+    from gpu_bench_tools.plot.points import PlotContext
     from gpu_bench_tools.plot.generic import generic_plots
 
     ctx = PlotContext(files, [f"file {i}" for i in range(len(files))])
@@ -516,7 +516,7 @@ def test_latency_numa_twins_are_lines_of_their_own_in_the_same_figure():
 
 
 def test_the_report_shows_the_latency_staircase_and_its_headline():
-    from gpu_bench_tools.report.report import build_report
+    from gpu_bench_tools.report.page import build_report
 
     page = build_report([benchmark_file_from_doc("latency.json", _latency_doc())], dpi=40)
     assert 'id="plots-latency"' in page and "Latency latency_ns vs. footprint" in page and "<img" in page

@@ -9,9 +9,9 @@ import pytest
 
 from conftest import is_trace, real_results, run_cli
 from gpu_bench_tools.cli import compare as cli_compare
-from gpu_bench_tools.history import history
+from gpu_bench_tools.history import series
 from gpu_bench_tools import plot
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.reading.load import load_file, load_timeline
 
 REAL = real_results()
@@ -63,8 +63,8 @@ if BENCH:
     @pytest.mark.parametrize("path", BENCH, ids=ids(BENCH))
     def test_real_file_ingests_once(path, tmp_path):
         db = tmp_path / "h.sqlite"
-        assert len(history.ingest(db, [path]).added) == 1
-        again = history.ingest(db, [path])
+        assert len(series.ingest(db, [path]).added) == 1
+        again = series.ingest(db, [path])
         assert not again.added and again.already == [path]
 
 

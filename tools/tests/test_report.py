@@ -11,7 +11,7 @@ import synth
 from conftest import REPO, SLOW, run_cli
 from gpu_bench_tools.cli import report as cli_report
 from gpu_bench_tools.reading.load import load_file
-from gpu_bench_tools.report.report import headlines
+from gpu_bench_tools.report.headlines import headlines
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_a_case_whose_link_errors_rose_is_marked_in_words(tmp_path):
     """link_errors_rose (docs/json.md) puts the case among the notes on cases, with one file or several."""
     import gatefiles as gf
     from gpu_bench_tools.reading.load import benchmark_file_from_doc
-    from gpu_bench_tools.report.report import build_report
+    from gpu_bench_tools.report.page import build_report
 
     doc = gf.read(gf.GATE_H100)
     gf.entry(doc, "Transfer/dir:d2h/mem:pinned/")["link_errors_rose"] = 12.0
@@ -257,9 +257,10 @@ def test_headline_figures_carry_their_noise_pct_interval():
 
 
 def test_headline_and_comparison_tables_say_what_change_the_runs_can_show(tmp_path):
-    from gpu_bench_tools.compare.compare import compare
+    from gpu_bench_tools.compare.verdicts import compare
     from gpu_bench_tools.reading.load import benchmark_file_from_doc
-    from gpu_bench_tools.report.report import DETECTS_LEGEND, _comparison_html
+    from gpu_bench_tools.report.numbers import DETECTS_LEGEND
+    from gpu_bench_tools.report.sections import _comparison_html
 
     doc = _noisy_run(lambda name: 0.5, families=("Transfer",))
     for e in doc["benchmarks"]:
@@ -276,7 +277,7 @@ def test_headline_and_comparison_tables_say_what_change_the_runs_can_show(tmp_pa
 
 
 def test_plus_minus_is_rounded_to_the_interval():
-    from gpu_bench_tools.report.report import fmt_interval
+    from gpu_bench_tools.report.numbers import fmt_interval
 
     assert fmt_interval(52.3412, 0.2617) == "52.34 ± 0.26"
     assert fmt_interval(32596.18, 3178.0) == "32600 ± 3200"
@@ -288,7 +289,7 @@ def test_plus_minus_is_rounded_to_the_interval():
 
 def test_report_says_what_plus_minus_means_only_where_it_shows_one(data, tmp_path):
     from gpu_bench_tools.reading.load import benchmark_file_from_doc
-    from gpu_bench_tools.report.report import build_report
+    from gpu_bench_tools.report.page import build_report
 
     legend = "± is the interval the next independent run&#x27;s figure falls in at least 90% of the time (noise_pct)"
     a = benchmark_file_from_doc("a.json", _noisy_run(lambda n: 2.0, families=("SmallCopy",), seed=1))
@@ -348,12 +349,12 @@ def test_two_default_runs_make_a_lean_page_with_no_warning_and_notes_named_as_th
 
 
 def test_a_figure_whose_interval_is_wider_than_itself_reads_not_repeatable():
-    from gpu_bench_tools.report.report import fmt_interval
+    from gpu_bench_tools.report.numbers import fmt_interval
 
     assert fmt_interval(358.2, 200000.0) == "360, not repeatable"  # rounded to the interval, it read 0 ± 200000
     assert fmt_interval(0.0123, 0.5) == "0.012, not repeatable"
     assert fmt_interval(345.0, 340.0) == "340 ± 340"  # within itself: as before
-    from gpu_bench_tools.report.report import fmt_figure, fmt_pct
+    from gpu_bench_tools.report.numbers import fmt_figure, fmt_pct
 
     assert fmt_figure(358.2, 200000.0, "us") == "360 us, not repeatable"
     assert fmt_figure(52.3412, 0.2617, "GB/s") == "52.34 ± 0.26 GB/s"
@@ -361,7 +362,7 @@ def test_a_figure_whose_interval_is_wider_than_itself_reads_not_repeatable():
 
 
 def test_the_report_of_a_four_gpu_node_and_one_gpu_opens_with_the_answer_and_compares_like_with_like():
-    from gpu_bench_tools.report.report import build_report
+    from gpu_bench_tools.report.page import build_report
 
     node = REPO / "results/aa/h200x4_default_64ce113/default_h200x4_run1.json.gz"
     one = REPO / "results/aa/h100_default_7c29fd0/default_h100_run1.json"
@@ -384,7 +385,7 @@ def test_the_report_of_a_four_gpu_node_and_one_gpu_opens_with_the_answer_and_com
     free = re.search(r"<tr><td>free_host</td><td class=\"num\">([^<]*)</td><td class=\"num\">([^<]*)</td>"
                      r"<td class=\"num\">([^<]*)</td>", page)
     assert re.fullmatch(r"310 us, not repeatable at 1 MiB", free.group(1)) and free.group(3) == "-"
-    from gpu_bench_tools.report.report import NOT_REPEATABLE_LEGEND
+    from gpu_bench_tools.report.numbers import NOT_REPEATABLE_LEGEND
 
     assert NOT_REPEATABLE_LEGEND.replace("'", "&#x27;") in page
     assert not re.search(r"(^|[^0-9.])0 ±", page) and "e+0" not in page
@@ -421,7 +422,7 @@ def test_the_report_draws_its_figures_in_a_process_per_cpu_as_one_process_would(
 
     from gpu_bench_tools.plot import make_plots
     from gpu_bench_tools.reading.load import benchmark_file_from_doc
-    from gpu_bench_tools.report.report import draw_figures
+    from gpu_bench_tools.report.figures import draw_figures
 
     files = [benchmark_file_from_doc(f"{g}.json", synth.make_run(schema="2", gpu=g, seed=i, reps=1,
                                                                  families=("Transfer", "SmallCopy", "Overlap")))

@@ -9,7 +9,7 @@ import random
 import pytest
 
 import round_model_vectors
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.reading.benchmark_json import benchmark_file_from_doc
 from gpu_bench_tools.stats import rounds as model
 from gpu_bench_tools.stats.floors import SPREAD_TO_HALF_WIDTH, load_floors

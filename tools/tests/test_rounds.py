@@ -16,7 +16,7 @@ from gpu_bench_tools.aa.analysis import report
 from gpu_bench_tools.aa.render import render
 from gpu_bench_tools.aa.report_files import write_floor
 from gpu_bench_tools.cli import aa as cli_aa, compare as cli_compare
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.stats.floors import SPREAD_TO_HALF_WIDTH, load_floors
 from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file
 

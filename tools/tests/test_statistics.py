@@ -12,8 +12,8 @@ import pytest
 import synth
 from conftest import REPO, run_cli
 from gpu_bench_tools.cli import compare as cli_compare
-from gpu_bench_tools.stats import stats
-from gpu_bench_tools.compare.compare import compare
+from gpu_bench_tools.stats import nonparametric
+from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.reading.load import benchmark_file_from_doc, load_file
 
 H100 = REPO / "results" / "transfer_h100_reps5.json"
@@ -32,7 +32,7 @@ def test_a_cases_p_value_does_not_depend_on_the_other_cases(tmp_path):
     full = compare([load_file(H100), load_file(H200)])
     tested = [r for r in full.rows if r.versus[1].tested]
     # Among them, cases whose repetitions tie (which switched every row of a batch to another method).
-    assert any(stats._method(r.cells[0].values, r.cells[1].values) != "exact" for r in tested)
+    assert any(nonparametric._method(r.cells[0].values, r.cells[1].values) != "exact" for r in tested)
     sample = random.Random(7).sample(tested, 10)
     for r in sample:
         alone = compare([subset(H100, {r.key}, tmp_path, "a.json"), subset(H200, {r.key}, tmp_path, "b.json")])
@@ -43,10 +43,10 @@ def test_a_cases_p_value_does_not_depend_on_the_other_cases(tmp_path):
 def test_tied_and_untied_rows_in_one_batch_keep_their_own_method():
     untied = ([1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0])
     tied = ([1.0, 2.0, 2.0, 4.0, 5.0], [6.0, 7.0, 8.0, 8.0, 10.0])
-    alone = stats.u_test_pvalues([untied])[0]
-    together = stats.u_test_pvalues([tied, untied, tied])[1]
+    alone = nonparametric.u_test_pvalues([untied])[0]
+    together = nonparametric.u_test_pvalues([tied, untied, tied])[1]
     assert alone == together == (pytest.approx(2 / 252), "exact")
-    assert stats.u_test_pvalues([tied])[0] == (pytest.approx(2 / 252), "permutation")
+    assert nonparametric.u_test_pvalues([tied])[0] == (pytest.approx(2 / 252), "permutation")
 
 
 def test_five_against_five_can_be_significant_at_alpha_001(capsys, tmp_path):
@@ -65,7 +65,7 @@ def test_three_against_three_cannot_reach_005_so_it_is_not_called_tested(tmp_pat
     a = benchmark_file_from_doc("a.json", synth.doc_from_values({key: [50.0, 50.1, 50.2]}))
     b = benchmark_file_from_doc("b.json", synth.doc_from_values({key: [40.0, 40.1, 40.2]}))
     v = compare([a, b]).rows[0].versus[1]
-    assert stats.smallest_p(3, 3) == pytest.approx(0.1)
+    assert nonparametric.smallest_p(3, 3) == pytest.approx(0.1)
     assert not v.tested and v.verdict == "slower"  # shown as 'slower?': the ratio and the noise alone
 
 
@@ -101,31 +101,31 @@ def test_noise_is_the_confidence_interval_of_the_median():
     vals = [random.Random(3).gauss(100, 2) for _ in range(40)]
     ci = quantile_test(vals, q=100, p=0.5).confidence_interval(0.95)
     expected = (ci.high - ci.low) / 2 / sorted(vals)[19:21][0] * 100
-    assert stats.noise_pct(vals) == pytest.approx(expected, rel=0.05)
-    assert stats.noise_pct([100.0, 102.0, 98.0]) == pytest.approx(2.0)  # under six values: the full range
-    assert stats.noise_pct([100.0]) is None
+    assert nonparametric.noise_pct(vals) == pytest.approx(expected, rel=0.05)
+    assert nonparametric.noise_pct([100.0, 102.0, 98.0]) == pytest.approx(2.0)  # under six values: the full range
+    assert nonparametric.noise_pct([100.0]) is None
 
 
 def test_the_median_interval_keeps_its_asymmetry():
     # The GPU tests judge a ratio by its factors' interval ends: a symmetric half-width around the median
     # would put the interval of [1200, 4000, 4100] above its own smallest value.
-    assert stats.median_ci([4000.0, 1200.0, 4100.0]) == (1200.0, 4100.0)
+    assert nonparametric.median_ci([4000.0, 1200.0, 4100.0]) == (1200.0, 4100.0)
     vals = [float(v) for v in range(20)]
-    lo, hi = stats.median_ci(vals)
+    lo, hi = nonparametric.median_ci(vals)
     assert lo < statistics.median(vals) < hi and (lo, hi) != (0.0, 19.0)
-    assert stats.median_ci([1.0, float("nan")]) is None
+    assert nonparametric.median_ci([1.0, float("nan")]) is None
 
 
 @pytest.mark.parametrize("n1,n2", list(itertools.product((2, 3, 5, 8), (2, 5, 9))))
 def test_smallest_p_is_what_the_exact_test_gives_for_complete_separation(n1, n2):
     a, b = [float(i) for i in range(n1)], [float(100 + i) for i in range(n2)]
-    assert stats.u_test_pvalues([(a, b)])[0][0] == pytest.approx(stats.smallest_p(n1, n2))
+    assert nonparametric.u_test_pvalues([(a, b)])[0][0] == pytest.approx(nonparametric.smallest_p(n1, n2))
 
 
 def test_the_smallest_p_of_many_samples_is_zero_not_an_overflow():
     # 600 against 600 samples: C(1200, 600) is far beyond the largest float.
-    assert stats.smallest_p(600, 600) == 0.0
-    assert stats.smallest_p(2, 2) == pytest.approx(1 / 3)
+    assert nonparametric.smallest_p(600, 600) == 0.0
+    assert nonparametric.smallest_p(2, 2) == pytest.approx(1 / 3)
 
 
 def test_two_sampled_default_runs_compare(capsys):

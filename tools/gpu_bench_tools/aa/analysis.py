@@ -42,7 +42,7 @@ import math
 import statistics
 from typing import Sequence
 
-from ..compare.compare import compare
+from ..compare.verdicts import compare
 from ..reading.errors import InputError
 from ..reading.multigpu import short_gpu_name
 from ..reading.results import BenchmarkFile

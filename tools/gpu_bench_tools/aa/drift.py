@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from ..history.history import parse_run_time
+from ..history.series import parse_run_time
 from ..reading.errors import InputError
 from ..reading.facts import fact_number
 from ..reading.cases import TIME_UNIT_NS

@@ -183,7 +183,7 @@ def _called(m: Model, a: Judged, b: Judged, slower_by: float = 0.0) -> int:
     verdict on the model's test, the timer's tick and (where the model has the rule) each side's detectable."""
     from scipy.stats import ttest_ind
 
-    from ..compare.compare import verdict
+    from ..compare.verdicts import verdict
 
     rb = [t * (1.0 + slower_by / 100.0) for t in b.rounds]
     if m.grouping == "pooled":

@@ -7,7 +7,7 @@ import itertools
 from pathlib import Path
 from typing import Sequence
 
-from ..compare.compare import verdict
+from ..compare.verdicts import verdict
 from ..reading.multigpu import short_gpu_name
 from ..reading.results import BenchmarkFile
 from ..stats import floors as floors_module

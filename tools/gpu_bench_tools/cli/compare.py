@@ -6,7 +6,9 @@ import re
 import sys
 from typing import Sequence
 
-from ..compare import compare as cmp_mod
+from ..compare.cells import ROUNDS_NEEDED, merge_runs, one_round_side
+from ..compare.verdicts import compare
+from ..stats.rounds import MIN_EFFECT_ONE_ROUND_PCT, MIN_EFFECT_PCT
 from ..compare import render
 from ..compare.render import cut
 from .common import (EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_float, positive_int, probability, run,
@@ -46,8 +48,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--alpha", type=probability, default=0.05,
                    help="significance level, between 0 and 1 (default 0.05)")
     p.add_argument("--min-effect", type=positive_float, default=None, metavar="PCT",
-                   help=f"smallest change in percent called faster or slower (default {cmp_mod.MIN_EFFECT_PCT:g} "
-                   f"where both sides have rounds, {cmp_mod.MIN_EFFECT_ONE_ROUND_PCT:g} where a side has one)")
+                   help=f"smallest change in percent called faster or slower (default {MIN_EFFECT_PCT:g} "
+                   f"where both sides have rounds, {MIN_EFFECT_ONE_ROUND_PCT:g} where a side has one)")
     p.add_argument("--color", "--colour", dest="colour", choices=("auto", "always", "never"), default="auto")
     return p
 
@@ -67,17 +69,17 @@ def _main(argv: Sequence[str] | None) -> int:
 
     floors = load_floors(args.floors)
     loaded = load_files(args.files)
-    files = [cmp_mod.merge_runs(loaded[k:k + n]) for k in range(0, len(loaded), n)]
+    files = [merge_runs(loaded[k:k + n]) for k in range(0, len(loaded), n)]
     if not args.one_round:
         for f in files:
-            if cmp_mod.one_round_side(f):
+            if one_round_side(f):
                 raise InputError(
                     f"{f.path} ran each case in one round, whose spread says nothing of the next process's, so "
                     f"no change within the between-run floors can be called; compare needs at least "
-                    f"{cmp_mod.ROUNDS_NEEDED} rounds a side (gpu_bench's default --rounds={cmp_mod.ROUNDS_NEEDED}, "
-                    f"or --per-side {cmp_mod.ROUNDS_NEEDED} with as many runs of one round), or --one-round to "
+                    f"{ROUNDS_NEEDED} rounds a side (gpu_bench's default --rounds={ROUNDS_NEEDED}, "
+                    f"or --per-side {ROUNDS_NEEDED} with as many runs of one round), or --one-round to "
                     "judge on the floors anyway")
-    result = cmp_mod.compare(files, metric=args.metric, case_filter=args.filter, alpha=args.alpha,
+    result = compare(files, metric=args.metric, case_filter=args.filter, alpha=args.alpha,
                              min_effect_pct=args.min_effect, floors=floors)
     if args.metric and not result.rows:
         have = sorted({k for f in files for c in f.cases.values() for s in c.samples for k in s.counters})

@@ -39,7 +39,7 @@ def _cohort(text: str) -> int:
 
 
 def build_parser() -> ArgumentParser:
-    from ..fleet.fleet import MAX_SHARE, MIN_CASES, MIN_COHORT, MIN_EFFECT_PCT, SCORE
+    from ..fleet.cohorts import MAX_SHARE, MIN_CASES, MIN_COHORT, MIN_EFFECT_PCT, SCORE
 
     p = ArgumentParser(prog=PROG, description="Group GPUs by model, host link and node shape and flag, for each "
                        "case's headline, the GPUs well outside their cohort; rank the worst. Exit 1 when a GPU is "
@@ -102,20 +102,20 @@ def _write(path: str, text: str) -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    from ..fleet import fleet
+    from ..fleet import cohorts, node_runs
     from ..fleet.render import RENDERERS
 
     if args.files and args.db:
         raise InputError("give result files or --db, not both")
     expect = _expected(args.expect)
     if args.files:
-        inputs = fleet.read_files(args.files, args.jobs)
+        inputs = node_runs.read_files(args.files, args.jobs)
     else:
         db = dburl.from_args(args.db, None)
         if not db:
             raise InputError(f"nothing to judge: give result files, or --db PATH|URL, or set {dburl.ENV}")
-        inputs = fleet.read_database(db)
-    rep = fleet.analyse(inputs, score=args.score, min_effect_pct=args.min_effect, min_cohort=args.min_cohort,
+        inputs = node_runs.read_database(db)
+    rep = cohorts.analyse(inputs, score=args.score, min_effect_pct=args.min_effect, min_cohort=args.min_cohort,
                         min_cases=args.min_cases, max_share=args.max_share / 100.0, split_driver=args.split_driver,
                         both_sides=args.both_sides, expect=expect, max_age_h=args.max_age)
     render = RENDERERS[args.format]

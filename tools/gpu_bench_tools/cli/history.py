@@ -9,7 +9,7 @@ import socket
 import sys
 from typing import Sequence
 
-from ..history import dburl, history, check as history_check, render as history_render
+from ..history import dburl, series, check as history_check, render as history_render
 from .common import EXIT_OK, EXIT_REGRESSION, ArgumentParser, positive_int, probability, run
 from ..reading.load import InputError
 
@@ -29,7 +29,7 @@ def floor_pct(text: str) -> float:
 
 
 def build_parser() -> ArgumentParser:
-    default_db = history.default_db_path()
+    default_db = series.default_db_path()
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH|URL",
                         help=f"an SQLite file, or postgresql://USER@HOST/DB with the password in ~/.pgpass or a "
@@ -126,9 +126,9 @@ def _replay(args) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    db = dburl.from_args(getattr(args, "db", None), history.default_db_path())
+    db = dburl.from_args(getattr(args, "db", None), series.default_db_path())
     if args.command == "ingest":
-        res = history.ingest(db, args.files)
+        res = series.ingest(db, args.files)
         for path, label, when in res.added:
             print(f"added    {path}  ({label}, {when})")
         for path in res.already:
@@ -140,7 +140,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_OK
     if args.command == "check-errored":
         host = args.host or socket.gethostname()
-        when = history.record_check_error(db, host, args.preset, args.why)
+        when = series.record_check_error(db, host, args.preset, args.why)
         print(f"kept {host} {args.preset} ERRORED at {when}; database {dburl.parse(db).shown}")
         return EXIT_OK
     if args.command == "check":

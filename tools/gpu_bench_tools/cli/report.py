@@ -8,7 +8,7 @@ from typing import Sequence
 
 from .common import EXIT_OK, ArgumentParser, run
 from ..reading.load import BenchmarkFile, InputError, Timeline, load_any, load_timeline
-from ..report.report import build_report
+from ..report.page import build_report
 
 PROG = "gpu-bench-report"
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict
 
 from ..reading.names import human_bytes
-from .compare import MACHINE_VERDICT, MACHINE_VERDICT_KEY, Cell, Comparison, GroupSummary, Row, Versus
+from .record import MACHINE_VERDICT, MACHINE_VERDICT_KEY, Cell, Comparison, GroupSummary, Row, Versus
 
 
 def fmt_num(v: float | None) -> str:

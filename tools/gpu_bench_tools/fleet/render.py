@@ -9,7 +9,8 @@ import json
 import math
 
 from ..compare.render import cut, fmt_num
-from .fleet import Crowd, Flag, FleetReport, Problem
+from .cohorts import Crowd, Flag, FleetReport
+from .node_runs import Problem
 
 CSV_COLUMNS = ("kind", "rank", "host", "gpu", "uuid", "case", "metric", "value", "unit", "cohort_median", "effect_pct",
                "score", "noise_pct", "cohort_size", "cohort", "source", "detail")

@@ -9,7 +9,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..reading.errors import InputError
-from .history import (
+from .series import (
     CaseSeries,
     Machine,
     is_volatile_fact,

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..compare.render import cut, fmt_num
 from ..reading.facts import host_cpu
 from ..reading.families import rule_matches
-from .history import load_series, machines, runs_of, store
+from .series import load_series, machines, runs_of, store
 from .check import UNBOUNDED_NOISE_PCT, CheckReport
 from ..reading.load import InputError, metric_title
 
@@ -101,7 +101,8 @@ def trend(db: str | os.PathLike, case_regex: str, out_dir: str | os.PathLike, me
           machine_filter: str | None = None, formats: tuple[str, ...] = ("png",), max_cases: int = 50,
           dpi: int = 110) -> list[str]:
     """One figure per matching case: its figure per run over time, a line per machine, configuration changes marked."""
-    from ..plot.canvas import Canvas, colours, slug, value_axis
+    from ..plot.canvas import Canvas, colours, value_axis
+    from ..plot.points import slug
 
     rx = re.compile(case_regex)
     with store.session(db) as conn:

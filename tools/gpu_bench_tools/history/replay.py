@@ -20,7 +20,7 @@ from ..compare.render import fmt_num
 from ..reading.errors import InputError
 from ..reading.results import BenchmarkFile
 from . import check as history_check
-from .history import ingest_files, machine_of, parse_run_time, series_change, series_facts
+from .series import ingest_files, machine_of, parse_run_time, series_change, series_facts
 
 FIRST_JUDGED = 3  # the first night with two nights before it
 

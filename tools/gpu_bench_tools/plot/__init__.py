@@ -16,7 +16,8 @@ from typing import Iterable
 
 from ..reading.errors import InputError
 from ..reading.load import BenchmarkFile, Timeline, file_labels
-from .canvas import Plot, PlotContext, human_bytes
+from .canvas import human_bytes
+from .points import Plot, PlotContext
 
 __all__ = ["Plot", "available_kinds", "human_bytes", "make_plots", "section_titles"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 
 from ..reading.load import Timeline
-from .canvas import CHAR_W, Canvas, Plot, set_title, slug
+from .canvas import CHAR_W, Canvas, set_title
+from .points import Plot, slug
 
 SPAN_COLOURS = {"h2d": "#1f77b4", "d2h": "#ff7f0e", "kernel": "#2ca02c", "d2d": "#9467bd", "other": "#7f7f7f"}
 

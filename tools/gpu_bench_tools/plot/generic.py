@@ -12,32 +12,34 @@ from ..reading.facts import host_link_peak
 from ..reading.families import FamilyDescriptor
 from ..reading.load import Case, headline_of
 from .canvas import (
-    BAND_NOTE,
     CHAR_W,
     MAX_COLOURS,
     Canvas,
-    Plot,
-    PlotContext,
-    Point,
-    axis_value_key,
     colours,
-    detectable_text,
     draw_bars,
     draw_line,
     encoded_legend,
     fit_value_axes,
-    headline_label,
-    headline_scale,
     human_bytes,
     log2_size_axis,
+    set_title,
+    spans_decades,
+    ZERO_NOTE,
+)
+from .points import (
+    BAND_NOTE,
+    Plot,
+    PlotContext,
+    Point,
+    axis_value_key,
+    detectable_text,
+    headline_label,
+    headline_scale,
     metric_point,
     rest_text,
     richest,
-    set_title,
     slug,
-    spans_decades,
     whisker_text,
-    ZERO_NOTE,
 )
 
 MAX_BARS = 40  # cases per bar chart; more are split over several figures

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..reading.load import MAX_GPUS, BenchmarkFile, Case, gpu_summary, topology
-from .canvas import Canvas, Plot, human_bytes, order_values, set_title, slug
+from .canvas import Canvas, human_bytes, set_title
+from .points import Plot, order_values, slug
 
 PEER_DIR_TITLE = {"oneway": "one way", "bidir": "both ways at once (sum)"}
 # The axes a matrix's cell and panel are keyed on; any other axis of a case (engine:sm, access:read) is a way

@@ -6,21 +6,8 @@ from __future__ import annotations
 import math
 
 from ...reading.load import Case
-from ..canvas import (
-    DIR_ORDER,
-    DIR_TITLE,
-    Canvas,
-    Plot,
-    PlotContext,
-    colours,
-    draw_bars,
-    encoded_legend,
-    human_bytes,
-    metric_point,
-    order_values,
-    set_title,
-    whisker_text,
-)
+from ..canvas import Canvas, colours, draw_bars, encoded_legend, human_bytes, set_title
+from ..points import DIR_ORDER, DIR_TITLE, Plot, PlotContext, metric_point, order_values, whisker_text
 
 FAMILY = "AllHost"
 SECTIONS = {"all_host": "All GPUs and the host at once"}

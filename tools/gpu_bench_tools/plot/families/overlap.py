@@ -6,29 +6,21 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from ..canvas import (
-    CHAR_W,
+from ..canvas import CHAR_W, Canvas, colours, draw_bars, draw_line, encoded_legend, fit_value_axes, set_title, ZERO_NOTE
+from ..points import (
     NOISE_LEGEND,
-    Canvas,
     Plot,
     PlotContext,
     Point,
-    colours,
-    draw_bars,
-    draw_line,
-    encoded_legend,
-    fit_value_axes,
     metric_point,
     order_values,
     rest_axes,
     rest_text,
     richest,
-    set_title,
     slug,
-    ZERO_NOTE,
 )
 from ...reading.load import Case
-from ..canvas import MEM_ORDER
+from ..points import MEM_ORDER
 
 FAMILY = "Overlap"
 SECTIONS = {"overlap": "Copy/compute overlap"}

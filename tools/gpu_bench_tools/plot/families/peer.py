@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..canvas import PlotContext
+from ..points import PlotContext
 from ..generic import line_plots, x_values
 from ..heatmap import heatmaps
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..canvas import PlotContext, to_us
+from ..points import PlotContext, to_us
 from ..heatmap import heatmaps
 from ...reading.load import Case
 

@@ -8,8 +8,8 @@ import statistics
 
 
 from ...reading.load import Case
-from ..canvas import (Canvas, PlotContext, Point, colours, draw_bars, encoded_legend, fit_value_axes, metric_point,
-                      order_values, rest_axes, whisker_text)
+from ..canvas import Canvas, colours, draw_bars, encoded_legend, fit_value_axes
+from ..points import PlotContext, Point, metric_point, order_values, rest_axes, whisker_text
 from .overlap import titled
 
 FAMILY = "SyncPlacement"

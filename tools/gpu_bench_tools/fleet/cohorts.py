@@ -1,4 +1,4 @@
-"""Fleet: the one bad GPU among hundreds, from each node's newest gpu_bench run.
+"""Fleet: the one bad GPU among hundreds, from each node's newest gpu_bench run (read by node_runs.py).
 
 GPUs are judged only against GPUs of their kind, a cohort: the same model (`gpu.N.name`), the same host link
 as it trains at its best in its slot (each GPU's own: `gpu.N.profile.host_link`, else
@@ -30,7 +30,6 @@ its host and all its GPUs (their UUIDs), whichever of them a run measured.
 from __future__ import annotations
 
 import math
-import os
 import re
 import warnings
 from collections import defaultdict
@@ -40,22 +39,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from ..history import history
 from ..reading.facts import gate, host_cpu, pcie_max_link
 from ..reading.error_counters import counter_changes
 from ..reading.families import host_side_rules, rule_matches
-from ..reading.load import (
-    BenchmarkFile,
-    InputError,
-    gpu_fact,
-    gpu_summary,
-    gpu_uuids,
-    gpus_used,
-    load_file,
-    parse_name,
-    short_gpu_name,
-)
+from ..reading.load import BenchmarkFile, gpu_fact, gpu_summary, gpu_uuids, gpus_used, parse_name, short_gpu_name
 from ..reading.multigpu import first_gpu_facts_note, node_shape, node_uuids
+from .node_runs import NodeRun, Problem
+
 
 SCORE = 6.0
 MIN_EFFECT_PCT = 5.0
@@ -63,32 +53,6 @@ MIN_COHORT = 8
 MIN_CASES = 3
 MAX_SHARE = 0.02
 CROWD_FROM = 3  # outliers on one case that can make it crowded: two GPUs with the same fault stay flagged
-# Problems that make the command exit 1; the others are said and do not fail a nightly job.
-COUNTED = ("missing", "unreadable", "no figures", "failed cases", "error counters", "stale")
-PARALLEL_FROM = 64  # files: below this, reading them in one process is quicker than starting workers
-
-
-@dataclass
-class NodeRun:
-    """One node's run as read: where from, its context, its date, and each case's figure or error."""
-
-    source: str
-    context: dict
-    run_time: str | None
-    figures: list[tuple]  # (case key, metric, unit, better, value, noise_pct, error)
-
-
-@dataclass
-class Problem:
-    kind: str  # see COUNTED; also "not judged" and "superseded"
-    host: str | None
-    source: str
-    detail: str
-    cases: list[tuple[str, str, str]] = field(default_factory=list)  # (GPU, case, error) for failed cases
-
-    @property
-    def counted(self) -> bool:
-        return self.kind in COUNTED
 
 
 @dataclass
@@ -193,86 +157,6 @@ def unit_kind(g: Gpu) -> str:
 
 def cohort_label(key: tuple) -> str:
     return ", ".join(str(k) for k in key)
-
-
-# ---------------------------------------------------------------------------------------------
-# reading
-
-
-def _read(path: str) -> NodeRun | Problem:
-    try:
-        f = load_file(path, require_figures=False)
-    except InputError as e:
-        kind = "missing" if not os.path.lexists(path) else "unreadable"
-        return Problem(kind, None, path, str(e))
-    if not f.is_gpu_bench:
-        return Problem("unreadable", None, path, f"{path}: plain Google Benchmark JSON, without gpu_bench's GPU facts")
-    try:
-        when = history.parse_run_time(f)
-    except InputError:
-        when = None
-    ctx = _kept_context(f.context)
-    figs = [(g.case.key, g.metric, g.unit, g.better, g.value, g.noise_pct, g.error) for g in history.figures(f)]
-    return NodeRun(path, ctx, when, figs)
-
-
-def _kept_context(ctx: dict) -> dict:
-    """The context without the family descriptors, but for which of each family's cases are host-side."""
-    return {k: v for k, v in ctx.items()
-            if not str(k).startswith("family.") or str(k).endswith((".name", ".host_side"))}
-
-
-def _quiet_gc() -> None:
-    import gc
-
-    gc.disable()
-
-
-def read_files(paths: Iterable[str | os.PathLike], jobs: int | None = None) -> list[NodeRun | Problem]:
-    """Each file's run, or the problem that stops it being read; many files are read by several processes.
-
-    The cyclic garbage collector is off while files are read: parsing makes millions of objects and no
-    cycles, and the collector's passes over them cost a quarter of the time.
-    """
-    import gc
-
-    paths = [os.fspath(p) for p in paths]
-    jobs = jobs or min(os.cpu_count() or 1, 8)
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        if jobs > 1 and len(paths) >= PARALLEL_FROM:
-            from concurrent.futures import ProcessPoolExecutor
-
-            try:
-                with ProcessPoolExecutor(jobs, initializer=_quiet_gc) as pool:
-                    return list(pool.map(_read, paths, chunksize=max(1, len(paths) // (jobs * 8))))
-            except (OSError, RuntimeError):
-                pass  # no worker processes here (a sandbox without /dev/shm): read them in this one
-        return [_read(p) for p in paths]
-    finally:
-        if was:
-            gc.enable()
-
-
-def read_database(db) -> list[NodeRun]:
-    """The newest run of each machine in a history database (SQLite path or URL)."""
-    import json
-
-    from ..history import store
-
-    with store.session(db, application="gpu-bench-fleet") as conn:
-        newest = store.latest_runs(conn)
-        names = store.cases(conn)
-        rows = store.results_of(conn, [r[0] for r in newest])
-    by_run: dict[int, list[tuple]] = defaultdict(list)
-    for run_id, case_id, metric, unit, better, value, _reps, noise, _tu, _counters, error in rows:
-        by_run[run_id].append((names[case_id][0], metric, unit, better, value, noise, error))
-    out = []
-    for run_id, when, context_json, _host, _uuids, source in newest:
-        ctx = _kept_context(json.loads(context_json))
-        out.append(NodeRun(f"{source or 'database'} (run {run_id})", ctx, when, by_run[run_id]))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

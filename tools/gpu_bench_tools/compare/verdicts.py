@@ -1,4 +1,5 @@
-"""Compare the same cases across files: values, ratios to the first file, and a verdict per case.
+"""Compare the same cases across files: each file's ratio to the first, and a verdict per case (its
+record in record.py, each file's figures in cells.py).
 
 A case's verdict rests on runs rather than samples: what a user compares is one run against another, and runs
 differ by more than one process's samples say (docs/methodology.md).
@@ -18,19 +19,15 @@ beyond MACHINE_VARIANCE_PCT and the case's descriptor names the machine's cause.
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import math
 import re
-from dataclasses import dataclass, field
 
 from ..reading.facts import host_cpu, host_cpus_differ
-from ..reading.families import MACHINE_VARIANCE_PCT, beyond_machine_variance_pct
+from ..reading.families import MACHINE_VARIANCE_PCT
 from ..reading.load import (
     TIME_UNIT_NS,
     headline_of,
     BenchmarkFile,
-    Case,
     canonical_metric,
     context_differences,
     file_labels,
@@ -39,249 +36,22 @@ from ..reading.load import (
 )
 from ..reading.multigpu import first_gpu_facts_note, short_gpu_name
 from ..reading.names import parse_name
-from ..reading.errors import InputError
 from ..stats import rounds as round_model
 from ..stats.floors import Floors
-from ..stats.rounds import MIN_EFFECT_ONE_ROUND_PCT, MIN_EFFECT_PCT  # noqa: F401 (the CLI's defaults)
-from ..stats.stats import gmean, noise_pct, smallest_p, u_test_pvalues
-
-VERDICTS = ("faster", "slower", "same", "noisy")
-# How a noisy verdict reads where a side's spread is the machine's own (Versus.machine_cause), and its key among a
-# group's verdicts.
-MACHINE_VERDICT = "the machine's own variance"
-MACHINE_VERDICT_KEY = "machine_variance"
-
-
-@dataclass
-class Cell:
-    """One file's figures for one case, in the row's unit."""
-
-    center: float | None
-    n: int  # repetitions
-    cv_pct: float | None
-    values: list[float] = field(default_factory=list, repr=False)  # what the test uses
-    problem: str | None = None
-    noise_pct: float | None = None
-    noise_from: str = ""  # 'gpu_bench' (written noise_pct) or 'repetitions'
-    samples: bool = False  # values are gpu_bench's per-sample values, not repetitions
-    reps: list[float] = field(default_factory=list, repr=False)  # one value per repetition
-    # One value per round, over repetitions, as a time (a rate's reciprocal): the rounds' center keeps the fastest
-    # of them, so a rate handed to it as it is would keep the slowest.
-    rounds: list[float] = field(default_factory=list, repr=False)
-    prior: round_model.Prior = round_model.NO_PRIOR  # what the rounds' spread is moderated with
-    detectable_pct: float | None = None  # the smallest change this side can show (rounds only)
-    # What the case varies with between processes, where its descriptor names the machine's own cause and its
-    # noise_pct, detectable_pct or cv_pct is above MACHINE_VARIANCE_PCT: the tools say this in place of the figure.
-    machine_cause: str | None = None
-
-
-@dataclass
-class Versus:
-    """One file against the first file, for one case."""
-
-    ratio: float | None
-    speed: float | None  # >1 means faster whatever the metric's direction
-    verdict: str  # faster / slower / same / noisy / missing / error
-    tested: bool
-    p_value: float | None = None
-    higher_is_better: bool = False
-    method: str = ""
-    noise_pct: float | None = None  # the larger of the two sides' noise, or the between-run floor
-    floored: bool = False  # a side had one round: the noise is at least its family's between-run floor
-    detectable_pct: float | None = None  # the smallest change the comparison calls: the larger side's
-    machine_cause: str | None = None  # a side's Cell.machine_cause: a noisy verdict is the machine's own variance
-
-    @property
-    def machine_variance(self) -> bool:
-        """Whether the verdict is noisy for the machine's own variance, which gpu_bench cannot remove."""
-        return self.verdict == "noisy" and self.machine_cause is not None
-
-    @property
-    def slowdown_pct(self) -> float:
-        """How much worse the metric itself got, in percent: GB/s lost, or time added."""
-        if not self.ratio:
-            return 0.0
-        return (1.0 - self.ratio) * 100.0 if self.higher_is_better else (self.ratio - 1.0) * 100.0
-
-
-@dataclass
-class Row:
-    key: str
-    family: str
-    metric: str
-    unit: str
-    higher_is_better: bool
-    cells: list[Cell | None]
-    versus: list[Versus | None]
-    host_side: bool = False  # a figure of the host (its family's host_side rule): it depends on the host's CPU
-
-    @property
-    def machine_cause(self) -> str | None:
-        """The first file's Cell.machine_cause, else another's."""
-        return next((c.machine_cause for c in self.cells if c is not None and c.machine_cause), None)
-
-
-@dataclass
-class FamilySummary:
-    family: str
-    cases: int
-    geomean_speed: list[float | None]  # per file, against the first
-    counts: list[dict[str, int]]
-
-
-@dataclass
-class GroupSummary:
-    """The verdicts of one group of cases against the first file: a family, the values of its spread axes
-    (memory kind and direction) and a size band, as gpu_bench groups cases that share their spread, so that
-    the copies of one memory kind, direction and size say one thing and small copies' fixed costs stay apart
-    from large copies' bandwidth."""
-
-    family: str
-    axes: tuple[tuple[str, str], ...]  # e.g. (("dir", "h2d"), ("mem", "pinned")), in the names' order
-    band: str | None  # the size band (stats.rounds.size_band), None for cases without a size
-    sizes: tuple[int, int] | None  # the smallest and largest size among the cases
-    cases: int
-    higher_is_better: bool  # a rate (bandwidth), not a time
-    # Per file, against the first (the first file's is empty): each verdict's speeds (above 1 is faster).
-    # An untested faster or slower verdict is kept as 'faster?' or 'slower?'.
-    speeds: list[dict[str, list[float]]] = field(default_factory=list)
-
-
-@dataclass
-class Comparison:
-    paths: list[str]
-    labels: list[str]
-    metric: str | None
-    context_diff: list[tuple[str, list[str]]]
-    rows: list[Row]
-    only_in: list[tuple[str, list[int]]]
-    families: list[FamilySummary]
-    warnings: list[str]
-    alpha: float
-    min_effect_pct: float
-    floors_path: str | None = None
-    groups: list[GroupSummary] = field(default_factory=list)
-    # What a case's counters say happened while it ran, in words (Case.notes): (case, file index, note).
-    case_notes: list[tuple[str, int, str]] = field(default_factory=list)
-
-    def regressions(self, pct: float) -> list[tuple[Row, int]]:
-        """(row, file index) where the file is slower than the first by more than pct and the test agrees."""
-        out = []
-        for row in self.rows:
-            for i, v in enumerate(row.versus):
-                if v and v.tested and v.verdict == "slower" and v.slowdown_pct > pct:
-                    out.append((row, i))
-        return out
-
-
-def _convert(values: list[float], metric: str, from_unit: str, to_unit: str) -> list[float]:
-    if canonical_metric(metric) in ("real_time", "cpu_time") and from_unit != to_unit and to_unit in TIME_UNIT_NS:
-        f = TIME_UNIT_NS[from_unit] / TIME_UNIT_NS[to_unit]
-        return [v * f for v in values]
-    return values
-
-
-def _refuse_non_finite(f: BenchmarkFile, case: Case, metric: str) -> None:
-    """A figure written as NaN or infinity cannot be compared, and must not pass for a failed case."""
-    bad = case.non_finite
-    if bad is None:
-        m = canonical_metric(metric)
-        for s in case.samples:
-            v = s.counters.get(m) if m not in ("real_time", "cpu_time") else getattr(s, m)
-            if v is not None and not math.isfinite(v):
-                bad = m
-                break
-    if bad is not None:
-        raise InputError(f"{f.path}: {case.key}: its {bad} is not a finite number, so it cannot be compared "
-                         "(rerun the case, or leave it out with --filter)")
-
-
-def _file_priors(f: BenchmarkFile) -> dict[str, round_model.Prior]:
-    """The spread prior of each case of a file that wrote none: fitted on its own earlier rounds, as gpu_bench
-    fits it (stats/rounds.py), once per file."""
-    cached = f.__dict__.get("_round_priors")
-    if cached is None:
-        rounds = {k: c.samples[0].round_times_s for k, c in f.cases.items()
-                  if c.ok and c.samples and c.samples[0].round_times_s and len(c.samples[0].round_times_s) >= 3}
-        cached = f.__dict__["_round_priors"] = round_model.fit_file_priors(rounds, f.spread_axes, f.event_tick_s())
-    return cached
-
-
-def _floor(floors: Floors, a: BenchmarkFile, b: BenchmarkFile, case: Case) -> float | None:
-    """The between-run floor a one-round comparison of `case` between files `a` and `b` is widened to: the
-    larger of the two GPU models' (the floors of every model measured for a model that has none)."""
-    group = round_model.spread_group(case.key, a.spread_axes(case.family))
-    found = [floors.half_width_pct(case.family, case.axis("mem"), group, short_gpu_name(f.fact("gpu.name") or ""))
-             for f in (a, b)]
-    known = [h for h in found if h is not None]
-    return max(known) if known else None
-
-
-def _round_judgement(f: BenchmarkFile, case: Case, cell: Cell) -> None:
-    """The prior and detectable_pct of a side with rounds: as gpu_bench wrote them, else from its own rounds."""
-    written = case.round_prior()
-    cell.prior = round_model.Prior(*written) if written else _file_priors(f).get(case.key, round_model.NO_PRIOR)
-    det = [s.counters["detectable_pct"] for s in case.samples if math.isfinite(s.counters.get("detectable_pct", math.nan))]
-    if det:
-        cell.detectable_pct = max(det)
-    else:  # an older file, or several runs on a side: what its rounds show
-        cell.detectable_pct = 100.0 * round_model.combine(cell.rounds, 0.0, cell.prior).detectable
-
-
-def case_gpus(case: Case) -> int | None:
-    """How many GPUs a case ran on at once (its `gpus` counter, as AllHost writes it); None where it has none."""
-    n = case.center("gpus") if case.ok and case.has_metric("gpus") else None
-    return int(round(n)) if n is not None and math.isfinite(n) and n >= 1 else None
-
-
-def _per_gpu(cell: Cell, gpus: int) -> Cell:
-    """A rate over `gpus` GPUs as the rate of one of them: the relative noise, spread and test are unchanged."""
-    if gpus == 1:
-        return cell
-    return dataclasses.replace(
-        cell, center=None if cell.center is None else cell.center / gpus, values=[v / gpus for v in cell.values],
-        reps=[v / gpus for v in cell.reps], rounds=[t * gpus for t in cell.rounds])  # rounds are times per byte
-
-
-def _as_times(values: list[float], higher_is_better: bool) -> list[float]:
-    """Values of a metric as times: a rate's reciprocals (what its figure is the center of), a time as it is. A
-    rate of zero or less stays as it is, and the rounds are then not tested (as a time of zero or less)."""
-    return [1.0 / v if v > 0 else v for v in values] if higher_is_better else list(values)
-
-
-def _cell(f: BenchmarkFile, case: Case, metric: str, unit: str, higher_is_better: bool) -> Cell:
-    _refuse_non_finite(f, case, metric)
-    if not case.ok:
-        return Cell(None, 0, None, [], case.problem)
-    if not case.has_metric(metric):
-        return Cell(None, 0, None, [], f"no '{metric}' counter")
-    reps = _convert(case.values(metric), metric, case.time_unit, unit)
-    center = case.center(metric)
-    if center is not None:
-        center = _convert([center], metric, case.time_unit, unit)[0]
-    d = f.descriptor(case.family)
-    per_sample = _convert(case.sample_values(metric, d.headline, d.headline_kind), metric, case.time_unit, unit) \
-        if d else []
-    # noise_pct is about the case's time, and so about a headline that follows from it (a rate or a time);
-    # a headline of another kind (HostBlocking's host time) has no interval of its own.
-    about_time = canonical_metric(metric) == "real_time" or (
-        d is not None and canonical_metric(metric) == d.headline and d.headline_kind in ("rate", "time"))
-    written = case.written_noise_pct() if d and about_time else None
-    noise, source = (written, "gpu_bench") if written is not None else (noise_pct(reps), "repetitions")
-    cell = Cell(center, len(reps), case.spread(metric), reps, noise_pct=noise, noise_from=source, reps=reps)
-    if per_sample:
-        cell.values, cell.samples = per_sample, True
-    if d:
-        cell.rounds = _as_times(_convert(case.round_values(metric, d.headline, d.headline_kind), metric,
-                                         case.time_unit, unit), higher_is_better)
-    if not cell.rounds and getattr(f, "runs", 1) > 1:
-        cell.rounds = _as_times(reps, higher_is_better)  # several files on this side: each run is a round
-    if len(cell.rounds) >= 2 and all(v > 0 for v in cell.rounds):
-        _round_judgement(f, case, cell)
-    cause = d.machine_cause(case.key) if d else None
-    if cause and beyond_machine_variance_pct(cell.noise_pct, cell.detectable_pct, cell.cv_pct):
-        cell.machine_cause = cause
-    return cell
+from ..stats.rounds import MIN_EFFECT_ONE_ROUND_PCT, MIN_EFFECT_PCT
+from ..stats.nonparametric import gmean, smallest_p, u_test_pvalues
+from .record import (
+    VERDICTS,
+    MACHINE_VERDICT,
+    MACHINE_VERDICT_KEY,
+    Cell,
+    Versus,
+    Row,
+    FamilySummary,
+    GroupSummary,
+    Comparison,
+)
+from .cells import _floor, case_gpus, _per_gpu, _cell, _has_rounds
 
 
 def compare(
@@ -474,11 +244,6 @@ def compare(
     )
 
 
-def _has_rounds(f: BenchmarkFile, case: Case) -> bool:
-    """Whether a side measured the case in several rounds: several runs, or round_times_s in the file."""
-    return getattr(f, "runs", 1) > 1 or any(len(s.round_times_s or ()) >= 2 for s in case.samples)
-
-
 def _which_cases(some: list[Row], rows: list[Row]) -> str:
     """Which of the compared rows `some` are, by family ('all 24 HostBlocking cases'), and the first case."""
     some = list({r.key: r for r in some}.values())  # a row of several files is in `some` once for each
@@ -491,43 +256,6 @@ def _which_cases(some: list[Row], rows: list[Row]) -> str:
     fams = [f"all {n} {fam} cases" if n == totals[fam] else f"{n} of the {totals[fam]} {fam} cases"
             for fam, n in counts.items()]
     return f"{', '.join(fams)}, e.g. {some[0].key}" if len(some) > 1 else some[0].key
-
-
-# The fewest rounds a side needs for compare to judge on its own spread: gpu_bench's default --rounds. Two
-# give one degree of freedom (Student's t of 12.7 at 95%).
-ROUNDS_NEEDED = 3
-
-
-def one_round_side(f: BenchmarkFile) -> bool:
-    """Whether a side of a comparison is one gpu_bench run whose cases ran in one round each (--rounds=1, or a
-    file from before rounds): its noise_pct speaks of one process only. Plain Google Benchmark files are judged
-    on their samples, with a note."""
-    if getattr(f, "runs", 1) > 1 or not f.is_gpu_bench:
-        return False
-    return not any(len(s.round_times_s or ()) >= 2 for c in f.cases.values() for s in c.samples)
-
-
-def merge_runs(files: list[BenchmarkFile]) -> BenchmarkFile:
-    """Several runs of one command as one side of a comparison: every run's repetitions (and rounds) of a
-    case together, the first run's context. Each run counts as a round where a run has no rounds of its own.
-    """
-    if len(files) == 1:
-        return files[0]
-    cases = {}
-    for f in files:
-        for key, case in f.cases.items():
-            merged = cases.get(key)
-            if merged is None:
-                merged = cases[key] = copy.copy(case)
-                merged.samples, merged.errors, merged.skips = [], list(case.errors), list(case.skips)
-            else:
-                merged.errors += case.errors
-                merged.skips += case.skips
-                merged.non_finite = merged.non_finite or case.non_finite
-            for smp in case.samples:
-                merged.samples.append(dataclasses.replace(smp, repetition=len(merged.samples)))
-    return BenchmarkFile(" + ".join(f.path for f in files), files[0].context, cases, files[0].schema,
-                         runs=len(files))
 
 
 def verdict(speed: float | None, p: float | None, alpha: float, min_effect_pct: float,
