@@ -191,3 +191,14 @@ def test_every_module_is_a_room_a_reader_can_hold():
     lines = {p.relative_to(PACKAGE).as_posix(): len(p.read_text().splitlines()) for p in modules}
     assert {m: n for m, n in lines.items() if n > MOST_LINES} == {}
     assert [p.relative_to(PACKAGE).as_posix() for p in modules if p.stem == p.parent.name] == []
+
+
+def test_every_cpp_source_is_a_room_a_reader_can_hold():
+    """The same bound for gpu_bench's C++: the families (benchmarks/) and the harness, main.cpp a thin runner."""
+    root = PACKAGE.parent.parent
+    sources = [p for d in ("benchmarks", "harness") for p in sorted((root / d).rglob("*"))
+               if p.suffix in (".cpp", ".hpp", ".cu", ".cuh")]
+    assert sources
+    lines = {p.relative_to(root).as_posix(): len(p.read_text().splitlines()) for p in sources}
+    assert {f: n for f, n in lines.items() if n > MOST_LINES} == {}
+    assert lines["benchmarks/main.cpp"] < 150
