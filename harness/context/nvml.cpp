@@ -41,7 +41,9 @@ struct nvml_api {
   decltype(&nvmlDeviceGetFieldValues) field_values = nullptr;
   decltype(&nvmlDeviceGetPowerUsage) power = nullptr;
   decltype(&nvmlDeviceGetEnforcedPowerLimit) power_limit = nullptr;
-  decltype(&nvmlDeviceGetTemperature) temperature = nullptr;
+  // nvmlDeviceGetTemperature's own type, spelt out: CUDA 13's nvml.h marks the function deprecated (in favour
+  // of nvmlDeviceGetTemperatureV, which older drivers lack), and naming it would fail a -Werror build.
+  nvmlReturn_t (*temperature)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned int*) = nullptr;
   decltype(&nvmlDeviceGetTemperatureThreshold) temperature_threshold = nullptr;
   decltype(&nvmlDeviceGetPcieReplayCounter) pcie_replay = nullptr;
   decltype(&nvmlDeviceGetNvLinkErrorCounter) nvlink_errors = nullptr;
