@@ -261,7 +261,7 @@ TEST(Flags, MarkdownRowsHaveTwoCellsEach) {
   std::size_t rows = 0, start = 0;
   for (std::size_t end = md.find('\n'); end != std::string::npos; start = end + 1, end = md.find('\n', start)) {
     int bars = 0;
-    for (std::size_t i = start; i < end; ++i) bars += md[i] == '|' && md[i - 1] != '\\';
+    for (std::size_t i = start; i < end; ++i) bars += md[i] == '|' && (i == 0 || md[i - 1] != '\\');
     EXPECT_EQ(bars, 3) << md.substr(start, end - start);
     ++rows;
   }
