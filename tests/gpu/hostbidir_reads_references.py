@@ -16,12 +16,12 @@ not run, or has no figure for a comparison); else 0. Writes every row to --out (
 usage: hostbidir_reads_references.py --run RUN.json --nvb NVB.json [--bytes N] --out OUT.json [--summary OUT.txt]
 """
 import argparse
-import json
 import math
 import sys
 
 from gpu_common import SKIP, Checker
-from peer_references import axes, load_json, load_run, nvbandwidth_pairs, nvbandwidth_tests, runs
+from peer_references import (axes, load_json, load_run, nvbandwidth_pairs, nvbandwidth_tests, runs,
+                             write_outputs)
 
 TOLERANCE = 0.03
 BYTES = 256 << 20  # nvbandwidth's -b 256
@@ -165,12 +165,7 @@ def main(argv):
         table(rows) + [""] + text
     print("\n".join(text))
     rc = finish(c)
-    with open(a.out, "w") as f:
-        json.dump({"bytes": a.bytes, "gpus": gpus, "rows": rows,
-                   "verdict": {"rc": rc, "failures": c.failures, "undecided": c.undecided}}, f, indent=1)
-    if a.summary:
-        with open(a.summary, "w") as f:
-            f.write("\n".join(text) + f"\nverdict: rc {rc}; failures {c.failures}; nvbandwidth missing {c.undecided}\n")
+    write_outputs(a.out, a.summary, {"bytes": a.bytes, "gpus": gpus, "rows": rows}, text, rc, c, "nvbandwidth missing")
     return rc
 
 

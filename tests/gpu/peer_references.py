@@ -276,13 +276,19 @@ def main(argv):
     print("\n".join(text))
     rc = c.finish(f"every judged Latency/mem:peer pair within {TOLERANCE:.0%} of nvbandwidth" if a.latency else
                   "no Latency/mem:peer run given, so nothing judged against nvbandwidth; the rest shown beside")
-    report["verdict"] = {"rc": rc, "failures": c.failures, "undecided": c.undecided}
-    with open(a.out, "w") as f:
-        json.dump(report, f, indent=1)
-    if a.summary:
-        with open(a.summary, "w") as f:
-            f.write("\n".join(text) + f"\nverdict: rc {rc}; failures {c.failures}; too noisy {c.undecided}\n")
+    write_outputs(a.out, a.summary, report, text, rc, c, "too noisy")
     return rc
+
+
+def write_outputs(out, summary, report, text, rc, c, undecided_as):
+    """The figures and the verdict as JSON into `out`; the text and the verdict's line into `summary` where
+    given. `undecided_as` names what an undecided check means to this judge."""
+    report["verdict"] = {"rc": rc, "failures": c.failures, "undecided": c.undecided}
+    with open(out, "w") as f:
+        json.dump(report, f, indent=1)
+    if summary:
+        with open(summary, "w") as f:
+            f.write("\n".join(text) + f"\nverdict: rc {rc}; failures {c.failures}; {undecided_as} {c.undecided}\n")
 
 
 if __name__ == "__main__":
