@@ -62,7 +62,8 @@ health_sampler::health_sampler(std::vector<std::string> pci_bus_ids, int period_
   sample_all(with_edges_);
   const bool readable =
       std::any_of(summaries_.begin(), summaries_.end(), [](const health_summary& s) { return s.samples > 0; });
-  if (!readable) return;  // NVML cannot read these GPUs: no thread
+  // NVML cannot read these GPUs, or no polling is asked for: no thread.
+  if (!readable || period_ms_ <= 0) return;
   thread_ = std::thread([this] {
     for (;;) {
       {

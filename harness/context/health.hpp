@@ -45,7 +45,8 @@ inline constexpr int kHealthPeriodMs = 10;
 class health_sampler {
  public:
   // Polls each GPU of `pci_bus_ids` (the GPUs a case uses) every `period_ms` from construction until
-  // stop(); a GPU NVML cannot read gets no samples, and none readable means no thread. With `edges`, the
+  // stop(); a GPU NVML cannot read gets no samples, and none readable, or a period of 0, means no thread
+  // (the reading at construction stays the only one). With `edges`, the
   // first reading (at construction) and one more in stop(), after the polling ended, also read power,
   // temperature, the memory clock and the link error counters: edges() gives them.
   explicit health_sampler(std::vector<std::string> pci_bus_ids, int period_ms = kHealthPeriodMs, bool edges = false);

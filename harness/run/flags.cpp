@@ -103,6 +103,18 @@ void take_cpu(options& o, const std::string& value) {
   }
 }
 
+void take_health_poll(options& o, const std::string& value) {
+  if (value == "off") {
+    o.health_poll_ms = 0;
+    return;
+  }
+  try {
+    o.health_poll_ms = static_cast<int>(parse_int(value, "--health_poll", 1, 10000));
+  } catch (const usage_error&) {
+    throw usage_error("--health_poll takes milliseconds from 1 to 10000, or off, not '" + value + "'");
+  }
+}
+
 void take_round(options& o, const std::string& value) {
   const auto slash = value.find('/');
   if (slash == std::string::npos) throw usage_error("--round takes K/N (a round run by gpu_bench itself)");
@@ -297,6 +309,13 @@ std::vector<flag> make_flags() {
        "made host-driven cases repeat better on an H200 (docs/methodology.md)",
        "the CPU of the thread that drives the GPU: `off` (default, unpinned), a CPU number, or `auto` (the one "
        "whose clock reads fastest, per case; `docs/methodology.md`)"},
+      {"--health_poll", true, take_health_poll, "--health_poll takes a value: --health_poll=MS or --health_poll=off",
+       S::own, "--health_poll=MS",
+       formatted("how often NVML reads a case's GPUs while it runs (clocks, their reasons, the\n"
+                 "PCIe link), milliseconds (default %d); off reads them only at its start and end",
+                 kDefaultHealthPollMs),
+       formatted("how often NVML reads a case's GPUs while it runs, ms (default %d); `off`: only at its start and end",
+                 kDefaultHealthPollMs)},
       {"--families", false, [](options& o, const std::string&) { o.list_families = true; }, "", S::own, "--families",
        "one line per family: name, scope (single_gpu or multi_gpu), and a filter\n"
        "selecting a few small cases that cover its code paths",

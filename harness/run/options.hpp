@@ -44,6 +44,10 @@ inline constexpr double kDefaultTargetDetectablePct = 1.5;
 // resist a burst of other traffic.
 inline constexpr int kMinRoundSamples = 10;
 
+// How often, milliseconds, a case's GPUs are read by NVML while it runs (clocks, clock reasons, PCIe link):
+// what ties a throttled reading to the samples beside it (health.hpp).
+inline constexpr int kDefaultHealthPollMs = 10;
+
 // --cpu's two words: no pinning, or the CPU pinned_cpu_for chooses.
 inline constexpr int kCpuOff = -1;
 inline constexpr int kCpuAuto = -2;
@@ -72,6 +76,7 @@ struct options {
   std::string progress = "auto";   // --progress={on,off,auto}: progress lines on stderr (progress_shown)
   std::string preset = "default";  // --preset={default,nightly,gate}
   int cpu = kCpuOff;               // --cpu=N, auto or off: where the thread that drives the GPU runs (thread_cpu.hpp)
+  int health_poll_ms = kDefaultHealthPollMs;  // --health_poll=MS or off (0): how often a case's GPUs are read
   bool help = false;
   bool flags_markdown = false;  // --flags_markdown: the README's flag table (scripts/flags_md.py); no GPU needed
   bool list_families = false;   // --families: one line per family (name, scope, smoke filter); no GPU needed

@@ -374,7 +374,7 @@ benchmark::internal::Benchmark* register_case(const case_name& name, std::functi
       n.c_str(), [fn = std::move(fn), n, family, device, gpus, host_link, link_bound, span_s](benchmark::State& st) {
         running_name() = n;
         // The last round's process reports the case's counters, so it alone reads its GPUs' edges.
-        health_sampler sampler(bus_ids(gpus), kHealthPeriodMs, current_options().round == 0);
+        health_sampler sampler(bus_ids(gpus), current_options().health_poll_ms, current_options().round == 0);
         set_running_case(n, &sampler, link_bound, span_s);
         place_thread_for_case();
         // Any error a case throws (CUDA, allocation, gate timeout) fails that case with its sentence; the

@@ -105,6 +105,7 @@ step_result describe_machine(run_state& run) {
                        gpu_bench::fact_text(std::optional<double>(opts.max_time_per_case_s)));
   context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
   context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
+  context.emplace_back("gpu_bench.health_poll_ms", std::to_string(opts.health_poll_ms));
   context.emplace_back("gpu_bench.link_rounds", std::to_string(gpu_bench::rounds_of_case(true)));
   context.emplace_back("gpu_bench.link_max_rounds",
                        std::to_string(std::max(opts.link_max_rounds, gpu_bench::rounds_of_case(true))));
