@@ -312,9 +312,11 @@ std::vector<flag> make_flags() {
       {"--health_poll", true, take_health_poll, "--health_poll takes a value: --health_poll=MS or --health_poll=off",
        S::own, "--health_poll=MS",
        formatted("how often NVML reads a case's GPUs while it runs (clocks, their reasons, the\n"
-                 "PCIe link), milliseconds (default %d); off reads them only at its start and end",
+                 "PCIe link), milliseconds (default %d); off reads them only at its start and end,\n"
+                 "as every case that varies with the host's state is read (docs/methodology.md)",
                  kDefaultHealthPollMs),
-       formatted("how often NVML reads a case's GPUs while it runs, ms (default %d); `off`: only at its start and end",
+       formatted("how often NVML reads a case's GPUs while it runs, ms (default %d); `off`: only at its start and "
+                 "end, as for the cases that vary with the host's state",
                  kDefaultHealthPollMs)},
       {"--families", false, [](options& o, const std::string&) { o.list_families = true; }, "", S::own, "--families",
        "one line per family: name, scope (single_gpu or multi_gpu), and a filter\n"

@@ -267,6 +267,10 @@ bool varies_with_machine(const family_descriptor& d, const std::string& name) {
   return rule_holds(d.machine_variance, name);
 }
 
+int health_poll_ms_for(const family_descriptor& d, const std::string& name, int poll_ms) {
+  return varies_with_machine(d, name) ? 0 : poll_ms;
+}
+
 bool spans_link_states(const family_descriptor& d, const std::string& name) {
   return is_link_bound(d, name) && rule_holds(d.link_span, name);
 }
@@ -369,34 +373,35 @@ benchmark::internal::Benchmark* register_case(const case_name& name, std::functi
   const bool host_link = crosses_host_link(*g_registering.family, n);
   const bool link_bound = is_link_bound(*g_registering.family, n);
   const double span_s = spans_link_states(*g_registering.family, n) ? kLinkStateSpanS : 0.0;
+  const int poll_ms = health_poll_ms_for(*g_registering.family, n, current_options().health_poll_ms);
   const std::string family = g_registering.family->name;
-  auto* b = benchmark::RegisterBenchmark(
-      n.c_str(), [fn = std::move(fn), n, family, device, gpus, host_link, link_bound, span_s](benchmark::State& st) {
-        running_name() = n;
-        // The last round's process reports the case's counters, so it alone reads its GPUs' edges.
-        health_sampler sampler(bus_ids(gpus), current_options().health_poll_ms, current_options().round == 0);
-        set_running_case(n, &sampler, link_bound, span_s);
-        place_thread_for_case();
-        // Any error a case throws (CUDA, allocation, gate timeout) fails that case with its sentence; the
-        // run goes on with the next.
-        try {
-          if (device >= 0) CUDA_CHECK(cudaSetDevice(device));
-          const options& o = current_options();
-          // Every GPU's buffers are kept within a bound on host bytes, the running case's own never freed for
-          // it (and under --device=N GPU N's, which most cases use): freeing the other GPUs' at each case
-          // would make a shuffled round pin and fill them again at nearly every multi-GPU case.
-          buffer_cache::instance().keep_within(default_host_cache_limit(),
-                                               o.all_devices ? gpus : gpus_kept_for(gpus, o.device));
-          fn(st);
-        } catch (const std::exception& e) {
-          fail_case(st, e.what());
-        }
-        const std::vector<health_summary> health = sampler.stop();
-        report_edges(st, sampler.edges());
-        report_health(st, n, host_link, gpus, health);
-        set_running_case(n, nullptr);
-        if (progress* p = run_progress()) p->finished(family);
-      });
+  auto* b = benchmark::RegisterBenchmark(n.c_str(), [fn = std::move(fn), n, family, device, gpus, host_link, link_bound,
+                                                     span_s, poll_ms](benchmark::State& st) {
+    running_name() = n;
+    // The last round's process reports the case's counters, so it alone reads its GPUs' edges.
+    health_sampler sampler(bus_ids(gpus), poll_ms, current_options().round == 0);
+    set_running_case(n, &sampler, link_bound, span_s);
+    place_thread_for_case();
+    // Any error a case throws (CUDA, allocation, gate timeout) fails that case with its sentence; the
+    // run goes on with the next.
+    try {
+      if (device >= 0) CUDA_CHECK(cudaSetDevice(device));
+      const options& o = current_options();
+      // Every GPU's buffers are kept within a bound on host bytes, the running case's own never freed for
+      // it (and under --device=N GPU N's, which most cases use): freeing the other GPUs' at each case
+      // would make a shuffled round pin and fill them again at nearly every multi-GPU case.
+      buffer_cache::instance().keep_within(default_host_cache_limit(),
+                                           o.all_devices ? gpus : gpus_kept_for(gpus, o.device));
+      fn(st);
+    } catch (const std::exception& e) {
+      fail_case(st, e.what());
+    }
+    const std::vector<health_summary> health = sampler.stop();
+    report_edges(st, sampler.edges());
+    report_health(st, n, host_link, gpus, health);
+    set_running_case(n, nullptr);
+    if (progress* p = run_progress()) p->finished(family);
+  });
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
   name_list().push_back(n + "/manual_time");
   gpu_list().push_back(gpus);

@@ -181,6 +181,12 @@ bool is_link_bound(const std::string& name);
 // Whether a case of `d` named `name` varies with the machine's own state, by the descriptor's machine_variance rule.
 bool varies_with_machine(const family_descriptor& d, const std::string& name);
 
+// How often, milliseconds, NVML reads the GPUs of a case of `d` named `name` while it runs: `poll_ms`
+// (--health_poll), or 0 (only at its start and end) for a case that varies with the machine's state. Such a
+// case's figure is the host's work, and a reading's driver calls beside it widen its spread between
+// rounds (docs/methodology.md, "NVML's readings during a case").
+int health_poll_ms_for(const family_descriptor& d, const std::string& name, int poll_ms);
+
 // Registers every family's cases: the single-GPU families once for each of `devices` in turn (every case
 // of the first device, then every case of the next), their names ending in /device:N when `name_devices`;
 // then the multi-GPU families, once.

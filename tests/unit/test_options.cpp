@@ -49,6 +49,17 @@ TEST(Options, Defaults) {
   EXPECT_FALSE(o.verify_each);
   EXPECT_EQ(o.progress, "auto");
   EXPECT_EQ(o.preset, "default");
+  EXPECT_EQ(o.health_poll_ms, kDefaultHealthPollMs);
+}
+
+TEST(Options, HealthPollTakesMillisecondsOrOff) {
+  argv_holder a({"gpu_bench", "--health_poll=off"});
+  EXPECT_EQ(parse_options(a.argc, a.ptrs.data()).health_poll_ms, 0);
+  for (const char* bad :
+       {"--health_poll=0", "--health_poll=10001", "--health_poll=x", "--health_poll=", "--health_poll"}) {
+    argv_holder b({"gpu_bench", bad});
+    EXPECT_THROW(parse_options(b.argc, b.ptrs.data()), usage_error) << bad;
+  }
 }
 
 TEST(Options, GateOffAndItsTimeoutAreTwoFlags) {
@@ -164,6 +175,7 @@ const std::map<std::string, taken>& parses() {
       {"--verify", {"--verify=each", [](const options& o) { return o.verify_each; }}},
       {"--progress", {"--progress=off", [](const options& o) { return o.progress == "off"; }}},
       {"--cpu", {"--cpu=auto", [](const options& o) { return o.cpu == kCpuAuto; }}},
+      {"--health_poll", {"--health_poll=25", [](const options& o) { return o.health_poll_ms == 25; }}},
       {"--families", {"--families", [](const options& o) { return o.list_families; }}},
       {"--help", {"--help", [](const options& o) { return o.help; }}},
       {"-h", {"-h", [](const options& o) { return o.help; }}},

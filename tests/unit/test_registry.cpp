@@ -296,6 +296,17 @@ TEST(Registry, ACaseVariesWithTheMachineWhereItsRuleHolds) {
   EXPECT_TRUE(varies_with_machine(f, "Copy/dir:d2h/bytes:4"));
 }
 
+TEST(Registry, NvmlReadsNoCaseThatVariesWithTheMachineWhileItRuns) {
+  const std::string transfer_name = "Transfer";
+  const family_descriptor& transfer = declared(transfer_name);
+  EXPECT_EQ(health_poll_ms_for(declared("SyncPlacement"), "SyncPlacement/op:copy/sync:before/manual_time", 10), 0);
+  EXPECT_EQ(health_poll_ms_for(declared("Events"), "Events/op:record/timing:off/manual_time", 10), 0);
+  EXPECT_EQ(health_poll_ms_for(transfer, "Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time", 10), 0);
+  EXPECT_EQ(health_poll_ms_for(transfer, "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time", 10), 10);
+  EXPECT_EQ(health_poll_ms_for(transfer, "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time", 0), 0);
+  EXPECT_EQ(health_poll_ms_for(declared("Overlap"), "Overlap/any", 25), 25);
+}
+
 TEST(Registry, TheHostDrivenCasesAndPageableAndManagedCopiesVaryWithTheMachine) {
   for (const char* name : {"SyncPlacement", "Events", "Launch", "HostBlocking", "Alloc", "SmallCopy", "Batch"}) {
     EXPECT_EQ(declared(name).machine_variance, "yes") << name;
