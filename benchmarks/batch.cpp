@@ -236,6 +236,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.kind = headline_kind::rate;
   f.host_link = "yes";
   f.machine_variance = "yes";
+  f.host_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=api;panel=copies";
   f.scope = family_scope::single_gpu;

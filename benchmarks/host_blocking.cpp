@@ -134,6 +134,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.host_link = "yes";
   f.host_side = "yes";
   f.machine_variance = "yes";
+  f.host_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=mode;panel=mem";
   f.scope = family_scope::single_gpu;

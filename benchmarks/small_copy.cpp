@@ -56,6 +56,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.kind = headline_kind::time;
   f.host_link = "yes";
   f.machine_variance = "yes";
+  f.host_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=mem;panel=dir";
   f.scope = family_scope::single_gpu;

@@ -60,9 +60,7 @@ const family_registration registration{[](family_descriptor& f) {
   // A pageable copy is staged by the CPU the process lands on, which a virtual machine slows or speeds between
   // processes; a managed one moves pages through the host's memory too.
   f.machine_variance = "mem:pageable|mem:managed_prefetch|mem:managed_fault";
-  f.machine_variance_cause =
-      "the CPU the process lands on and its state, and for managed memory the host's memory, which a virtual machine "
-      "changes between processes";
+  f.machine_variance_cause = kPageableCopyCause;
   f.plot = "x=bytes;series=mem,engine;panel=dir";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Transfer/";

@@ -317,10 +317,10 @@ void add_note(benchmark::State& state, const std::string& note) {
   set_label(state);
 }
 
-void set_running_case(const std::string& name, const health_sampler* health, bool link_bound, double span_s) {
+void set_running_case(const std::string& name, const health_sampler* health, round_kind rounds, double span_s) {
   if (health) {  // a run starts
     g_running.repetition = g_runs_of[name]++;
-    g_running.rounds = rounds_of_case(link_bound);
+    g_running.rounds = rounds_of_case(rounds);
     g_running.started = clock_type::now();
     g_running.sampling_wall_s = g_running.calibration_wall_s = 0;
   } else if (g_running.name == name) {  // the run ends: what it cost, set-up and checks included

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/measure/stats.hpp"
+#include "harness/run/rounds.hpp"
 
 namespace gpu_bench {
 
@@ -124,9 +125,9 @@ double calibrated_once(const std::string& key, const std::function<case_plan()>&
 void add_note(benchmark::State& state, const std::string& note);
 
 // What the loop needs to know of the case running now; the registry sets it around every case (`health`
-// null as it ends). A link-bound case (registry.hpp) takes --link_rounds rounds; `span_s` is the least wall
-// time each of its rounds samples for (registry.hpp's link_span), 0 for none.
-void set_running_case(const std::string& name, const health_sampler* health, bool link_bound = false,
+// null as it ends). `rounds` says which rounds it takes (rounds_of_case); `span_s` is the least wall time each
+// of its rounds samples for (registry.hpp's link_span), 0 for none.
+void set_running_case(const std::string& name, const health_sampler* health, round_kind rounds = round_kind::full,
                       double span_s = 0);
 
 // The sum of every sample this process timed and reported on, warm-ups aside: every case's samples and

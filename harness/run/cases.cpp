@@ -74,10 +74,13 @@ step_result run_rounds(run_state& run) {
                                opts.round == 0);
   if (opts.round > 0) progress.start_round(opts.round);
   if (!opts.list_only && opts.rounds > 1 && opts.round == 0) {
+    using gpu_bench::round_kind;
     const auto link_cases = gpu_bench::link_round_cases(run.filter, gpu_bench::registered_names());
-    const int link_extra = gpu_bench::rounds_of_case(true) - opts.rounds;
-    if (gpu_bench::run_earlier_rounds(run.user_args, opts.rounds, link_cases, link_extra, gpu_bench::event_tick_s(),
-                                      &progress, run.earlier_rounds_timed_s) != 0) {
+    const auto host_cases = gpu_bench::host_round_cases(run.filter, gpu_bench::registered_names());
+    const int link_extra = gpu_bench::rounds_of_case(round_kind::link) - opts.rounds;
+    const int host_extra = gpu_bench::rounds_of_case(round_kind::host) - opts.rounds;
+    if (gpu_bench::run_earlier_rounds(run.user_args, opts.rounds, link_cases, link_extra, host_cases, host_extra,
+                                      gpu_bench::event_tick_s(), &progress, run.earlier_rounds_timed_s) != 0) {
       std::fprintf(stderr, "gpu_bench: interrupted; no output file written\n");
       return 130;
     }

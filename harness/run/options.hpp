@@ -69,6 +69,7 @@ struct options {
   int rounds = kDefaultRounds;                  // --rounds=N
   int link_rounds = kDefaultLinkRounds;         // --link_rounds=N: rounds of a link-bound case (at least --rounds)
   int link_max_rounds = kDefaultLinkMaxRounds;  // --link_max_rounds=N: at most, for those whose rounds disagree
+  int host_rounds = 0;  // --host_rounds=N: rounds of the cases a family's host_rounds rule names (0: --rounds)
   double target_detectable_pct = kDefaultTargetDetectablePct;  // --target_detectable=PCT
   int round = 0;                   // --round=K/N: this process is round K of N, run by the one that runs the last
   bool record_samples = false;     // --samples=on: every sample's time into the --benchmark_out file

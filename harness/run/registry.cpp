@@ -138,6 +138,7 @@ std::string declaration_problem(const family_descriptor& d) {
   for (const auto& [what, rule] : {std::pair<const char*, const std::string&>{"host_link", d.host_link},
                                    {"link_bound", d.link_bound},
                                    {"link_span", d.link_span},
+                                   {"host_rounds", d.host_rounds},
                                    {"machine_variance", d.machine_variance}})
     if (rule != "yes" && rule != "no")
       for (const std::string& token : split(rule, '|'))  // key:value
@@ -205,6 +206,7 @@ context_list family_context() {
     c.emplace_back(k + "host_side", f.host_side);
     c.emplace_back(k + "link_bound", f.link_bound);
     c.emplace_back(k + "link_span", f.link_span);
+    c.emplace_back(k + "host_rounds", f.host_rounds);
     c.emplace_back(k + "machine_variance", f.machine_variance);
     if (f.machine_variance != "no") c.emplace_back(k + "machine_variance_cause", f.machine_variance_cause);
     c.emplace_back(k + "spread_axes", fact_text(joined(f.spread_axes, ",")));
@@ -265,6 +267,17 @@ bool is_link_bound(const family_descriptor& d, const std::string& name) {
 
 bool varies_with_machine(const family_descriptor& d, const std::string& name) {
   return rule_holds(d.machine_variance, name);
+}
+
+bool takes_host_rounds(const family_descriptor& d, const std::string& name) {
+  return rule_holds(d.host_rounds, name);
+}
+
+bool takes_host_rounds(const std::string& name) {
+  const std::string family = name.substr(0, name.find('/'));
+  for (const family_descriptor& d : family_list())
+    if (d.name == family) return takes_host_rounds(d, name);
+  return false;
 }
 
 int health_poll_ms_for(const family_descriptor& d, const std::string& name, int poll_ms) {
@@ -371,16 +384,18 @@ benchmark::internal::Benchmark* register_case(const case_name& name, std::functi
   }
   const std::string n = full.str();
   const bool host_link = crosses_host_link(*g_registering.family, n);
-  const bool link_bound = is_link_bound(*g_registering.family, n);
+  const round_kind rounds = is_link_bound(*g_registering.family, n)       ? round_kind::link
+                            : takes_host_rounds(*g_registering.family, n) ? round_kind::host
+                                                                          : round_kind::full;
   const double span_s = spans_link_states(*g_registering.family, n) ? kLinkStateSpanS : 0.0;
   const int poll_ms = health_poll_ms_for(*g_registering.family, n, current_options().health_poll_ms);
   const std::string family = g_registering.family->name;
-  auto* b = benchmark::RegisterBenchmark(n.c_str(), [fn = std::move(fn), n, family, device, gpus, host_link, link_bound,
+  auto* b = benchmark::RegisterBenchmark(n.c_str(), [fn = std::move(fn), n, family, device, gpus, host_link, rounds,
                                                      span_s, poll_ms](benchmark::State& st) {
     running_name() = n;
     // The last round's process reports the case's counters, so it alone reads its GPUs' edges.
     health_sampler sampler(bus_ids(gpus), poll_ms, current_options().round == 0);
-    set_running_case(n, &sampler, link_bound, span_s);
+    set_running_case(n, &sampler, rounds, span_s);
     place_thread_for_case();
     // Any error a case throws (CUDA, allocation, gate timeout) fails that case with its sentence; the
     // run goes on with the next.

@@ -90,6 +90,11 @@ struct family_descriptor {
   // samples of one moment agree with each other, so such a case samples each round for at least
   // kLinkStateSpanS of wall time: a round's median then spans several of the link's states, not one.
   std::string link_span = "no";
+  // Which cases are timed by the host's own work and cheap enough to take --host_rounds rounds: "yes", "no",
+  // or key:value tokens joined by '|', as host_link. The CPU's state on a virtual machine moves them over
+  // seconds, and in default runs their rounds differ within a run as much as between runs; so more rounds,
+  // run between the others, narrow their interval (docs/methodology.md, "Host-driven cases and the CPU's state").
+  std::string host_rounds = "no";
   // Which cases vary between processes with the machine's own state, which gpu_bench cannot remove (a virtual
   // machine's CPU speed, say): "yes", "no", or key:value tokens joined by '|', as host_link. The tools then show
   // machine_variance_cause in words in place of a wide interval (docs/methodology.md).
@@ -122,6 +127,11 @@ struct family_descriptor {
 // on a virtual machine a process draws a fast or a slow CPU, and the driver's host work follows it.
 inline constexpr const char* kHostCpuStateCause =
     "the host CPU's state, which a virtual machine changes between processes (host.clock_read_ns)";
+// The machine_variance_cause of copies from or to pageable or managed memory: the CPU stages a pageable copy,
+// and managed pages move through the host's memory.
+inline constexpr const char* kPageableCopyCause =
+    "the CPU the process lands on and its state, and for managed memory the host's memory, which a virtual machine "
+    "changes between processes";
 
 // Declares a family from its own file, before main runs:
 //   const family_registration registration{[](family_descriptor& f) { f.name = "Transfer"; ... }};
@@ -177,6 +187,11 @@ inline constexpr double kLinkStateSpanS = 0.3;
 // The same for a registered case, by its name alone (its family found from the name); false for a name of
 // no family.
 bool is_link_bound(const std::string& name);
+
+// Whether a case of `d` named `name` takes --host_rounds rounds, by the descriptor's host_rounds rule; the same
+// for a registered case by its name alone (false for a name of no family).
+bool takes_host_rounds(const family_descriptor& d, const std::string& name);
+bool takes_host_rounds(const std::string& name);
 
 // Whether a case of `d` named `name` varies with the machine's own state, by the descriptor's machine_variance rule.
 bool varies_with_machine(const family_descriptor& d, const std::string& name);

@@ -49,9 +49,10 @@ std::string literal_pattern(const std::string& text) {
 
 }  // namespace
 
-int rounds_of_case(bool link_bound) {
+int rounds_of_case(round_kind kind) {
   const options& o = current_options();
-  return link_bound && o.rounds >= 2 ? std::max(o.rounds, o.link_rounds) : o.rounds;
+  if (o.rounds < 2 || kind == round_kind::full) return o.rounds;
+  return std::max(o.rounds, kind == round_kind::link ? o.link_rounds : o.host_rounds);
 }
 
 std::vector<std::string> round_arguments(const std::vector<std::string>& user_args, int round, int rounds,
@@ -90,6 +91,13 @@ std::vector<std::string> link_round_cases(const std::string& user_filter, const 
   return out;
 }
 
+std::vector<std::string> host_round_cases(const std::string& user_filter, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& name : filter_matches(user_filter, names))
+    if (!is_link_bound(name) && takes_host_rounds(name)) out.push_back(name);
+  return out;
+}
+
 std::string exact_names_filter(const std::vector<std::string>& names) {
   std::string alternatives;
   for (const std::string& name : names) alternatives += (alternatives.empty() ? "" : "|") + literal_pattern(name);
@@ -102,7 +110,7 @@ std::string link_round_filter(const std::string& user_filter, const std::vector<
 
 std::vector<std::vector<std::string>> extra_link_rounds(const std::vector<std::string>& link_cases, double tick_s) {
   const options& o = current_options();
-  const int most = std::max(o.link_max_rounds, rounds_of_case(true));
+  const int most = std::max(o.link_max_rounds, rounds_of_case(round_kind::link));
   std::vector<std::pair<std::string, int>> wanted;
   int rounds = 0;
   for (const std::string& name : link_cases) {
@@ -175,20 +183,22 @@ int run_round_process(const std::vector<std::string>& args, std::string& why) {
   return WEXITSTATUS(status);
 }
 
-std::vector<bool> child_round_order(int rounds, int link_extra) {
-  std::vector<bool> order;
+std::vector<round_kind> child_round_order(int rounds, int link_extra, int host_extra) {
+  std::vector<round_kind> order;
   const int full = std::max(0, rounds - 1);
   if (full == 0) return order;
-  int links = 0;
+  int links = 0, hosts = 0;
   for (int k = 1; k <= full; ++k) {
-    order.push_back(false);
-    for (; links < std::max(0, link_extra) * k / full; ++links) order.push_back(true);
+    order.push_back(round_kind::full);
+    for (; links < std::max(0, link_extra) * k / full; ++links) order.push_back(round_kind::link);
+    for (; hosts < std::max(0, host_extra) * k / full; ++hosts) order.push_back(round_kind::host);
   }
   return order;
 }
 
 int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
-                       const std::vector<std::string>& link_cases, int link_extra, double tick_s, progress* shown,
+                       const std::vector<std::string>& link_cases, int link_extra,
+                       const std::vector<std::string>& host_cases, int host_extra, double tick_s, progress* shown,
                        double& timed_s) {
   timed_s = 0;
   const char* tmp = std::getenv("TMPDIR");
@@ -202,14 +212,17 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
   }
   const std::string link_filter = exact_names_filter(link_cases);
   if (link_filter.empty()) link_extra = 0;  // no link-bound case selected
+  const std::string host_filter = exact_names_filter(host_cases);
+  if (host_filter.empty()) host_extra = 0;
   int status = 0;
   // What the rounds cost: all of them, and in the rounds of the link-bound cases alone each case's wall time
   // and what the process cost beyond its cases (its start and end), the largest seen.
   double rounds_s = 0, start_s = 0;
   std::map<std::string, double> case_wall_s;
   // One round's process, its medians kept; false when it was interrupted. `filter`: "" for every case the
-  // user selected, else a round of the link-bound cases it names alone. `label` names it in
-  // gpu_bench.round_processes and its file in `dir`.
+  // user selected, else a round of the cases it names alone (link-bound, host_rounds or extra). `label`
+  // names it in gpu_bench.round_processes and its file in `dir`. Only the link-bound cases' processes say
+  // what a case and a process's start cost the extra rounds.
   const auto run_one = [&](int k, const std::string& filter, const std::string& label) {
     const std::string path = dir + "/" + label + ".json";
     round_process record{label};
@@ -223,8 +236,9 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
       std::remove(path.c_str());
       return false;
     }
-    const std::string which = filter.empty() ? "round " + std::to_string(k) + " of " + std::to_string(rounds)
-                                             : "a round of the link-bound cases";
+    const std::string which = filter.empty()          ? "round " + std::to_string(k) + " of " + std::to_string(rounds)
+                              : filter == host_filter ? "a round of the host-driven cases"
+                                                      : "a round of the link-bound cases";
     round_medians medians;
     round_samples samples;
     double round_timed = 0;
@@ -241,7 +255,7 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
       timed_s += round_timed;
       record.timed_s = round_timed;
       for (const auto& [name, wall] : walls) record.cases_wall_s += wall;
-      if (!filter.empty()) {
+      if (!filter.empty() && filter != host_filter) {
         for (const auto& [name, wall] : walls) case_wall_s[name] = wall;
         start_s = std::max(start_s, took - record.cases_wall_s);
       }
@@ -250,10 +264,13 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
     std::remove(path.c_str());
     return true;
   };
-  int k = 0, links = 0;
-  for (const bool link_only : child_round_order(rounds, link_extra)) {
-    const std::string label = link_only ? "link_" + std::to_string(++links) : "round_" + std::to_string(++k);
-    if (!run_one(std::max(k, 1), link_only ? link_filter : "", label)) {
+  int k = 0, links = 0, hosts = 0;
+  for (const round_kind kind : child_round_order(rounds, link_extra, host_extra)) {
+    const std::string label = kind == round_kind::link   ? "link_" + std::to_string(++links)
+                              : kind == round_kind::host ? "host_" + std::to_string(++hosts)
+                                                         : "round_" + std::to_string(++k);
+    const std::string filter = kind == round_kind::link ? link_filter : kind == round_kind::host ? host_filter : "";
+    if (!run_one(std::max(k, 1), filter, label)) {
       status = 130;
       break;
     }

@@ -5,7 +5,8 @@
 // processes of itself, each over every selected case in the last round's order, then the last round itself; each
 // case then reports the center of its rounds' medians and an interval that the next run's figure falls in.
 // Link-bound cases (registry.hpp) take --link_rounds rounds: the extra ones hold only those cases, each run
-// between two of the others so that the case's rounds meet the link at moments far apart.
+// between two of the others so that the case's rounds meet the link at moments far apart. The cases a
+// family's host_rounds rule names take --host_rounds rounds the same way, in processes of their own.
 #include <map>
 #include <string>
 #include <utility>
@@ -15,9 +16,14 @@
 
 namespace gpu_bench {
 
-// How many rounds a case takes: --rounds, or for a link-bound case --link_rounds where that is more (and
-// --rounds is at least 2: one round is one process, whatever the case).
-int rounds_of_case(bool link_bound);
+// The rounds a case takes beside every case's, and the processes that run them: `full`, a round of every
+// selected case; `link`, of the link-bound cases alone; `host`, of the cases a family's host_rounds rule
+// names alone.
+enum class round_kind { full, link, host };
+
+// How many rounds a case of `kind` takes: --rounds, or --link_rounds (link) or --host_rounds (host) where
+// that is more (and --rounds is at least 2: one round is one process, whatever the case).
+int rounds_of_case(round_kind kind);
 
 // The arguments (without the program's name) a child round runs with: the user's own, less those only the
 // last round honours (the output file and its format, --timeline, --samples, --rounds, --benchmark_format),
@@ -26,8 +32,10 @@ int rounds_of_case(bool link_bound);
 std::vector<std::string> round_arguments(const std::vector<std::string>& user_args, int round, int rounds,
                                          const std::string& out_path, const std::string& link_filter = "");
 
-// The link-bound cases among `names` (registered names) that `user_filter` selects.
+// The link-bound cases among `names` (registered names) that `user_filter` selects...
 std::vector<std::string> link_round_cases(const std::string& user_filter, const std::vector<std::string>& names);
+// ... and those that take --host_rounds.
+std::vector<std::string> host_round_cases(const std::string& user_filter, const std::vector<std::string>& names);
 // A --benchmark_filter that selects exactly `names`; "" for none.
 std::string exact_names_filter(const std::vector<std::string>& names);
 // exact_names_filter(link_round_cases(user_filter, names)).
@@ -58,23 +66,25 @@ int run_round_process(const std::vector<std::string>& args, std::string& why);
 
 class progress;
 
-// The order of the child rounds: rounds 1 to rounds-1 of every case (false), with `link_extra` rounds of the
-// link-bound cases alone (true) spread evenly after them, so that each meets the link a round's length
-// away from the link-bound cases' other rounds.
-std::vector<bool> child_round_order(int rounds, int link_extra);
+// The order of the child rounds: rounds 1 to rounds-1 of every case (full), with `link_extra` rounds of the
+// link-bound cases alone (link) and then `host_extra` of the host_rounds cases alone (host) spread evenly after
+// them, so that each meets the machine a round's length away from those cases' other rounds.
+std::vector<round_kind> child_round_order(int rounds, int link_extra, int host_extra = 0);
 
 // Runs rounds 1 to rounds-1 of `user_args`, one process after the other, and `link_extra` rounds of
-// `link_cases` (link_round_cases) spread between them, then the extra rounds extra_link_rounds asks for
-// that fit kExtraRoundsShare of the time those took (extra_rounds_within), and keeps each round's medians for the last
-// round (add_prior_round). A round that fails or writes nothing is said so in one line and the figures rest on the
-// others. Returns 0, or 130 when a round was interrupted; `timed_s` is the rounds' timed sample time.
+// `link_cases` (link_round_cases) and `host_extra` of `host_cases` (host_round_cases) spread between them, then the
+// extra rounds extra_link_rounds asks for that fit kExtraRoundsShare of the time those took (extra_rounds_within), and
+// keeps each round's medians for the last round (add_prior_round). A round that fails or writes nothing is said so in
+// one line and the figures rest on the others. Returns 0, or 130 when a round was interrupted; `timed_s` is the rounds'
+// timed sample time.
 int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
-                       const std::vector<std::string>& link_cases, int link_extra, double tick_s, progress* shown,
+                       const std::vector<std::string>& link_cases, int link_extra,
+                       const std::vector<std::string>& host_cases, int host_extra, double tick_s, progress* shown,
                        double& timed_s);
 
-// One earlier round's process: `label` round_K (every selected case), link_K (the link-bound cases alone) or
-// extra_K (those whose rounds disagree); its wall time from spawn to exit, its cases' wall time and their
-// timed samples, in seconds (0 where the round left no results).
+// One earlier round's process: `label` round_K (every selected case), link_K (the link-bound cases alone),
+// host_K (the host_rounds cases alone) or extra_K (link-bound cases whose rounds disagree); its wall time from spawn to
+// exit, its cases' wall time and their timed samples, in seconds (0 where the round left no results).
 struct round_process {
   std::string label;
   double wall_s = 0, cases_wall_s = 0, timed_s = 0;

@@ -106,9 +106,11 @@ step_result describe_machine(run_state& run) {
   context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
   context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
   context.emplace_back("gpu_bench.health_poll_ms", std::to_string(opts.health_poll_ms));
-  context.emplace_back("gpu_bench.link_rounds", std::to_string(gpu_bench::rounds_of_case(true)));
-  context.emplace_back("gpu_bench.link_max_rounds",
-                       std::to_string(std::max(opts.link_max_rounds, gpu_bench::rounds_of_case(true))));
+  context.emplace_back("gpu_bench.link_rounds", std::to_string(gpu_bench::rounds_of_case(gpu_bench::round_kind::link)));
+  context.emplace_back("gpu_bench.host_rounds", std::to_string(gpu_bench::rounds_of_case(gpu_bench::round_kind::host)));
+  context.emplace_back(
+      "gpu_bench.link_max_rounds",
+      std::to_string(std::max(opts.link_max_rounds, gpu_bench::rounds_of_case(gpu_bench::round_kind::link))));
   context.emplace_back("gpu_bench.target_detectable_pct",
                        gpu_bench::fact_text(std::optional<double>(opts.target_detectable_pct)));
   // How a case's figure combines its rounds (docs/json.md): from five rounds the mean of the fastest half.

@@ -144,11 +144,11 @@ TEST(Loop, ARoundWithASpanSamplesForIt) {
 
 TEST(Loop, TheRunningCasesSpanIsInItsRulesUntilItEnds) {
   health_sampler no_gpus({});
-  set_running_case("Copy/dir:bidir/bytes:1048576", &no_gpus, true, 0.3);
+  set_running_case("Copy/dir:bidir/bytes:1048576", &no_gpus, round_kind::link, 0.3);
   EXPECT_EQ(rules_from_options().min_span_s, 0.3);
   set_running_case("Copy/dir:bidir/bytes:1048576", nullptr);
   EXPECT_EQ(rules_from_options().min_span_s, 0.0);
-  set_running_case("Copy/dir:h2d/bytes:1048576", &no_gpus, true);
+  set_running_case("Copy/dir:h2d/bytes:1048576", &no_gpus, round_kind::link);
   EXPECT_EQ(rules_from_options().min_span_s, 0.0);
   set_running_case("Copy/dir:h2d/bytes:1048576", nullptr);
 }

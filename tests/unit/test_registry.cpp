@@ -296,6 +296,16 @@ TEST(Registry, ACaseVariesWithTheMachineWhereItsRuleHolds) {
   EXPECT_TRUE(varies_with_machine(f, "Copy/dir:d2h/bytes:4"));
 }
 
+TEST(Registry, TheHostDrivenFamiliesTakeHostRounds) {
+  for (const char* name : {"SyncPlacement", "Events", "Launch", "HostBlocking", "SmallCopy", "Batch"})
+    EXPECT_TRUE(takes_host_rounds(declared(name), std::string(name) + "/any/manual_time")) << name;
+  for (const char* name : {"Alloc", "Transfer", "Overlap", "Streams", "Latency", "AllHost"})
+    EXPECT_FALSE(takes_host_rounds(declared(name), std::string(name) + "/any/manual_time")) << name;
+  EXPECT_TRUE(takes_host_rounds("Events/op:record/timing:off/manual_time"));
+  EXPECT_FALSE(takes_host_rounds("Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time"));
+  EXPECT_FALSE(takes_host_rounds("NoSuchFamily/x"));
+}
+
 TEST(Registry, NvmlReadsNoCaseThatVariesWithTheMachineWhileItRuns) {
   const std::string transfer_name = "Transfer";
   const family_descriptor& transfer = declared(transfer_name);
@@ -321,7 +331,13 @@ TEST(Registry, TheHostDrivenCasesAndPageableAndManagedCopiesVaryWithTheMachine) 
   EXPECT_FALSE(varies_with_machine(transfer, "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time"));
   EXPECT_FALSE(varies_with_machine(transfer, "Transfer/dir:d2d/mem:device/cache:cold/bytes:1048576/manual_time"));
   EXPECT_NE(transfer.machine_variance_cause.find("host's memory"), std::string::npos);
-  for (const char* name : {"Streams", "Overlap", "Latency", "AllHost", "Peer", "PeerPattern", "PeerLatency"})
+  const family_descriptor& overlap = declared("Overlap");
+  EXPECT_TRUE(
+      varies_with_machine(overlap, "Overlap/schedule:serial/mem:pageable/streams:1/bytes:536870912/manual_time"));
+  EXPECT_FALSE(
+      varies_with_machine(overlap, "Overlap/schedule:serial/mem:pinned/streams:1/bytes:536870912/manual_time"));
+  EXPECT_EQ(overlap.machine_variance_cause, transfer.machine_variance_cause);
+  for (const char* name : {"Streams", "Latency", "AllHost", "Peer", "PeerPattern", "PeerLatency"})
     EXPECT_EQ(declared(name).machine_variance, "no") << name;
 }
 

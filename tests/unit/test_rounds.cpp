@@ -51,14 +51,19 @@ TEST(Rounds, ARoundOfTheLinkBoundCasesSelectsThemByNameAndShowsNoProgress) {
   EXPECT_EQ(args, want);
 }
 
-TEST(Rounds, TheLinkBoundCasesExtraRoundsFallBetweenTheOthers) {
-  using order = std::vector<bool>;
-  EXPECT_EQ(child_round_order(3, 2), (order{false, true, false, true}));
-  EXPECT_EQ(child_round_order(3, 0), (order{false, false}));
-  EXPECT_EQ(child_round_order(3, -1), (order{false, false}));
-  EXPECT_EQ(child_round_order(3, 3), (order{false, true, false, true, true}));
-  EXPECT_EQ(child_round_order(5, 2), (order{false, false, true, false, false, true}));
+TEST(Rounds, TheLinkBoundAndHostCasesExtraRoundsFallBetweenTheOthers) {
+  using order = std::vector<round_kind>;
+  const round_kind F = round_kind::full, L = round_kind::link, H = round_kind::host;
+  EXPECT_EQ(child_round_order(3, 2), (order{F, L, F, L}));
+  EXPECT_EQ(child_round_order(3, 0), (order{F, F}));
+  EXPECT_EQ(child_round_order(3, -1), (order{F, F}));
+  EXPECT_EQ(child_round_order(3, 3), (order{F, L, F, L, L}));
+  EXPECT_EQ(child_round_order(5, 2), (order{F, F, L, F, F, L}));
   EXPECT_EQ(child_round_order(1, 4), order{});  // one round is the last, in the process the user started
+  EXPECT_EQ(child_round_order(3, 2, 2), (order{F, L, H, F, L, H}));
+  EXPECT_EQ(child_round_order(3, 0, 2), (order{F, H, F, H}));
+  EXPECT_EQ(child_round_order(3, 2, 0), child_round_order(3, 2));
+  EXPECT_EQ(child_round_order(1, 2, 2), order{});
 }
 
 TEST(Rounds, ALinkBoundCaseTakesLinkRoundsWhereThatIsMore) {
@@ -67,15 +72,23 @@ TEST(Rounds, ALinkBoundCaseTakesLinkRoundsWhereThatIsMore) {
   o.rounds = 3;
   o.link_rounds = 5;
   set_current_options(o);
-  EXPECT_EQ(rounds_of_case(true), 5);
-  EXPECT_EQ(rounds_of_case(false), 3);
-  o.link_rounds = 2;
+  EXPECT_EQ(rounds_of_case(round_kind::link), 5);
+  EXPECT_EQ(rounds_of_case(round_kind::full), 3);
+  EXPECT_EQ(rounds_of_case(round_kind::host), 3);  // --host_rounds unset: as --rounds
+  o.host_rounds = 5;
   set_current_options(o);
-  EXPECT_EQ(rounds_of_case(true), 3);
+  EXPECT_EQ(rounds_of_case(round_kind::host), 5);
+  o.link_rounds = 2;
+  o.host_rounds = 2;
+  set_current_options(o);
+  EXPECT_EQ(rounds_of_case(round_kind::link), 3);
+  EXPECT_EQ(rounds_of_case(round_kind::host), 3);
   o.rounds = 1;
   o.link_rounds = 5;
+  o.host_rounds = 5;
   set_current_options(o);
-  EXPECT_EQ(rounds_of_case(true), 1);  // one round is one process, whatever the case
+  EXPECT_EQ(rounds_of_case(round_kind::link), 1);  // one round is one process, whatever the case
+  EXPECT_EQ(rounds_of_case(round_kind::host), 1);
   set_current_options(saved);
 }
 
@@ -92,6 +105,16 @@ TEST(Rounds, TheLinkRoundsFilterSelectsExactlyTheSelectedLinkBoundCases) {
   EXPECT_EQ(filter_matches(bidir, names), (std::vector<std::string>{names[4]})) << bidir;
   EXPECT_EQ(link_round_filter("-Transfer", names), "");
   EXPECT_EQ(link_round_filter("pageable", names), "");
+}
+
+TEST(Rounds, TheHostRoundsHoldTheCasesOfHostDrivenFamiliesThatTheFilterSelects) {
+  const std::vector<std::string> names = {
+      "Events/op:record/timing:off/manual_time", "Launch/op:empty_kernel/kernels:1/manual_time",
+      "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time",
+      "Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time", "Alloc/op:malloc_host/bytes:1048576/manual_time"};
+  EXPECT_EQ(host_round_cases("", names), (std::vector<std::string>{names[0], names[1]}));
+  EXPECT_EQ(host_round_cases("^Launch/", names), (std::vector<std::string>{names[1]}));
+  EXPECT_TRUE(host_round_cases("^Transfer/", names).empty());
 }
 
 TEST(Rounds, OneRoundIsItsOwnFloor) {

@@ -43,12 +43,14 @@ def link_drift(files: list[BenchmarkFile]) -> list[LinkDrift]:
 def round_kinds(f: BenchmarkFile, run: int) -> RoundKinds | None:
     """`f`'s copies' rounds by the kind of process each ran in; None for a file without
     gpu_bench.round_processes. A copy's rounds are in the order they ran: every child round it was in (every
-    full and link round, then the first of the extra rounds), then the last; a copy whose count of rounds
-    fits no such order (one of its rounds failed) is left out."""
+    full and link round, then the first of the extra rounds), then the last; a round of the host-driven cases
+    alone (host_K) holds no copy. A copy whose count of rounds fits no such order (one of its rounds failed) is
+    left out."""
     labels = [p.partition("=")[0] for p in str(f.fact("gpu_bench.round_processes") or "").split()]
     if not labels:
         return None
-    planned = ["full" if label.startswith("round_") else "link" for label in labels if not label.startswith("extra_")]
+    planned = ["full" if label.startswith("round_") else "link" for label in labels
+               if label.startswith(("round_", "link_"))]
     extras = sum(1 for label in labels if label.startswith("extra_"))
     excess: dict[str, dict[str, list[float]]] = {}
     for key, case in f.cases.items():
