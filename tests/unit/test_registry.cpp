@@ -331,7 +331,8 @@ TEST(Registry, TheHostDrivenCasesAndPageableAndManagedCopiesVaryWithTheMachine) 
   EXPECT_FALSE(varies_with_machine(transfer, "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time"));
   EXPECT_FALSE(varies_with_machine(transfer, "Transfer/dir:d2d/mem:device/cache:cold/bytes:1048576/manual_time"));
   EXPECT_NE(transfer.machine_variance_cause.find("host's memory"), std::string::npos);
-  const family_descriptor& overlap = declared("Overlap");
+  const std::string overlap_name = "Overlap";
+  const family_descriptor& overlap = declared(overlap_name);
   EXPECT_TRUE(
       varies_with_machine(overlap, "Overlap/schedule:serial/mem:pageable/streams:1/bytes:536870912/manual_time"));
   EXPECT_FALSE(
