@@ -3,8 +3,10 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
 
 #include "harness/run/sizes.hpp"
 
@@ -67,17 +69,22 @@ std::string needs_value(const std::string& name) {
   return name + " takes a value: " + name + "=...";
 }
 
-void take_device(options& o, const std::string& value) {
-  o.all_devices = value == "all";
-  if (o.all_devices) {
-    o.device = 0;
-    return;
-  }
+// `value` as a whole number from `lo` to `hi`, or as one of `words`; else a usage error that says what `flag`
+// takes (`takes`).
+int number_or_word(const std::string& value, const char* flag, long lo, long hi,
+                   std::initializer_list<std::pair<const char*, int>> words, const char* takes) {
+  for (const auto& [word, number] : words)
+    if (value == word) return number;
   try {
-    o.device = static_cast<int>(parse_int(value, "--device", 0, 1023));
+    return static_cast<int>(parse_int(value, flag, lo, hi));
   } catch (const usage_error&) {
-    throw usage_error("--device takes a GPU number from 0 to 1023 or all, not '" + value + "'");
+    throw usage_error(std::string(flag) + " takes " + takes + ", not '" + value + "'");
   }
+}
+
+void take_device(options& o, const std::string& value) {
+  o.device = number_or_word(value, "--device", 0, 1023, {{"all", 0}}, "a GPU number from 0 to 1023 or all");
+  o.all_devices = value == "all";
 }
 
 void take_sizes(options& o, const std::string& value) {
@@ -90,29 +97,12 @@ void take_sizes(options& o, const std::string& value) {
 }
 
 void take_cpu(options& o, const std::string& value) {
-  if (value == "off") {
-    o.cpu = kCpuOff;
-  } else if (value == "auto") {
-    o.cpu = kCpuAuto;
-  } else {
-    try {
-      o.cpu = static_cast<int>(parse_int(value, "--cpu", 0, 65535));
-    } catch (const usage_error&) {
-      throw usage_error("--cpu takes a CPU number, auto or off, not '" + value + "'");
-    }
-  }
+  o.cpu = number_or_word(value, "--cpu", 0, 65535, {{"off", kCpuOff}, {"auto", kCpuAuto}}, "a CPU number, auto or off");
 }
 
 void take_health_poll(options& o, const std::string& value) {
-  if (value == "off") {
-    o.health_poll_ms = 0;
-    return;
-  }
-  try {
-    o.health_poll_ms = static_cast<int>(parse_int(value, "--health_poll", 1, 10000));
-  } catch (const usage_error&) {
-    throw usage_error("--health_poll takes milliseconds from 1 to 10000, or off, not '" + value + "'");
-  }
+  o.health_poll_ms =
+      number_or_word(value, "--health_poll", 1, 10000, {{"off", 0}}, "milliseconds from 1 to 10000, or off");
 }
 
 void take_round(options& o, const std::string& value) {
