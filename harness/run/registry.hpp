@@ -92,7 +92,7 @@ struct family_descriptor {
   std::string link_span = "no";
   // Which cases are timed by the host's own work and cheap enough to take --host_rounds rounds: "yes", "no",
   // or key:value tokens joined by '|', as host_link. The CPU's state on a virtual machine moves them over
-  // seconds, and in default runs their rounds differ within a run as much as between runs; so more rounds,
+  // seconds, and in most default runs their rounds differ within a run as much as between runs; so more rounds,
   // run between the others, narrow their interval (docs/methodology.md, "Host-driven cases and the CPU's state").
   std::string host_rounds = "no";
   // Which cases vary between processes with the machine's own state, which gpu_bench cannot remove (a virtual

@@ -80,6 +80,13 @@ def test_the_aa_report_gives_each_family_its_detectable_pct_coverage_and_catches
         assert [(c.caught, c.cases) for c in f.slowdowns] == [(round(want * f.cases), f.cases)] * 2, name
     # Worst first: the family caught least, then the least covered.
     assert list(fams)[:2] == ["Transfer/mem:pageable", "Transfer/mem:pinned"]
+    # Runs over rounds: where both runs read the same rounds nothing lies between them; three pinned copies of
+    # 21 moved 3% in run 2, each adding 1.5 log(1.03)^2 to the between-run sum of squares (one degree of freedom
+    # per case), against the within-run variance of TIGHT's logarithms.
+    assert fams["SmallCopy"].runs_over_rounds == pytest.approx(0.0, abs=1e-9)
+    assert pageable.runs_over_rounds == pytest.approx(0.0, abs=1e-9)
+    within = statistics.variance([math.log(r) for r in TIGHT])
+    assert pinned.runs_over_rounds == pytest.approx(SLOWER_IN_RUN_2 * 1.5 * math.log(1.03) ** 2 / 21 / within, rel=1e-6)
 
     out = tmp_path / "aa.json"
     code, text, err = run_cli(cli_aa.main, ["report", *pair, "--json", str(out)], capsys)
@@ -87,15 +94,17 @@ def test_the_aa_report_gives_each_family_its_detectable_pct_coverage_and_catches
     lines = text.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("  by family, worst first"))
     assert lines[head + 1].split() == ["family", "cases", "spread", "coverage", "floor", "det", "p50", "det", "p90",
-                                       "5%", "slower", "10%", "slower"]
+                                       "runs/rounds", "5%", "slower", "10%", "slower"]
     rows = [line.split() for line in lines[head + 2:head + 2 + len(fams)]]
     assert [row[0] for row in rows] == list(fams)
-    assert rows[0][1:2] + rows[0][3:4] + rows[0][5:] == ["21", "100.0%", "40.00%", "48.00%", "0.0%", "0.0%"]
-    assert rows[1][1:2] + rows[1][3:4] + rows[1][5:] == ["21", "85.7%", "1.75%", "2.30%", "100.0%", "100.0%"]
+    assert rows[0][1:2] + rows[0][3:4] + rows[0][5:] == ["21", "100.0%", "40.00%", "48.00%", "0.00", "0.0%", "0.0%"]
+    assert rows[1][1:2] + rows[1][3:4] + rows[1][5:] == ["21", "85.7%", "1.75%", "2.30%",
+                                                         f"{pinned.runs_over_rounds:.2f}", "100.0%", "100.0%"]
     doc = json.loads(out.read_text())
     assert list(doc["families"]) == list(fams)
     p = doc["families"]["Transfer/mem:pinned"]
     assert {"cases", "coverage_next", "detectable_median_pct", "detectable_p90_pct", "slowdowns"} <= set(p)
     assert p["coverage_next"] == pytest.approx(18 / 21) and p["detectable_p90_pct"] == pytest.approx(2.3)
+    assert p["runs_over_rounds"] == pytest.approx(pinned.runs_over_rounds)
     assert [(s["pct"], s["rate"]) for s in doc["families"]["Transfer/mem:pageable"]["slowdowns"]] == [(5.0, 0.0),
                                                                                                    (10.0, 0.0)]

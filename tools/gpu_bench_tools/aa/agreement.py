@@ -85,6 +85,11 @@ class FamilyAgreement:
     detectable_median_pct: float  # over every case and run that wrote one; NaN where none did
     detectable_p90_pct: float
     slowdowns: list[FamilyCatch] = field(default_factory=list)  # at FAMILY_SLOWDOWNS
+    # Its cases' between-run mean square of their round logarithms over the within-run one, pooled (a one-way
+    # analysis of variance per case, runs as groups). About 1 where nothing holds for a whole run; well above 1
+    # where a state does, which more rounds within a run cannot sample. NaN where no case has two runs of two
+    # rounds or more.
+    runs_over_rounds: float = math.nan
 
     @property
     def coverage_next(self) -> float:

@@ -140,8 +140,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
                   measured, ", ".join(revisions), [run_time(f) for f in files],
                   one_round_comparisons(files, floors, slowdowns=slowdowns), link_drift(files),
                   [k for k in (round_kinds(f, i) for i, f in enumerate(files, 1)) if k is not None],
-                  families(files[0], cases, measured, {pct: slowed_runs[pct][1] for pct in FAMILY_SLOWDOWNS},
-                           len(files) - 1))
+                  families(files, cases, measured, {pct: slowed_runs[pct][1] for pct in FAMILY_SLOWDOWNS}))
 
 
 def slowdown(files: list[BenchmarkFile], pct: float, floors: Floors, gate_pct: float,
@@ -184,13 +183,35 @@ def worst_first(f: FamilyAgreement) -> tuple:
             f.family)
 
 
-def families(first: BenchmarkFile, cases: list[CaseAgreement], floors: dict[str, float],
-             called: dict[float, dict[str, int]], pairs: int) -> dict[str, FamilyAgreement]:
-    """The cases by family (family_of), worst first: `called` is, per slowdown, how many of the `pairs` call
-    each case slower (slowdown's); `floors` the runs' own floors, keyed as family_of keys the families."""
+def runs_over_rounds(files: list[BenchmarkFile], keys: list[str]) -> float:
+    """The between-run mean square of the cases `keys` over their within-run one, pooled over the cases: each
+    case's runs are the groups of a one-way analysis of variance of its round logarithms (runs of fewer than
+    two rounds left out). NaN where no case has two such runs, or its rounds all agree."""
+    between = within = between_dof = within_dof = 0.0
+    for key in keys:
+        runs = [[math.log(t) for t in round_times(f, key)] for f in files if key in f.cases]
+        runs = [r for r in runs if len(r) >= 2]
+        if len(runs) < 2:
+            continue
+        grand = statistics.fmean(t for r in runs for t in r)
+        between += sum(len(r) * (statistics.fmean(r) - grand) ** 2 for r in runs)
+        within += sum((len(r) - 1) * statistics.variance(r) for r in runs)
+        between_dof += len(runs) - 1
+        within_dof += sum(len(r) - 1 for r in runs)
+    if not between_dof or not within > 0:
+        return math.nan
+    return (between / between_dof) / (within / within_dof)
+
+
+def families(files: list[BenchmarkFile], cases: list[CaseAgreement], floors: dict[str, float],
+             called: dict[float, dict[str, int]]) -> dict[str, FamilyAgreement]:
+    """The cases by family (family_of), worst first: `called` is, per slowdown, how many consecutive pairs of
+    `files` call each case slower (slowdown's); `floors` the runs' own floors, keyed as family_of keys the
+    families."""
+    pairs = len(files) - 1
     by: dict[str, list[CaseAgreement]] = {}
     for c in cases:
-        by.setdefault(family_of(first.cases[c.key]), []).append(c)
+        by.setdefault(family_of(files[0].cases[c.key]), []).append(c)
     out = []
     for name, cs in by.items():
         detectable = [d for c in cs for d in c.detectable_pct]
@@ -198,5 +219,6 @@ def families(first: BenchmarkFile, cases: list[CaseAgreement], floors: dict[str,
             name, len(cs), statistics.median(c.spread_pct for c in cs), sum(c.covered for c in cs),
             sum(c.pairs for c in cs), floors.get(name, math.nan),
             statistics.median(detectable) if detectable else math.nan, p90(detectable),
-            [FamilyCatch(pct, sum(called[pct].get(c.key, 0) for c in cs), len(cs) * pairs) for pct in called]))
+            [FamilyCatch(pct, sum(called[pct].get(c.key, 0) for c in cs), len(cs) * pairs) for pct in called],
+            runs_over_rounds(files, [c.key for c in cs])))
     return {f.family: f for f in sorted(out, key=worst_first)}
