@@ -39,9 +39,6 @@ struct case_edges {
 // A figure no GPU read is left out.
 std::vector<std::pair<std::string, double>> edge_counters(const case_edges& e);
 
-// How far apart a case's health readings are.
-inline constexpr int kHealthPeriodMs = 10;
-
 class health_sampler {
  public:
   // Polls each GPU of `pci_bus_ids` (the GPUs a case uses) every `period_ms` from construction until
@@ -49,7 +46,7 @@ class health_sampler {
   // (the reading at construction stays the only one). With `edges`, the
   // first reading (at construction) and one more in stop(), after the polling ended, also read power,
   // temperature, the memory clock and the link error counters: edges() gives them.
-  explicit health_sampler(std::vector<std::string> pci_bus_ids, int period_ms = kHealthPeriodMs, bool edges = false);
+  health_sampler(std::vector<std::string> pci_bus_ids, int period_ms, bool edges = false);
   ~health_sampler();
   health_sampler(const health_sampler&) = delete;
   health_sampler& operator=(const health_sampler&) = delete;

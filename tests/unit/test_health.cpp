@@ -6,6 +6,7 @@
 #include "harness/context/health.hpp"
 #include "harness/context/nvml.hpp"
 #include "harness/context/profile.hpp"
+#include "harness/run/options.hpp"
 
 using namespace gpu_bench;
 
@@ -66,12 +67,12 @@ TEST(Health, ACasesEdgesAreItsHottestGpusPowerAndTemperatureAndItsFirstGpusClock
 }
 
 TEST(Health, ASamplerWithoutEdgesReadsNone) {
-  health_sampler quiet({"", ""});
+  health_sampler quiet({"", ""}, kDefaultHealthPollMs);
   (void)quiet.stop();
   EXPECT_TRUE(quiet.edges().start.empty());
   EXPECT_TRUE(quiet.edges().end.empty());
   // With edges, one reading per GPU at each end, in the case's order, whatever NVML could read.
-  health_sampler edged({"", ""}, kHealthPeriodMs, true);
+  health_sampler edged({"", ""}, kDefaultHealthPollMs, true);
   EXPECT_EQ(edged.edges().start.size(), 2u);
   EXPECT_TRUE(edged.edges().end.empty());  // not before the case ends
   (void)edged.stop();

@@ -143,7 +143,7 @@ TEST(Loop, ARoundWithASpanSamplesForIt) {
 }
 
 TEST(Loop, TheRunningCasesSpanIsInItsRulesUntilItEnds) {
-  health_sampler no_gpus({});
+  health_sampler no_gpus({}, kDefaultHealthPollMs);
   set_running_case("Copy/dir:bidir/bytes:1048576", &no_gpus, round_kind::link, 0.3);
   EXPECT_EQ(rules_from_options().min_span_s, 0.3);
   set_running_case("Copy/dir:bidir/bytes:1048576", nullptr);
@@ -251,7 +251,7 @@ TEST(Loop, SamplePercentilesPoolEveryRoundsSamples) {
   const std::string name = "LoopPooled/bytes:4";
   add_prior_round({{{name, 0}, 3e-3}}, {{{name, 0}, {2e-3, 3e-3, 4e-3}}});
   add_prior_round({{{name, 0}, 5e-3}}, {{{name, 0}, {5e-3, 100e-3}}});
-  health_sampler no_gpus({});
+  health_sampler no_gpus({}, kDefaultHealthPollMs);
   counter_reporter reporter;
   benchmark::RegisterBenchmark(name.c_str(),
                                [&](benchmark::State& state) {
@@ -288,7 +288,7 @@ TEST(Loop, AnEarlierRoundKeepsItsSamplesForTheLastOne) {
   o.noise_pct = 100;
   set_current_options(o);
   const std::string name = "LoopEarlier/bytes:4";
-  health_sampler no_gpus({});
+  health_sampler no_gpus({}, kDefaultHealthPollMs);
   counter_reporter reporter;
   benchmark::RegisterBenchmark(
       name.c_str(),
