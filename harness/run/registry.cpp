@@ -40,6 +40,14 @@ std::vector<family_descriptor>& family_list() {
   return list;
 }
 
+// The registered family a case named `name` belongs to (its name's first part); null for none.
+const family_descriptor* family_of_case(const std::string& name) {
+  const std::string family = name.substr(0, name.find('/'));
+  for (const family_descriptor& d : family_list())
+    if (d.name == family) return &d;
+  return nullptr;
+}
+
 // What register_case is registering for: the family, the device of a single-GPU family's cases and
 // whether their names say it (device -1: a multi-GPU family).
 struct registering {
@@ -274,10 +282,8 @@ bool takes_host_rounds(const family_descriptor& d, const std::string& name) {
 }
 
 bool takes_host_rounds(const std::string& name) {
-  const std::string family = name.substr(0, name.find('/'));
-  for (const family_descriptor& d : family_list())
-    if (d.name == family) return takes_host_rounds(d, name);
-  return false;
+  const family_descriptor* d = family_of_case(name);
+  return d != nullptr && takes_host_rounds(*d, name);
 }
 
 int health_poll_ms_for(const family_descriptor& d, const std::string& name, int poll_ms) {
@@ -291,9 +297,8 @@ bool spans_link_states(const family_descriptor& d, const std::string& name) {
 std::string spread_group(const std::string& name) {
   const std::vector<std::string> parts = split(name, '/');
   static const std::vector<std::string> kUnregistered = {"mem", "dir"};
-  const std::vector<std::string>* axes = &kUnregistered;
-  for (const family_descriptor& d : family_list())
-    if (d.name == parts.front()) axes = &d.spread_axes;
+  const family_descriptor* d = family_of_case(name);
+  const std::vector<std::string>* axes = d != nullptr ? &d->spread_axes : &kUnregistered;
   std::string group = parts.front();
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const std::size_t colon = parts[i].find(':');
@@ -310,10 +315,8 @@ std::string spread_group(const std::string& name) {
 }
 
 bool is_link_bound(const std::string& name) {
-  const std::string family = name.substr(0, name.find('/'));
-  for (const family_descriptor& d : family_list())
-    if (d.name == family) return is_link_bound(d, name);
-  return false;
+  const family_descriptor* d = family_of_case(name);
+  return d != nullptr && is_link_bound(*d, name);
 }
 
 void register_family(const family_descriptor& f, int device, bool name_device) {
