@@ -74,10 +74,10 @@ TEST(Rounds, ALinkBoundCaseTakesLinkRoundsWhereThatIsMore) {
   set_current_options(o);
   EXPECT_EQ(rounds_of_case(round_kind::link), 5);
   EXPECT_EQ(rounds_of_case(round_kind::full), 3);
-  EXPECT_EQ(rounds_of_case(round_kind::host), 3);  // --host_rounds unset: as --rounds
-  o.host_rounds = 5;
+  EXPECT_EQ(rounds_of_case(round_kind::host), 5);  // --host_rounds unset: its default, more than --rounds
+  o.host_rounds = 7;
   set_current_options(o);
-  EXPECT_EQ(rounds_of_case(round_kind::host), 5);
+  EXPECT_EQ(rounds_of_case(round_kind::host), 7);
   o.link_rounds = 2;
   o.host_rounds = 2;
   set_current_options(o);
@@ -469,6 +469,13 @@ TEST(Rounds, ExtraRoundsStopWhereTheirCostWouldPassTheBudget) {
   EXPECT_EQ(extra_rounds_within({{"C"}, {"C"}}, wall, 0.0, 1.5).size(), 1u);
   // A node's slow process start leaves a short run none.
   EXPECT_TRUE(extra_rounds_within(plan, wall, 1.3, 2.0).empty());
+}
+
+TEST(Rounds, TheHostRoundsArePaidFromTheExtraRoundsShare) {
+  // A tenth of the full and link rounds' 170 s is 17 s: host rounds of 15 s leave 2 s for extra link rounds.
+  EXPECT_NEAR(extra_rounds_budget_s(170.0, 15.0), 2.0, 1e-9);
+  EXPECT_NEAR(extra_rounds_budget_s(170.0, 0.0), 17.0, 1e-9);
+  EXPECT_EQ(extra_rounds_budget_s(170.0, 30.0), 0.0);  // host rounds past the share leave none, never less
 }
 
 TEST(Rounds, EachEarlierRoundsProcessIsWrittenWithItsWallCasesAndTimedSeconds) {
