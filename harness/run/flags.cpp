@@ -249,7 +249,7 @@ std::vector<flag> make_flags() {
        [](options& o, const std::string& v) { o.host_rounds = static_cast<int>(parse_int(v, "--host_rounds", 1, 20)); },
        needs_value("--host_rounds"), S::own, "--host_rounds=N",
        formatted("rounds for the cases timed by the host's own work (SyncPlacement, Events, Launch,\n"
-                 "SmallCopy, HostBlocking, Batch), where that is more than --rounds (default %d).\n"
+                 "SmallCopy, Batch), where that is more than --rounds (default %d).\n"
                  "The CPU's state moves them between processes; the extra rounds run those cases\n"
                  "alone, between the others (docs/methodology.md)",
                  kDefaultHostRounds),

@@ -42,8 +42,8 @@ inline constexpr int kDefaultLinkMaxRounds = 15;
 inline constexpr double kDefaultTargetDetectablePct = 1.5;
 // The cases a family's host_rounds rule names (timed by the host's own work) take this many rounds instead:
 // the CPU's state moves them between processes, and in a default run their rounds differ about as much as
-// two runs do, so more rounds narrow their interval where the next run's figure falls. Their extra rounds
-// cost about 7 s each on one H200 and are paid from the extra rounds' share (kExtraRoundsShare).
+// two runs do, so more rounds narrow their interval where the next run's figure falls. Each extra round costs
+// about 5 s on one H200.
 inline constexpr int kDefaultHostRounds = 5;
 // A round's own minimum of samples, whatever the split: its median must stand on enough samples to
 // resist a burst of other traffic.

@@ -133,10 +133,6 @@ std::vector<std::vector<std::string>> extra_link_rounds(const std::vector<std::s
   return out;
 }
 
-double extra_rounds_budget_s(double full_and_link_s, double host_s) {
-  return std::max(0.0, kExtraRoundsShare * full_and_link_s - host_s);
-}
-
 std::vector<std::vector<std::string>> extra_rounds_within(std::vector<std::vector<std::string>> plan,
                                                           const std::map<std::string, double>& case_wall_s,
                                                           double start_s, double budget_s) {
@@ -219,10 +215,9 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
   const std::string host_filter = exact_names_filter(host_cases);
   if (host_filter.empty()) host_extra = 0;
   int status = 0;
-  // What the rounds cost: the full and link rounds, the host rounds apart (extra_rounds_budget_s), and in the
-  // rounds of the link-bound cases alone each case's wall time and what the process cost beyond its cases
-  // (its start and end), the largest seen.
-  double rounds_s = 0, host_s = 0, start_s = 0;
+  // What the rounds cost: all of them, and in the rounds of the link-bound cases alone each case's wall time
+  // and what the process cost beyond its cases (its start and end), the largest seen.
+  double rounds_s = 0, start_s = 0;
   std::map<std::string, double> case_wall_s;
   // One round's process, its medians kept; false when it was interrupted. `filter`: "" for every case the
   // user selected, else a round of the cases it names alone (link-bound, host_rounds or extra). `label`
@@ -235,7 +230,7 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
     const auto started = std::chrono::steady_clock::now();
     const int rc = run_round_process(round_arguments(user_args, k, rounds, path, filter), why);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    (filter == host_filter && !filter.empty() ? host_s : rounds_s) += took;
+    rounds_s += took;
     record.wall_s = took;
     if (rc == 130 || rc == 128 + SIGINT || rc == 128 + SIGTERM) {
       std::remove(path.c_str());
@@ -287,14 +282,14 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
   // on a node it would spend the extra rounds' time where it sharpens least.
   if (status == 0 && !link_filter.empty()) {
     const auto wanted = extra_link_rounds(cases_on_one_gpu(link_cases), tick_s);
-    const auto extra = extra_rounds_within(wanted, case_wall_s, start_s, extra_rounds_budget_s(rounds_s, host_s));
+    const auto extra = extra_rounds_within(wanted, case_wall_s, start_s, kExtraRoundsShare * rounds_s);
     if (!wanted.empty() && shown)
       shown->say("gpu_bench: " + std::to_string(wanted.front().size()) +
                  " link-bound cases whose rounds disagree want up to " + std::to_string(wanted.size()) +
                  " more rounds to bring what they can detect towards --target_detectable; " +
-                 std::to_string(extra.size()) + " fit what is left of " +
+                 std::to_string(extra.size()) + " fit the " +
                  std::to_string(static_cast<int>(100 * kExtraRoundsShare)) +
-                 "% of the earlier rounds' time after the host-driven cases' rounds");
+                 "% of the earlier rounds' time they may take");
     int extras = 0;
     for (const auto& cases : extra) {
       if (!run_one(std::max(k, 1), exact_names_filter(cases), "extra_" + std::to_string(++extras))) {

@@ -53,10 +53,6 @@ std::vector<std::vector<std::string>> extra_link_rounds(const std::vector<std::s
 // whose start alone costs a second and more on a node of four GPUs, so a short run (the gate preset) takes
 // few or none, and the default at most a tenth more.
 inline constexpr double kExtraRoundsShare = 0.1;
-// What the extra rounds of link-bound cases may cost: kExtraRoundsShare of what the full and link rounds took
-// (`full_and_link_s`), less what the host rounds took (`host_s`), which are paid from the same share. The
-// link-bound cases' five rounds already hold a 2% change; the host-driven cases need their rounds more.
-double extra_rounds_budget_s(double full_and_link_s, double host_s);
 // The first rounds of `plan` (extra_link_rounds) whose cost all together fits `budget_s`: each round a
 // process's start (`start_s`) and its cases' wall time in one round (`case_wall_s`, by registered name; a case
 // not there costs as much as the costliest one that is).
@@ -77,7 +73,7 @@ std::vector<round_kind> child_round_order(int rounds, int link_extra, int host_e
 
 // Runs rounds 1 to rounds-1 of `user_args`, one process after the other, and `link_extra` rounds of
 // `link_cases` (link_round_cases) and `host_extra` of `host_cases` (host_round_cases) spread between them, then the
-// extra rounds extra_link_rounds asks for that fit extra_rounds_budget_s (extra_rounds_within), and
+// extra rounds extra_link_rounds asks for that fit kExtraRoundsShare of the time those took (extra_rounds_within), and
 // keeps each round's medians for the last round (add_prior_round). A round that fails or writes nothing is said so in
 // one line and the figures rest on the others. Returns 0, or 130 when a round was interrupted; `timed_s` is the rounds'
 // timed sample time.

@@ -69,6 +69,10 @@ def evaluate(c, exe, out):
     for name, b in ok.items():
         if name.startswith("SmallCopy/"):
             c.check(b["p99_us"] >= b["p50_us"] > 0, f"{name}: p50 {b['p50_us']} p99 {b['p99_us']}")
+            # The headline is the case's time, the rounds' center, which noise_pct describes: not the last
+            # round's own median.
+            c.check(abs(b["p50_us"] - b["real_time"]) <= 1e-6 * b["real_time"],
+                    f"{name}: p50_us {b['p50_us']} is not the case's time {b['real_time']} us")
             # Copies back to back cost less each than one copy between its own events, and no bandwidth
             # comes from a single copy's latency.
             c.check(0 < b["steady_us"] < b["p50_us"], f"{name}: steady {b['steady_us']} us vs p50 {b['p50_us']} us")

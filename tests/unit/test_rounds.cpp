@@ -471,13 +471,6 @@ TEST(Rounds, ExtraRoundsStopWhereTheirCostWouldPassTheBudget) {
   EXPECT_TRUE(extra_rounds_within(plan, wall, 1.3, 2.0).empty());
 }
 
-TEST(Rounds, TheHostRoundsArePaidFromTheExtraRoundsShare) {
-  // A tenth of the full and link rounds' 170 s is 17 s: host rounds of 15 s leave 2 s for extra link rounds.
-  EXPECT_NEAR(extra_rounds_budget_s(170.0, 15.0), 2.0, 1e-9);
-  EXPECT_NEAR(extra_rounds_budget_s(170.0, 0.0), 17.0, 1e-9);
-  EXPECT_EQ(extra_rounds_budget_s(170.0, 30.0), 0.0);  // host rounds past the share leave none, never less
-}
-
 TEST(Rounds, EachEarlierRoundsProcessIsWrittenWithItsWallCasesAndTimedSeconds) {
   EXPECT_EQ(round_processes_text({}), "");
   EXPECT_EQ(round_processes_text({{"round_1", 75.214, 70.1, 30.25}, {"link_1", 7.3, 6.0, 0}, {"extra_1", 5.126, 0, 0}}),
