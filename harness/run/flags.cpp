@@ -248,13 +248,11 @@ std::vector<flag> make_flags() {
       {"--host_rounds", true,
        [](options& o, const std::string& v) { o.host_rounds = static_cast<int>(parse_int(v, "--host_rounds", 1, 20)); },
        needs_value("--host_rounds"), S::own, "--host_rounds=N",
-       formatted("rounds for the cases timed by the host's own work (SyncPlacement, Events, Launch,\n"
-                 "SmallCopy, Batch), where that is more than --rounds (default %d).\n"
-                 "The CPU's state moves them between processes; the extra rounds run those cases\n"
-                 "alone, between the others (docs/methodology.md)",
-                 kDefaultHostRounds),
-       formatted("rounds for the cases timed by the host's own work, where more than `--rounds` (default %d)",
-                 kDefaultHostRounds)},
+       "rounds for the cases timed by the host's own work (SyncPlacement, Events, Launch,\n"
+       "SmallCopy, Batch), where that is more than --rounds (default: as --rounds). The\n"
+       "CPU's state moves them between processes; the extra rounds run those cases\n"
+       "alone, between the others, about 6 s each on one H200 (docs/methodology.md)",
+       "rounds for the cases timed by the host's own work, where more than `--rounds` (default: as `--rounds`)"},
       {"--noise", true, [](options& o, const std::string& v) { o.noise_pct = parse_seconds(v, "--noise", 0.01, 100); },
        needs_value("--noise"), S::own, "--noise=PCT",
        formatted("stop sampling a case in a round once the relative half-width of the 95%%\n"

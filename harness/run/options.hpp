@@ -40,11 +40,6 @@ inline constexpr int kDefaultLinkMaxRounds = 15;
 // The detectable change, percent, that extra rounds aim at: a change 1.33 times the detectable one is called
 // in about three of four comparisons, so 2% changes are seen where the rounds allow 1.5%.
 inline constexpr double kDefaultTargetDetectablePct = 1.5;
-// The cases a family's host_rounds rule names (timed by the host's own work) take this many rounds instead:
-// the CPU's state moves them between processes, and in a default run their rounds differ about as much as
-// two runs do, so more rounds narrow their interval where the next run's figure falls. Each extra round costs
-// about 5 s on one H200.
-inline constexpr int kDefaultHostRounds = 5;
 // A round's own minimum of samples, whatever the split: its median must stand on enough samples to
 // resist a burst of other traffic.
 inline constexpr int kMinRoundSamples = 10;
@@ -74,7 +69,7 @@ struct options {
   int rounds = kDefaultRounds;                  // --rounds=N
   int link_rounds = kDefaultLinkRounds;         // --link_rounds=N: rounds of a link-bound case (at least --rounds)
   int link_max_rounds = kDefaultLinkMaxRounds;  // --link_max_rounds=N: at most, for those whose rounds disagree
-  int host_rounds = kDefaultHostRounds;  // --host_rounds=N: rounds of the cases a family's host_rounds rule names
+  int host_rounds = 0;  // --host_rounds=N: rounds of the cases a family's host_rounds rule names (0: --rounds)
   double target_detectable_pct = kDefaultTargetDetectablePct;  // --target_detectable=PCT
   int round = 0;                   // --round=K/N: this process is round K of N, run by the one that runs the last
   bool record_samples = false;     // --samples=on: every sample's time into the --benchmark_out file

@@ -74,10 +74,10 @@ TEST(Rounds, ALinkBoundCaseTakesLinkRoundsWhereThatIsMore) {
   set_current_options(o);
   EXPECT_EQ(rounds_of_case(round_kind::link), 5);
   EXPECT_EQ(rounds_of_case(round_kind::full), 3);
-  EXPECT_EQ(rounds_of_case(round_kind::host), 5);  // --host_rounds unset: its default, more than --rounds
-  o.host_rounds = 7;
+  EXPECT_EQ(rounds_of_case(round_kind::host), 3);  // --host_rounds unset: as --rounds
+  o.host_rounds = 5;
   set_current_options(o);
-  EXPECT_EQ(rounds_of_case(round_kind::host), 7);
+  EXPECT_EQ(rounds_of_case(round_kind::host), 5);
   o.link_rounds = 2;
   o.host_rounds = 2;
   set_current_options(o);
