@@ -14,6 +14,8 @@ variants=("${@:-auto}")
 mkdir -p "$out"
 # shellcheck source=scripts/host_side_cases.sh
 . "$(dirname "${BASH_SOURCE[0]}")/host_side_cases.sh"
+# GPU_BENCH_PROBE_FILTER runs other cases the same way (the small copies' probe in docs/notes).
+host_side_filter=${GPU_BENCH_PROBE_FILTER:-$host_side_filter}
 for r in $(seq 1 "$runs"); do
   for v in "${variants[@]}"; do
     case $v in
