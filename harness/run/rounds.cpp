@@ -133,24 +133,35 @@ std::vector<std::vector<std::string>> extra_link_rounds(const std::vector<std::s
   return out;
 }
 
+double extra_round_cost_s(const std::vector<std::string>& cases, const std::map<std::string, double>& case_wall_s,
+                          double start_s) {
+  double costliest = 0;
+  for (const auto& [name, wall] : case_wall_s) costliest = std::max(costliest, wall);
+  double cost = start_s;
+  for (const std::string& name : cases) {
+    const auto it = case_wall_s.find(name);
+    cost += it == case_wall_s.end() ? costliest : it->second;
+  }
+  return cost;
+}
+
 std::vector<std::vector<std::string>> extra_rounds_within(std::vector<std::vector<std::string>> plan,
                                                           const std::map<std::string, double>& case_wall_s,
                                                           double start_s, double budget_s) {
-  double costliest = 0;
-  for (const auto& [name, wall] : case_wall_s) costliest = std::max(costliest, wall);
   double spent = 0;
   std::size_t kept = 0;
   for (; kept < plan.size(); ++kept) {
-    double cost = start_s;
-    for (const std::string& name : plan[kept]) {
-      const auto it = case_wall_s.find(name);
-      cost += it == case_wall_s.end() ? costliest : it->second;
-    }
+    const double cost = extra_round_cost_s(plan[kept], case_wall_s, start_s);
     if (spent + cost > budget_s) break;
     spent += cost;
   }
   plan.resize(kept);
   return plan;
+}
+
+bool next_extra_round_fits(double spent_s, double foreseen_s, double next_foreseen_s, double budget_s) {
+  const double overrun = foreseen_s > 0 ? std::max(1.0, spent_s / foreseen_s) : 1.0;
+  return spent_s + next_foreseen_s * overrun <= budget_s;
 }
 
 int run_round_process(const std::vector<std::string>& args, std::string& why) {
@@ -282,7 +293,8 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
   // on a node it would spend the extra rounds' time where it sharpens least.
   if (status == 0 && !link_filter.empty()) {
     const auto wanted = extra_link_rounds(cases_on_one_gpu(link_cases), tick_s);
-    const auto extra = extra_rounds_within(wanted, case_wall_s, start_s, kExtraRoundsShare * rounds_s);
+    const double budget_s = kExtraRoundsShare * rounds_s;
+    const auto extra = extra_rounds_within(wanted, case_wall_s, start_s, budget_s);
     if (!wanted.empty() && shown)
       shown->say("gpu_bench: " + std::to_string(wanted.front().size()) +
                  " link-bound cases whose rounds disagree want up to " + std::to_string(wanted.size()) +
@@ -291,11 +303,22 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
                  std::to_string(static_cast<int>(100 * kExtraRoundsShare)) +
                  "% of the earlier rounds' time they may take");
     int extras = 0;
+    double spent_s = 0, foreseen_s = 0;
     for (const auto& cases : extra) {
+      const double next_s = extra_round_cost_s(cases, case_wall_s, start_s);
+      if (!next_extra_round_fits(spent_s, foreseen_s, next_s, budget_s)) {
+        if (shown)
+          shown->say("gpu_bench: the extra rounds cost more than their cases' walls foresaw; " +
+                     std::to_string(extras) + " of " + std::to_string(extra.size()) + " ran within that share");
+        break;
+      }
+      const double before_s = rounds_s;
       if (!run_one(std::max(k, 1), exact_names_filter(cases), "extra_" + std::to_string(++extras))) {
         status = 130;
         break;
       }
+      spent_s += rounds_s - before_s;
+      foreseen_s += next_s;
     }
   }
   rmdir(dir.c_str());

@@ -60,6 +60,15 @@ std::vector<std::vector<std::string>> extra_rounds_within(std::vector<std::vecto
                                                           const std::map<std::string, double>& case_wall_s,
                                                           double start_s, double budget_s);
 
+// What one extra round of `cases` is foreseen to cost, as extra_rounds_within counts it.
+double extra_round_cost_s(const std::vector<std::string>& cases, const std::map<std::string, double>& case_wall_s,
+                          double start_s);
+// Whether the next extra round, foreseen at `next_foreseen_s`, still fits `budget_s` after rounds that took
+// `spent_s` against `foreseen_s` foreseen. The rounds can cost more than their cases' walls in the link rounds
+// foresaw (a case alone may pin and fill buffers it shared there with other cases): the next is scaled by
+// that overrun, never by less than 1, so the run stays within kExtraRoundsShare.
+bool next_extra_round_fits(double spent_s, double foreseen_s, double next_foreseen_s, double budget_s);
+
 // Runs this program again with `args`, its stdout discarded and stderr shared; returns its exit status, 128
 // plus the signal that ended it, or -1 (with `why` set) when it could not be started.
 int run_round_process(const std::vector<std::string>& args, std::string& why);

@@ -471,6 +471,20 @@ TEST(Rounds, ExtraRoundsStopWhereTheirCostWouldPassTheBudget) {
   EXPECT_TRUE(extra_rounds_within(plan, wall, 1.3, 2.0).empty());
 }
 
+TEST(Rounds, ExtraRoundsThatCostMoreThanForeseenStopWithinTheBudget) {
+  // Run 2 of the 48496b5 pair on an H200: a budget of 18.5 s, its extra rounds took 5.79, 5.26, 5.15, 4.96
+  // and 3.68 s (24.8 s). Here five are foreseen at 3.7 s each, as five that fit the budget could be.
+  EXPECT_TRUE(next_extra_round_fits(0.0, 0.0, 3.7, 18.5));
+  EXPECT_TRUE(next_extra_round_fits(5.79, 3.7, 3.7, 18.5));    // 5.79 + 3.7 * 1.56 = 11.6
+  EXPECT_TRUE(next_extra_round_fits(11.05, 7.4, 3.7, 18.5));   // 11.05 + 3.7 * 1.49 = 16.6
+  EXPECT_FALSE(next_extra_round_fits(16.2, 11.1, 3.7, 18.5));  // 16.2 + 3.7 * 1.46 = 21.6: it ran to 24.8 s
+  EXPECT_TRUE(next_extra_round_fits(2.0, 3.7, 3.7, 7.4));      // cheaper than foreseen: never scaled down
+  EXPECT_FALSE(next_extra_round_fits(2.0, 3.7, 5.5, 7.4));
+  const std::map<std::string, double> wall = {{"A", 1.0}, {"B", 0.5}};
+  EXPECT_NEAR(extra_round_cost_s({"A", "B"}, wall, 0.2), 1.7, 1e-12);
+  EXPECT_NEAR(extra_round_cost_s({"C"}, wall, 0.0), 1.0, 1e-12);  // unknown: the costliest
+}
+
 TEST(Rounds, EachEarlierRoundsProcessIsWrittenWithItsWallCasesAndTimedSeconds) {
   EXPECT_EQ(round_processes_text({}), "");
   EXPECT_EQ(round_processes_text({{"round_1", 75.214, 70.1, 30.25}, {"link_1", 7.3, 6.0, 0}, {"extra_1", 5.126, 0, 0}}),
