@@ -286,6 +286,15 @@ bool takes_host_rounds(const std::string& name) {
   return d != nullptr && takes_host_rounds(*d, name);
 }
 
+round_kind round_kind_of(const family_descriptor& d, const std::string& name) {
+  return is_link_bound(d, name) ? round_kind::link : takes_host_rounds(d, name) ? round_kind::host : round_kind::full;
+}
+
+round_kind round_kind_of(const std::string& name) {
+  const family_descriptor* d = family_of_case(name);
+  return d != nullptr ? round_kind_of(*d, name) : round_kind::full;
+}
+
 int health_poll_ms_for(const family_descriptor& d, const std::string& name, int poll_ms) {
   return varies_with_machine(d, name) ? 0 : poll_ms;
 }
@@ -387,9 +396,7 @@ benchmark::internal::Benchmark* register_case(const case_name& name, std::functi
   }
   const std::string n = full.str();
   const bool host_link = crosses_host_link(*g_registering.family, n);
-  const round_kind rounds = is_link_bound(*g_registering.family, n)       ? round_kind::link
-                            : takes_host_rounds(*g_registering.family, n) ? round_kind::host
-                                                                          : round_kind::full;
+  const round_kind rounds = round_kind_of(*g_registering.family, n);
   const double span_s = spans_link_states(*g_registering.family, n) ? kLinkStateSpanS : 0.0;
   const int poll_ms = health_poll_ms_for(*g_registering.family, n, current_options().health_poll_ms);
   const std::string family = g_registering.family->name;

@@ -13,6 +13,7 @@
 #include "harness/context/context_format.hpp"
 #include "harness/run/case_name.hpp"
 #include "harness/run/enum_names.hpp"
+#include "harness/run/rounds.hpp"
 
 namespace gpu_bench {
 
@@ -192,6 +193,11 @@ bool is_link_bound(const std::string& name);
 // for a registered case by its name alone (false for a name of no family).
 bool takes_host_rounds(const family_descriptor& d, const std::string& name);
 bool takes_host_rounds(const std::string& name);
+
+// Which rounds a case of `d` named `name` takes: link where it is link-bound, else host where it takes
+// --host_rounds, else full; the same for a registered case by its name alone (full for a name of no family).
+round_kind round_kind_of(const family_descriptor& d, const std::string& name);
+round_kind round_kind_of(const std::string& name);
 
 // Whether a case of `d` named `name` varies with the machine's own state, by the descriptor's machine_variance rule.
 bool varies_with_machine(const family_descriptor& d, const std::string& name);

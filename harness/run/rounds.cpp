@@ -94,7 +94,7 @@ std::vector<std::string> link_round_cases(const std::string& user_filter, const 
 std::vector<std::string> host_round_cases(const std::string& user_filter, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const std::string& name : filter_matches(user_filter, names))
-    if (!is_link_bound(name) && takes_host_rounds(name)) out.push_back(name);
+    if (round_kind_of(name) == round_kind::host) out.push_back(name);
   return out;
 }
 
