@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""GPU test: the SyncPlacement, Streams, Events, Launch, SmallCopy and Alloc families run every case,
-verify it, and show the effect each exists to show.
+"""GPU test: the SyncPlacement, Streams, Events, Launch, SmallCopy and Alloc families run every case (and
+HostBlocking's pinned copies of 1 MiB), verify it, and show the effect each exists to show.
 
 usage: families_check.py GPU_BENCH OUT.json
 """
@@ -8,7 +8,8 @@ import sys
 
 from gpu_common import checked_twice, run_gpu_bench
 
-FILTER = "^(SyncPlacement|Streams|Events|Launch|SmallCopy/dir:h2d/mem:pinned|Alloc/.*/bytes:1048576/)"
+FILTER = ("^(SyncPlacement|Streams|Events|Launch|SmallCopy/dir:h2d/mem:pinned|Alloc/.*/bytes:1048576/"
+          "|HostBlocking/mem:pinned/bytes:1048576/)")
 
 
 def evaluate(c, exe, out):
@@ -77,6 +78,18 @@ def evaluate(c, exe, out):
             # comes from a single copy's latency.
             c.check(0 < b["steady_us"] < b["p50_us"], f"{name}: steady {b['steady_us']} us vs p50 {b['p50_us']} us")
             c.check("gbps" not in b and b.get("steady_gbps", 0) > 0, f"{name}: gbps {b.get('gbps')}")
+    # HostBlocking: the headline is the case's time, so the rounds combine it and noise_pct describes it; a
+    # synchronous copy holds the thread for the copy, an asynchronous one returns well before it ends.
+    for mode in ("sync_copy", "async_copy", "async_then_cpu_work"):
+        name = f"HostBlocking/mem:pinned/bytes:1048576/mode:{mode}"
+        blocked, gpu, time = get(name, "host_blocked_us"), get(name, "copy_gpu_us"), get(name, "real_time")
+        if None in (blocked, gpu, time):
+            continue
+        c.check(abs(blocked - time) <= 1e-6 * time, f"{name}: host_blocked_us {blocked} is not the case's time {time} us")
+        if mode == "sync_copy":
+            c.check_effect(blocked >= 0.8 * gpu, f"{name}: the call held the thread {blocked:.1f} us, the copy took {gpu:.1f}")
+        else:
+            c.check_effect(blocked < 0.5 * gpu, f"{name}: the call held the thread {blocked:.1f} us of the copy's {gpu:.1f}")
     c.check(len([n for n in ok if n.startswith("Alloc/")]) == 7, "not every Alloc case at 1 MiB ran")
     cold = get("Alloc/op:malloc_async/pool:cold/bytes:1048576", "real_time")
     warm = get("Alloc/op:malloc_async/pool:warm/bytes:1048576", "real_time")

@@ -297,9 +297,9 @@ TEST(Registry, ACaseVariesWithTheMachineWhereItsRuleHolds) {
 }
 
 TEST(Registry, TheHostDrivenFamiliesTakeHostRounds) {
-  for (const char* name : {"SyncPlacement", "Events", "Launch", "SmallCopy", "Batch"})
+  for (const char* name : {"SyncPlacement", "Events", "Launch", "SmallCopy", "Batch", "HostBlocking"})
     EXPECT_TRUE(takes_host_rounds(declared(name), std::string(name) + "/any/manual_time")) << name;
-  for (const char* name : {"Alloc", "Transfer", "Overlap", "Streams", "Latency", "AllHost", "HostBlocking"})
+  for (const char* name : {"Alloc", "Transfer", "Overlap", "Streams", "Latency", "AllHost"})
     EXPECT_FALSE(takes_host_rounds(declared(name), std::string(name) + "/any/manual_time")) << name;
   EXPECT_TRUE(takes_host_rounds("Events/op:record/timing:off/manual_time"));
   EXPECT_FALSE(takes_host_rounds("Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time"));
