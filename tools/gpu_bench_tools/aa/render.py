@@ -51,7 +51,9 @@ def render(r: Report) -> str:
     per_pair = ", ".join(f"{p['faster'] + p['slower']}/{p['cases']} ({p['faster']} faster, {p['slower']} slower)"
                          for p in r.false_calls)
     lines.append(f"  gpu-bench-compare between consecutive runs: {_pct(r.false_call_rate)} of cases called "
-                 f"faster or slower (target at most {FALSE_CALL_LIMIT:.0%}; per pair: {per_pair})")
+                 f"faster or slower (target at most {FALSE_CALL_LIMIT:.0%}; per pair: {per_pair}); "
+                 f"--fail-on-regression {r.gate_pct:g} fires for {sum(bool(p.get('gate_fired')) for p in r.false_calls)} "
+                 f"of {len(r.false_calls)} pairs")
     o = r.one_round
     if o is not None and o.compared:
         lines.append(f"  one round a side (each round of run k against each of run k+1, as compare judges files of "

@@ -47,6 +47,10 @@ class Versus:
     verdict: str  # faster / slower / same / noisy / missing / error
     tested: bool
     p_value: float | None = None
+    # Where both sides have rounds, p_value adjusted over every such comparison of this file against the first
+    # (Benjamini-Hochberg): what --fail-on-regression holds to --alpha, since hundreds of cases meet p < 0.05 by
+    # chance alone.
+    q_value: float | None = None
     higher_is_better: bool = False
     method: str = ""
     noise_pct: float | None = None  # the larger of the two sides' noise, or the between-run floor
@@ -127,11 +131,13 @@ class Comparison:
     # What a case's counters say happened while it ran, in words (Case.notes): (case, file index, note).
     case_notes: list[tuple[str, int, str]] = field(default_factory=list)
 
+    def slower_beyond(self, pct: float) -> list[tuple[Row, int]]:
+        """(row, file index) where the file is called slower than the first, by more than pct, on a test."""
+        return [(row, i) for row in self.rows for i, v in enumerate(row.versus)
+                if v and v.tested and v.verdict == "slower" and v.slowdown_pct > pct]
+
     def regressions(self, pct: float) -> list[tuple[Row, int]]:
-        """(row, file index) where the file is slower than the first by more than pct and the test agrees."""
-        out = []
-        for row in self.rows:
-            for i, v in enumerate(row.versus):
-                if v and v.tested and v.verdict == "slower" and v.slowdown_pct > pct:
-                    out.append((row, i))
-        return out
+        """Those of slower_beyond(pct) whose test also holds over every case of the file (q_value below alpha);
+        a comparison with a side of one round, judged by the between-run floor, counts as it is."""
+        return [(row, i) for row, i in self.slower_beyond(pct)
+                if row.versus[i].q_value is None or row.versus[i].q_value < self.alpha]

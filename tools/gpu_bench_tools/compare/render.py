@@ -399,7 +399,8 @@ def to_dict(cmp: Comparison) -> dict:
                                               "samples": len(c.values), "problem": c.problem,
                                               "machine_variance": c.machine_cause} for c in r.cells],
             "versus": [None if v is None else {"ratio": v.ratio, "speed": v.speed, "verdict": v.verdict,
-                                               "tested": v.tested, "p_value": v.p_value, "method": v.method,
+                                               "tested": v.tested, "p_value": v.p_value, "q_value": v.q_value,
+                                               "method": v.method,
                                                "noise_pct": v.noise_pct,
                                                "machine_variance": v.machine_variance} for v in r.versus],
         })
