@@ -9,7 +9,7 @@ import statistics
 import pytest
 
 import synth
-from conftest import run_cli
+from conftest import REPO, run_cli
 from gpu_bench_tools.aa.analysis import report
 from gpu_bench_tools.cli import aa as cli_aa
 from gpu_bench_tools.reading.load import load_file
@@ -108,3 +108,17 @@ def test_the_aa_report_gives_each_family_its_detectable_pct_coverage_and_catches
     assert p["runs_over_rounds"] == pytest.approx(pinned.runs_over_rounds)
     assert [(s["pct"], s["rate"]) for s in doc["families"]["Transfer/mem:pageable"]["slowdowns"]] == [(5.0, 0.0),
                                                                                                    (10.0, 0.0)]
+
+
+def test_the_report_says_whether_the_gate_fires_between_runs_of_one_build(capsys):
+    """Two default runs of one build on one H200: compare calls 10 of 565 cases different, and the gate, which
+    holds its p-values over every case, does not fire. The report says so on the compare line, and keeps it
+    per pair in --json."""
+    run = REPO / "results" / "aa" / "h200_default_38703f5"
+    code, out, err = run_cli(cli_aa.main, ["report", str(run / "default_h200_run1.json.gz"),
+                                           str(run / "default_h200_run2.json.gz")], capsys)
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if "gpu-bench-compare between consecutive runs" in ln)
+    assert "10/565" in line and line.endswith("--fail-on-regression 5 fires for 0 of 1 pairs"), line
+    r = report([load_file(str(run / "default_h200_run1.json.gz")), load_file(str(run / "default_h200_run2.json.gz"))])
+    assert [p["gate_fired"] for p in r.false_calls] == [False]
