@@ -16,12 +16,11 @@ import glob
 import os
 import sys
 
-from scipy.stats import false_discovery_control
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from gpu_bench_tools.aa.altered import slowed  # noqa: E402
 from gpu_bench_tools.compare.verdicts import compare  # noqa: E402
 from gpu_bench_tools.reading.load import load_file  # noqa: E402
+from gpu_bench_tools.stats.nonparametric import bh_adjusted  # noqa: E402
 
 LONE_PCTS = (6.0, 10.0)
 
@@ -34,8 +33,7 @@ def rounds_tests(cmp):
 
 def holds(p_values, key, alpha):
     keys = list(p_values)
-    q = false_discovery_control([p_values[k] for k in keys], method="bh")
-    return q[keys.index(key)] < alpha
+    return bh_adjusted([p_values[k] for k in keys])[keys.index(key)] < alpha
 
 
 def main(argv):

@@ -24,8 +24,6 @@ from __future__ import annotations
 import math
 import re
 
-from scipy.stats import false_discovery_control
-
 from ..reading.facts import host_cpu, host_cpus_differ
 from ..reading.families import MACHINE_VARIANCE_PCT
 from ..reading.load import (
@@ -43,7 +41,7 @@ from ..reading.names import parse_name
 from ..stats import rounds as round_model
 from ..stats.floors import Floors
 from ..stats.rounds import MIN_EFFECT_ONE_ROUND_PCT, MIN_EFFECT_PCT
-from ..stats.nonparametric import gmean, smallest_p, u_test_pvalues
+from ..stats.nonparametric import bh_adjusted, gmean, smallest_p, u_test_pvalues
 from .record import (
     VERDICTS,
     MACHINE_VERDICT,
@@ -284,10 +282,8 @@ def adjust_over_cases(rows: list[Row], nfiles: int) -> None:
     for i in range(1, nfiles):
         tested = [r.versus[i] for r in rows
                   if r.versus[i] is not None and r.versus[i].p_value is not None and r.versus[i].method == "moderated-rounds"]
-        if tested:
-            adjusted = false_discovery_control([min(max(v.p_value, 0.0), 1.0) for v in tested], method="bh")
-            for v, q in zip(tested, adjusted):
-                v.q_value = float(q)
+        for v, q in zip(tested, bh_adjusted([v.p_value for v in tested])):
+            v.q_value = q
 
 
 def verdict_key(v: Versus) -> str:

@@ -4,6 +4,7 @@
   cases are compared. The method is chosen per case: exact where there are no ties and the samples are
   small (n1 x n2 <= 400), the exact permutation distribution where there are ties and at most 10,000
   ways to split the values, else the normal approximation with the tie correction.
+- Benjamini-Hochberg's adjusted p-values (q-values) over many cases' tests at once.
 - The noise of a set of values: the relative half-width, in percent, of the distribution-free 95%
   confidence interval of their median (scipy.stats.quantile_test); fewer than six values cannot reach 95%,
   so their full range stands in (it covers the median with probability 1 - 2^(1-n), 94% for five).
@@ -106,3 +107,13 @@ def gmean(values: Sequence[float]) -> float | None:
     if not vals:
         return None
     return statistics.geometric_mean(vals)
+
+
+def bh_adjusted(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg's q-value of each p-value among all of them (scipy.stats.false_discovery_control):
+    calling the cases whose q is below alpha calls, of those, a share alpha by chance at most."""
+    if not p_values:
+        return []
+    from scipy.stats import false_discovery_control
+
+    return [float(q) for q in false_discovery_control([min(max(p, 0.0), 1.0) for p in p_values], method="bh")]
