@@ -189,6 +189,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.kind = headline_kind::time;
   f.host_link = "no";
   f.host_side = "yes";
+  f.fast_cpu = "yes";
   f.machine_variance = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=op";

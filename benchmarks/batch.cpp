@@ -235,6 +235,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.better_is = better::higher;
   f.kind = headline_kind::rate;
   f.host_link = "yes";
+  f.fast_cpu = "yes";
   f.machine_variance = "yes";
   f.host_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;

@@ -139,6 +139,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.kind = headline_kind::time;
   f.host_link = "yes";
   f.host_side = "yes";
+  f.fast_cpu = "yes";
   f.machine_variance = "yes";
   f.host_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;

@@ -151,6 +151,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.kind = headline_kind::time;
   f.host_link = "no";
   f.host_side = "sync:both|sync:before|sync:after|sync:none";
+  f.fast_cpu = "yes";
   f.machine_variance = "yes";
   f.host_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;

@@ -14,6 +14,7 @@
 #include "harness/run/failures.hpp"
 #include "harness/run/options.hpp"
 #include "harness/run/rounds.hpp"
+#include "harness/run/thread_cpu.hpp"
 
 namespace gpu_bench {
 namespace {
@@ -47,6 +48,7 @@ double seconds_since(clock_type::time_point t0) {
 }
 
 sample take(const case_plan& plan, bool reset_output) {
+  hold_fast_cpu();  // under --cpu=fast, a case that varies with the machine samples on a CPU in its fast state
   if (reset_output && plan.reset_output) plan.reset_output();
   if (plan.prepare) plan.prepare();
   return plan.measure();

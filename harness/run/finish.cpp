@@ -12,6 +12,7 @@
 #include "harness/measure/loop.hpp"
 #include "harness/run/failures.hpp"
 #include "harness/run/rounds.hpp"
+#include "harness/run/thread_cpu.hpp"
 #include "harness/run/timeline.hpp"
 
 namespace gpu_bench {
@@ -34,6 +35,8 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
          gpu_bench::fact_text(std::optional<double>(gpu_bench::timed_seconds_total() + run.earlier_rounds_timed_s))},
         {"gpu_bench.calibration_timed_s",
          gpu_bench::fact_text(std::optional<double>(gpu_bench::calibration_timed_seconds_total()))}};
+    if (const std::string moves = gpu_bench::fast_cpu_text(); !moves.empty())
+      totals.emplace_back("gpu_bench.cpu_moves", moves);
     if (!gpu_bench::earlier_round_processes().empty())
       totals.emplace_back("gpu_bench.round_processes",
                           gpu_bench::round_processes_text(gpu_bench::earlier_round_processes()));

@@ -97,7 +97,8 @@ void take_sizes(options& o, const std::string& value) {
 }
 
 void take_cpu(options& o, const std::string& value) {
-  o.cpu = number_or_word(value, "--cpu", 0, 65535, {{"off", kCpuOff}, {"auto", kCpuAuto}}, "a CPU number, auto or off");
+  o.cpu = number_or_word(value, "--cpu", 0, 65535, {{"off", kCpuOff}, {"auto", kCpuAuto}, {"fast", kCpuFast}},
+                         "a CPU number, fast, auto or off");
 }
 
 void take_health_poll(options& o, const std::string& value) {
@@ -300,13 +301,16 @@ std::vector<flag> make_flags() {
        "progress lines on stderr, at most one every 10 s per round: auto (default) and on\n"
        "print them whether stderr is a terminal or a log, off prints none",
        "progress lines on stderr: `auto` (default) and `on` print them, `off` none"},
-      {"--cpu", true, take_cpu, "--cpu takes a value: --cpu=N, --cpu=auto or --cpu=off", S::own, "--cpu=WHICH",
-       "the CPU the thread that drives the GPU runs on: off (default; the kernel moves\n"
-       "it), a CPU number (pinned for the whole run), or auto (each case starts on the\n"
-       "CPU of the GPU's NUMA node whose clock reads fastest at that moment); neither\n"
-       "made host-driven cases repeat better on an H200 (docs/methodology.md)",
-       "the CPU of the thread that drives the GPU: `off` (default, unpinned), a CPU number, or `auto` (the one "
-       "whose clock reads fastest, per case; `docs/methodology.md`)"},
+      {"--cpu", true, take_cpu, "--cpu takes a value: --cpu=N, --cpu=fast, --cpu=auto or --cpu=off", S::own,
+       "--cpu=WHICH",
+       "the CPU the thread that drives the GPU runs on: fast (default; before each sample\n"
+       "of a case that varies with the machine, moves to the CPU of the GPU's NUMA node\n"
+       "whose clock reads fastest where its own reads slow; other cases run unpinned),\n"
+       "auto (each case starts on that CPU), a CPU number (pinned for the whole run), or\n"
+       "off (the kernel moves it) (docs/methodology.md)",
+       "the CPU of the thread that drives the GPU: `fast` (default: a case that varies with the machine samples "
+       "on a CPU in its fast state), `auto` (the fastest CPU at each case's start), a CPU number, or `off` "
+       "(`docs/methodology.md`)"},
       {"--health_poll", true, take_health_poll, "--health_poll takes a value: --health_poll=MS or --health_poll=off",
        S::own, "--health_poll=MS",
        formatted("how often NVML reads a case's GPUs while it runs (clocks, their reasons, the\n"

@@ -48,9 +48,11 @@ inline constexpr int kMinRoundSamples = 10;
 // what ties a throttled reading to the samples beside it (health.hpp).
 inline constexpr int kDefaultHealthPollMs = 10;
 
-// --cpu's two words: no pinning, or the CPU pinned_cpu_for chooses.
+// --cpu's words: no pinning; the fastest CPU at each case's start; or, before each sample of a case that
+// varies with the machine, the fastest CPU whenever the thread's own reads slow (thread_cpu.hpp).
 inline constexpr int kCpuOff = -1;
 inline constexpr int kCpuAuto = -2;
+inline constexpr int kCpuFast = -3;
 
 struct options {
   int device = 0;            // --device=N; under --device=all, 0 (the first GPU, whose facts head the context)
@@ -76,7 +78,7 @@ struct options {
   bool verify_each = false;        // --verify=each: check the data after every sample, not only after the last
   std::string progress = "auto";   // --progress={on,off,auto}: progress lines on stderr (progress_shown)
   std::string preset = "default";  // --preset={default,nightly,gate}
-  int cpu = kCpuOff;               // --cpu=N, auto or off: where the thread that drives the GPU runs (thread_cpu.hpp)
+  int cpu = kCpuFast;  // --cpu=N, auto, fast or off: where the thread that drives the GPU runs (thread_cpu.hpp)
   int health_poll_ms = kDefaultHealthPollMs;  // --health_poll=MS or off (0): how often a case's GPUs are read
   bool help = false;
   bool flags_markdown = false;  // --flags_markdown: the README's flag table (scripts/flags_md.py); no GPU needed

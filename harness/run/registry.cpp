@@ -147,6 +147,7 @@ std::string declaration_problem(const family_descriptor& d) {
                                    {"link_bound", d.link_bound},
                                    {"link_span", d.link_span},
                                    {"host_rounds", d.host_rounds},
+                                   {"fast_cpu", d.fast_cpu},
                                    {"machine_variance", d.machine_variance}})
     if (rule != "yes" && rule != "no")
       for (const std::string& token : split(rule, '|'))  // key:value
@@ -215,6 +216,7 @@ context_list family_context() {
     c.emplace_back(k + "link_bound", f.link_bound);
     c.emplace_back(k + "link_span", f.link_span);
     c.emplace_back(k + "host_rounds", f.host_rounds);
+    c.emplace_back(k + "fast_cpu", f.fast_cpu);
     c.emplace_back(k + "machine_variance", f.machine_variance);
     if (f.machine_variance != "no") c.emplace_back(k + "machine_variance_cause", f.machine_variance_cause);
     c.emplace_back(k + "spread_axes", fact_text(joined(f.spread_axes, ",")));
@@ -275,6 +277,10 @@ bool is_link_bound(const family_descriptor& d, const std::string& name) {
 
 bool varies_with_machine(const family_descriptor& d, const std::string& name) {
   return rule_holds(d.machine_variance, name);
+}
+
+bool holds_fast_cpu(const family_descriptor& d, const std::string& name) {
+  return rule_holds(d.fast_cpu, name);
 }
 
 bool takes_host_rounds(const family_descriptor& d, const std::string& name) {
@@ -399,14 +405,15 @@ benchmark::internal::Benchmark* register_case(const case_name& name, std::functi
   const round_kind rounds = round_kind_of(*g_registering.family, n);
   const double span_s = spans_link_states(*g_registering.family, n) ? kLinkStateSpanS : 0.0;
   const int poll_ms = health_poll_ms_for(*g_registering.family, n, current_options().health_poll_ms);
+  const bool fast_cpu = holds_fast_cpu(*g_registering.family, n);
   const std::string family = g_registering.family->name;
   auto* b = benchmark::RegisterBenchmark(n.c_str(), [fn = std::move(fn), n, family, device, gpus, host_link, rounds,
-                                                     span_s, poll_ms](benchmark::State& st) {
+                                                     span_s, poll_ms, fast_cpu](benchmark::State& st) {
     running_name() = n;
     // The last round's process reports the case's counters, so it alone reads its GPUs' edges.
     health_sampler sampler(bus_ids(gpus), poll_ms, current_options().round == 0);
     set_running_case(n, &sampler, rounds, span_s);
-    place_thread_for_case();
+    place_thread_for_case(fast_cpu);
     // Any error a case throws (CUDA, allocation, gate timeout) fails that case with its sentence; the
     // run goes on with the next.
     try {

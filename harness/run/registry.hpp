@@ -96,6 +96,11 @@ struct family_descriptor {
   // seconds, and in most default runs their rounds differ within a run as much as between runs; so more rounds,
   // run between the others, narrow their interval (docs/methodology.md, "Host-driven cases and the CPU's state").
   std::string host_rounds = "no";
+  // Which cases sample on a CPU in its fast state under --cpu=fast (thread_cpu.hpp): "yes", "no", or key:value
+  // tokens joined by '|', as host_link. Those the host's own work times or paces. Not pageable or managed
+  // copies: with the thread held on one CPU, an H200 host's staging and page moves took up to three times
+  // the wall time, and their spread barely narrowed.
+  std::string fast_cpu = "no";
   // Which cases vary between processes with the machine's own state, which gpu_bench cannot remove (a virtual
   // machine's CPU speed, say): "yes", "no", or key:value tokens joined by '|', as host_link. The tools then show
   // machine_variance_cause in words in place of a wide interval (docs/methodology.md).
@@ -201,6 +206,8 @@ round_kind round_kind_of(const std::string& name);
 
 // Whether a case of `d` named `name` varies with the machine's own state, by the descriptor's machine_variance rule.
 bool varies_with_machine(const family_descriptor& d, const std::string& name);
+// Whether a case of `d` named `name` samples on a CPU in its fast state under --cpu=fast, by its fast_cpu rule.
+bool holds_fast_cpu(const family_descriptor& d, const std::string& name);
 
 // How often, milliseconds, NVML reads the GPUs of a case of `d` named `name` while it runs: `poll_ms`
 // (--health_poll), or 0 (only at its start and end) for a case that varies with the machine's state. Such a

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -17,8 +18,39 @@ namespace {
 
 // Reads enough to tell a CPU's state apart (the states differ by 10 ns a read and more) in about 30 us a CPU.
 constexpr int kProbeBatches = 5, kProbeReads = 200;
+// Before a sample: about 6 us, enough to see a state a tenth slower on the CPU the thread is on.
+constexpr int kCheckBatches = 3, kCheckReads = 64;
 
 std::vector<int> g_auto_candidates;  // empty unless --cpu=auto
+
+struct fast_policy {
+  bool on = false;
+  std::vector<int> candidates;  // the CPUs it may move the thread to
+  std::vector<int> allowed;     // the thread's CPUs when the policy was set, for the other cases
+  bool case_holds = false;      // the running case holds the fast state
+  double fastest_ns = 0;        // the fastest clock read any search found
+  std::chrono::steady_clock::time_point retry_after{};
+  fast_cpu_counts counts;
+};
+fast_policy g_fast;
+
+void run_on(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  (void)sched_setaffinity(0, sizeof set, &set);
+}
+
+// Moves the thread to the fastest candidate, and keeps the fastest read seen.
+void search_fast_cpu() {
+  const cpu_choice c = pin_to_fastest_cpu(g_fast.candidates);
+  if (c.cpu < 0) return;
+  if (g_fast.fastest_ns <= 0 || c.clock_read_ns < g_fast.fastest_ns) g_fast.fastest_ns = c.clock_read_ns;
+  if (c.clock_read_ns > g_fast.fastest_ns * kSlowCpuRatio)
+    g_fast.retry_after =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(kSlowCpuRetryS));
+}
 
 }  // namespace
 
@@ -68,7 +100,15 @@ cpu_choice pin_to_fastest_cpu(const std::vector<int>& candidates) {
 
 std::string set_thread_cpu_policy(int cpu_option, const std::vector<int>& candidates) {
   g_auto_candidates.clear();
+  g_fast = fast_policy{};
   if (cpu_option == kCpuOff) return "off";
+  if (cpu_option == kCpuFast) {
+    if (candidates.empty()) return "off (the kernel does not say which CPUs this process may use)";
+    g_fast.on = true;
+    g_fast.candidates = candidates;
+    g_fast.allowed = allowed_cpus();
+    return "fast state of " + std::to_string(candidates.size()) + " held";
+  }
   if (cpu_option == kCpuAuto) {
     if (candidates.empty())
       throw std::runtime_error("--cpu=auto: the kernel does not say which CPUs this process may use");
@@ -83,8 +123,34 @@ std::string set_thread_cpu_policy(int cpu_option, const std::vector<int>& candid
   return std::to_string(cpu_option);
 }
 
-void place_thread_for_case() {
+void place_thread_for_case(bool holds_fast_state) {
   if (!g_auto_candidates.empty()) (void)pin_to_fastest_cpu(g_auto_candidates);
+  if (!g_fast.on) return;
+  g_fast.case_holds = holds_fast_state;
+  if (holds_fast_state)
+    search_fast_cpu();
+  else
+    run_on(g_fast.allowed);
+}
+
+void hold_fast_cpu() {
+  if (!g_fast.on || !g_fast.case_holds) return;
+  ++g_fast.counts.checks;
+  if (g_fast.fastest_ns > 0 && steady_clock_read_ns(kCheckBatches, kCheckReads) <= g_fast.fastest_ns * kSlowCpuRatio)
+    return;
+  if (std::chrono::steady_clock::now() < g_fast.retry_after) return;
+  ++g_fast.counts.searches;
+  search_fast_cpu();
+}
+
+fast_cpu_counts fast_cpu_activity() {
+  return g_fast.counts;
+}
+
+std::string fast_cpu_text() {
+  if (!g_fast.on) return {};
+  return "searched at " + std::to_string(g_fast.counts.searches) + " of " + std::to_string(g_fast.counts.checks) +
+         " checks";
 }
 
 }  // namespace gpu_bench

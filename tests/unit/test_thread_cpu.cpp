@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "harness/context/host_facts.hpp"
@@ -72,8 +73,38 @@ TEST(ThreadCpu, AClockReadCostsSomethingAndLessThanAMillisecond) {
   EXPECT_LT(ns, 1e6);
 }
 
-TEST(ThreadCpu, TheDefaultMovesNothing) {
-  EXPECT_EQ(options{}.cpu, kCpuOff);
+TEST(ThreadCpu, TheDefaultHoldsTheFastState) {
+  EXPECT_EQ(options{}.cpu, kCpuFast);
+}
+
+TEST(ThreadCpu, FastPinsACaseThatHoldsItAndFreesTheOthers) {
+  keep_cpus keep;
+  EXPECT_EQ(set_thread_cpu_policy(kCpuFast, keep.before),
+            "fast state of " + std::to_string(keep.before.size()) + " held");
+  place_thread_for_case(true);
+  ASSERT_EQ(allowed_cpus().size(), 1u);
+  const int pinned = allowed_cpus().front();
+  EXPECT_NE(std::find(keep.before.begin(), keep.before.end(), pinned), keep.before.end());
+  for (int i = 0; i < 5; ++i) hold_fast_cpu();
+  EXPECT_EQ(fast_cpu_activity().checks, 5);
+  EXPECT_LE(fast_cpu_activity().searches, 5);
+  EXPECT_EQ(allowed_cpus().size(), 1u);  // wherever a search moved it, one CPU
+  place_thread_for_case(false);
+  EXPECT_EQ(allowed_cpus(), keep.before);
+  hold_fast_cpu();  // a case that does not hold the state is not checked
+  EXPECT_EQ(fast_cpu_activity().checks, 5);
+  EXPECT_NE(fast_cpu_text().find("of 5 checks"), std::string::npos) << fast_cpu_text();
+  (void)set_thread_cpu_policy(kCpuOff, keep.before);
+  EXPECT_EQ(fast_cpu_text(), "");
+}
+
+TEST(ThreadCpu, FastWithNoCpusToChooseFromMovesNothingAndSaysSo) {
+  keep_cpus keep;
+  EXPECT_EQ(set_thread_cpu_policy(kCpuFast, {}), "off (the kernel does not say which CPUs this process may use)");
+  place_thread_for_case(true);
+  hold_fast_cpu();
+  EXPECT_EQ(allowed_cpus(), keep.before);
+  EXPECT_EQ(fast_cpu_activity().checks, 0);
 }
 
 }  // namespace
