@@ -118,8 +118,9 @@ def test_a_runtime_only_change_is_named_as_such(tmp_path, capsys):
 @pytest.mark.parametrize("fact,value,text", [
     ("gpu_bench.gate", "off", "gate on -> off"),
     ("host.numa_binding", "node 1", "host.numa_binding ? -> node 1"),
+    ("host.thread_cpu", "fast state of 16 held", "host.thread_cpu ? -> fast state of 16 held"),
 ])
-def test_gate_and_numa_facts_start_a_series_of_their_own(tmp_path, capsys, fact, value, text):
+def test_settings_start_a_series_of_their_own(tmp_path, capsys, fact, value, text):
     paths = [night(tmp_path, n) for n in range(1, 5)]
     paths.append(night(tmp_path, 5, extra_context={fact: value}, slow={"Transfer/dir:h2d": 0.7}))
     ingest(tmp_path / "h.sqlite", paths, capsys)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from . import store
-from ..reading.facts import GATE_AND_NUMA_FACTS, gate, gpu_label, host_cpu
+from ..reading.facts import SETTING_FACTS, gate, gpu_label, host_cpu
 from ..reading.families import host_side_rules, rule_matches
 from ..reading.load import (
     TIME_UNIT_NS,
@@ -95,11 +95,12 @@ def machine_of(f: BenchmarkFile) -> Machine:
 
 
 def series_facts(f: BenchmarkFile) -> dict[str, str | None]:
-    """What a series is keyed on besides the machine: driver, CUDA versions, gate and NUMA facts and, on a node
-    of several GPUs, which of them the run measured (a run of GPU 0 names its cases without /device:0)."""
+    """What a series is keyed on besides the machine: driver, CUDA versions, the settings (gate, NUMA, the
+    thread's CPU policy) and, on a node of several GPUs, which of them the run measured (a run of GPU 0 names
+    its cases without /device:0)."""
     facts = {"driver": f.fact("driver.version"), "CUDA": f.fact("driver.cuda_version"),
              "CUDA runtime": f.fact("runtime.version"), "gate": gate(f)}
-    facts.update({k: f.fact(k) for k in GATE_AND_NUMA_FACTS if k != "gpu_bench.gate"})
+    facts.update({k: f.fact(k) for k in SETTING_FACTS if k != "gpu_bench.gate"})
     if (gpu_count(f) or 1) > 1:
         facts["GPUs measured"] = f.fact("gpu_bench.device") or "all"
     return facts

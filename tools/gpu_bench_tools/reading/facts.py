@@ -37,6 +37,7 @@ FACTS = (
     ("host.numa_nodes", "host NUMA nodes"),
     ("host.numa_binding", "host memory bound to"),
     ("host.numa_thread", "thread bound to"),
+    ("host.thread_cpu", "thread CPU policy"),
     ("gpu_bench.version", "gpu_bench version"),
     ("gpu_bench.git", "gpu_bench git"),
     ("gpu_bench.preset", "preset"),
@@ -47,9 +48,11 @@ FACTS = (
 )
 # Facts only schema 2 writes: older gpu_bench files read '-' for them instead of 'unavailable'.
 SCHEMA_2_FACTS = ("profile.", "gpu_bench.preset", "gpu_bench.noise_target_pct")
-# What a run's results depend on besides the machine and its software: a change of any is a new series.
-GATE_AND_NUMA_FACTS = ("gpu_bench.gate", "host.gpu_numa_node", "host.numa_nodes", "host.numa_binding",
-                       "host.numa_thread")
+# What a run's results depend on besides the machine and its software: a change of any is a new series. The
+# thread's CPU policy moves the host-driven cases (held in the fast state, an event record reads about half
+# of its unheld figure on a virtual machine).
+SETTING_FACTS = ("gpu_bench.gate", "host.gpu_numa_node", "host.numa_nodes", "host.numa_binding", "host.numa_thread",
+                 "host.thread_cpu")
 
 
 def host_link_peak(f: BenchmarkFile, gpu: int | None = None) -> tuple[float, str] | None:
