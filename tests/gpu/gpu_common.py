@@ -97,6 +97,16 @@ class Checker:
             self.check(not b.get("error_occurred"), f"{name} failed: {b.get('error_message')}")
         return runs, {n: b for n, b in runs.items() if not b.get("error_occurred")}
 
+    def rounds_us(self, ok, name, expected):
+        """Case `name`'s round medians in microseconds from `ok` (runs_by_name's second), checked to be there
+        and `expected` in number; [] where the case is missing or a round is not above zero."""
+        b = ok.get(name)
+        self.check(b is not None, f"{name} missing or failed")
+        rounds = [t * 1e6 for t in (b or {}).get("round_times_s", [])]
+        if b is not None:
+            self.check(len(rounds) == expected, f"{name}: {len(rounds)} rounds, not {expected}")
+        return rounds if rounds and min(rounds) > 0 else []
+
     def judge(self, what, value, interval, low=-math.inf, high=math.inf, unit=""):
         """A figure with its 95% interval (lo, hi) against its limits [low, high]: passes where the figure is
         inside them; fails only where its whole interval lies outside; else the machine was too noisy for

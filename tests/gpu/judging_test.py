@@ -4,7 +4,8 @@ whole interval misses fails, one whose interval straddles a limit is too noisy t
 it); a ratio's interval comes from its factors' interval ends; an effect that misses is measured again once
 and fails only when it misses twice; while other processes share the GPU an effect's miss is undecided; a
 refusal is found among gpu_bench's warnings; gpu_peer judges AllHost's aggregate and its GPUs' own rates on
-one round's samples, and the NVLink facts against nvidia-smi's files. Needs no GPU.
+one round's samples, and the NVLink facts against nvidia-smi's files; gpu_fast_cpu passes rounds held in the
+fast state and fails rounds half of them slow, or a run whose context names no held state. Needs no GPU.
 
 usage: judging_test.py
 """
@@ -161,6 +162,23 @@ def main():
     unknown = context([0, 1, 2, 3])
     unknown["gpu.3.uuid"] = "GPU-not-on-this-node"
     expect(facts_failures(unknown), "a GPU nvidia-smi does not name fails")
+    # gpu_fast_cpu on made-up runs: each case's seven rounds, `slow` of them twice as long as the others.
+    import fast_cpu_check as fc
+
+    def fast_cpu_run(slow, policy="fast state of 16 held", moves="searched at 3 of 900 checks"):
+        runs = [{"name": f"{n}/manual_time", "run_type": "iteration",
+                 "round_times_s": [2e-7 if i >= slow else 4e-7 for i in range(fc.ROUNDS)]} for n in fc.CASES]
+        return {"context": {"host.thread_cpu": policy, "gpu_bench.cpu_moves": moves}, "benchmarks": runs}
+
+    def fast_cpu_failures(doc):
+        c = g.Checker()
+        g.quiet(fc.judge, c, doc)
+        return c.failures
+
+    expect(not fast_cpu_failures(fast_cpu_run(2)), "two slow rounds of seven a case pass gpu_fast_cpu")
+    expect(len(fast_cpu_failures(fast_cpu_run(3))) == 1, "three of seven a case (9 of 21) fail gpu_fast_cpu")
+    expect(len(fast_cpu_failures(fast_cpu_run(0, policy="off", moves=""))) == 2,
+           "a run that held no state fails gpu_fast_cpu, however its rounds read")
     return expect.finish("ok: the GPU tests judge as docs/testing.md says")
 
 

@@ -24,13 +24,8 @@ def main(exe, out):
     c.check(rc == 0, f"gpu_bench exited {rc}")
     _, ok = c.runs_by_name(doc)
     for name in CASES:
-        b = ok.get(name)
-        c.check(b is not None, f"{name} missing or failed")
-        if b is None:
-            continue
-        rounds = [t * 1e6 for t in b.get("round_times_s", [])]
-        c.check(len(rounds) == ROUNDS, f"{name}: {len(rounds)} rounds, not {ROUNDS}")
-        if rounds and min(rounds) > 0:
+        rounds = c.rounds_us(ok, name, ROUNDS)
+        if rounds:
             spread = max(rounds) / min(rounds)
             line = f"{name}: rounds {', '.join(f'{r:.1f}' for r in rounds)} us, slowest/fastest {spread:.2f}"
             print(("ok: " if spread <= RATIO else "") + line)
