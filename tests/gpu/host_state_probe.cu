@@ -61,9 +61,10 @@ void tick(const char* phase, double t_s, calls& c) {
     const cudaError_t e = cudaStreamQuery(c.stream);
     if (e != cudaSuccess) CUDA_CHECK(e);
   });
-  std::printf("{\"phase\": \"%s\", \"t_s\": %.3f, \"cpu\": %d, \"clock_read_ns\": %.2f, \"record_us\": %.4f, "
-              "\"query_us\": %.4f}\n",
-              phase, t_s, cpu, clock_ns, record_ns / 1e3, query_ns / 1e3);
+  std::printf(
+      "{\"phase\": \"%s\", \"t_s\": %.3f, \"cpu\": %d, \"clock_read_ns\": %.2f, \"record_us\": %.4f, "
+      "\"query_us\": %.4f}\n",
+      phase, t_s, cpu, clock_ns, record_ns / 1e3, query_ns / 1e3);
 }
 
 }  // namespace
@@ -90,15 +91,16 @@ int main(int argc, char** argv) {
     std::vector<int> cpus;
     for (int i = 0; i < CPU_SETSIZE; ++i)
       if (CPU_ISSET(i, &allowed)) cpus.push_back(i);
-    const auto period = std::chrono::duration<double>(period_s);
+    const auto period = std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(period_s));
+    const auto length = std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
     auto start = clock_type::now();
-    for (auto next = start; next - start < std::chrono::duration<double>(seconds); next += std::chrono::duration_cast<clock_type::duration>(period)) {
+    for (auto next = start; next - start < length; next += period) {
       std::this_thread::sleep_until(next);
       tick("own", std::chrono::duration<double>(clock_type::now() - start).count(), c);
     }
     std::fflush(stdout);
     start = clock_type::now();
-    for (auto next = start; next - start < std::chrono::duration<double>(seconds); next += std::chrono::duration_cast<clock_type::duration>(period)) {
+    for (auto next = start; next - start < length; next += period) {
       std::this_thread::sleep_until(next);
       const double t_s = std::chrono::duration<double>(clock_type::now() - start).count();
       for (int cpu : cpus) {
