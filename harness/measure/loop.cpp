@@ -48,7 +48,7 @@ double seconds_since(clock_type::time_point t0) {
 }
 
 sample take(const case_plan& plan, bool reset_output) {
-  hold_fast_cpu();  // under --cpu=fast, a case that varies with the machine samples on a CPU in its fast state
+  hold_fast_cpu();  // under --cpu=fast, a case its family's fast_cpu rule names samples on a fast CPU
   if (reset_output && plan.reset_output) plan.reset_output();
   if (plan.prepare) plan.prepare();
   return plan.measure();

@@ -48,8 +48,8 @@ inline constexpr int kMinRoundSamples = 10;
 // what ties a throttled reading to the samples beside it (health.hpp).
 inline constexpr int kDefaultHealthPollMs = 10;
 
-// --cpu's words: no pinning; the fastest CPU at each case's start; or, before each sample of a case that
-// varies with the machine, the fastest CPU whenever the thread's own reads slow (thread_cpu.hpp).
+// --cpu's words: no pinning; the fastest CPU at each case's start; or, before each sample of a case its
+// family's fast_cpu rule names, the fastest CPU whenever the thread's own reads slow (thread_cpu.hpp).
 inline constexpr int kCpuOff = -1;
 inline constexpr int kCpuAuto = -2;
 inline constexpr int kCpuFast = -3;
