@@ -33,12 +33,15 @@ struct fast_policy {
   fast_cpu_counts counts;
 };
 fast_policy g_fast;
+const auto kSlowCpuRetry =
+    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(kSlowCpuRetryS));
 
-void run_on(const std::vector<int>& cpus) {
+// Lets the calling thread run on `cpus` alone; false where the kernel refuses.
+bool run_on(const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int c : cpus) CPU_SET(c, &set);
-  (void)sched_setaffinity(0, sizeof set, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
 // Moves the thread to the fastest candidate, and keeps the fastest read seen.
@@ -47,9 +50,7 @@ void search_fast_cpu() {
   if (c.cpu < 0) return;
   if (g_fast.fastest_ns <= 0 || c.clock_read_ns < g_fast.fastest_ns) g_fast.fastest_ns = c.clock_read_ns;
   if (c.clock_read_ns > g_fast.fastest_ns * kSlowCpuRatio)
-    g_fast.retry_after =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(kSlowCpuRetryS));
+    g_fast.retry_after = std::chrono::steady_clock::now() + kSlowCpuRetry;
 }
 
 }  // namespace
@@ -79,11 +80,7 @@ std::vector<int> cpus_on_node(const std::vector<int>& allowed, int node) {
 
 std::string pin_thread_to_cpu(int cpu) {
   if (cpu < 0 || cpu >= CPU_SETSIZE) return "CPU " + std::to_string(cpu) + " is out of range";
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0)
-    return "cannot run on CPU " + std::to_string(cpu) + ": " + std::strerror(errno);
+  if (!run_on({cpu})) return "cannot run on CPU " + std::to_string(cpu) + ": " + std::strerror(errno);
   return {};
 }
 
@@ -126,11 +123,10 @@ std::string set_thread_cpu_policy(int cpu_option, const std::vector<int>& candid
 void place_thread_for_case(bool holds_fast_state) {
   if (!g_auto_candidates.empty()) (void)pin_to_fastest_cpu(g_auto_candidates);
   if (!g_fast.on) return;
+  // Only a case that held the state left the thread on one CPU.
+  if (!holds_fast_state && g_fast.case_holds) (void)run_on(g_fast.allowed);
   g_fast.case_holds = holds_fast_state;
-  if (holds_fast_state)
-    search_fast_cpu();
-  else
-    run_on(g_fast.allowed);
+  if (holds_fast_state) search_fast_cpu();
 }
 
 void hold_fast_cpu() {
