@@ -53,7 +53,8 @@ const family_registration registration{[](family_descriptor& f) {
            "    round's host time, host_blocked_us; steady_us, one copy's share of 100 issued back to back between\n"
            "    one pair of events (the steady-state cost, without the bracketing), and steady_gbps = bytes /\n"
            "    steady_us. With --benchmark_repetitions, _p50 and _p99 aggregates across repetitions join mean and\n"
-           "    median.\n";
+           "    median. Copies of every kind but pageable take their samples in turn from --placements sets of\n"
+           "    buffers and streams, as Transfer's do (placements).\n";
   f.headline = "p50_us";
   f.unit = "us";
   f.better_is = better::lower;
@@ -62,6 +63,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.fast_cpu = "yes";
   f.machine_variance = "yes";
   f.host_rounds = "yes";
+  f.small_rounds = "mem:pinned|mem:write_combined|mem:registered|mem:mapped";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=mem;panel=dir";
   f.scope = family_scope::single_gpu;

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -115,11 +116,12 @@ leg host_leg(direction d, mem_kind kind, std::size_t n, buffer_slot slot, numa_p
                              : leg{d, kind, dr, hr, side::gpu, hs, device, engine, node};
 }
 
-// The measured legs, or with `priming` the legs that prime their engines, in slots of their own.
-std::vector<leg> make_legs(const transfer_case& c, int device, std::size_t n, bool priming) {
+// The measured legs of placement `placement` (placement_slot), or with `priming` the legs that prime their
+// engines, in slots of their own.
+std::vector<leg> make_legs(const transfer_case& c, int device, std::size_t n, bool priming, int placement = 0) {
   const copy_engine e = c.engine_used();
-  const buffer_slot h2d = priming ? buffer_slot::h2d_prime : buffer_slot::h2d;
-  const buffer_slot d2h = priming ? buffer_slot::d2h_prime : buffer_slot::d2h;
+  const buffer_slot h2d = priming ? buffer_slot::h2d_prime : placement_slot(buffer_slot::h2d, placement);
+  const buffer_slot d2h = priming ? buffer_slot::d2h_prime : placement_slot(buffer_slot::d2h, placement);
   std::vector<leg> legs;
   switch (c.dir) {
     case direction::h2d:
@@ -140,6 +142,17 @@ std::vector<leg> make_legs(const transfer_case& c, int device, std::size_t n, bo
     }
   }
   return legs;
+}
+
+// How many placements a copy rotates over (--placements): those under 1 MiB, whose fixed cost is most of
+// their time and follows where their buffers landed and which queues their streams took. Managed copies
+// take one: each sample moves pages back before it, so where they lie is the sample's own doing. Pageable
+// copies take one too: the driver stages them through buffers of its own, and rotating their host buffers
+// doubled their rounds' spread on an H200 (docs/methodology.md, "Small copies and their placement").
+int placements_of(const transfer_case& c) {
+  constexpr std::size_t kRotatedBelow = 1 << 20;
+  const bool placed_by_driver = is_managed(c.mem) || c.mem == mem_kind::pageable;
+  return placed_by_driver || c.bytes >= kRotatedBelow ? 1 : current_options().placements;
 }
 
 // d2d cache:cold: before every sample, a write over twice the L2's size leaves nothing of the copy's
@@ -170,16 +183,24 @@ struct two_way_spans {
 
 }  // namespace
 
-// Everything a case holds while it runs: its legs and priming legs, streams, seed and per-sample helpers.
+// Everything a case holds while it runs: its placements and priming legs, seed and per-sample helpers.
 struct copy_case::held {
+  // One copy's buffers and streams. Samples take the placements in turn (placements_of).
+  struct placement {
+    std::vector<leg> legs;
+    stream_set* streams = nullptr;
+    bool sampled = false;  // whether a sample wrote its destinations since they were filled
+  };
+
   const transfer_case c;
   const int device = current_device();
   const bool gated = !enqueue_may_block(c.mem);
   // Both directions by the SMs: one kernel, half its blocks each way (two kernels would each fill the GPU
   // and run one after the other).
   const bool mapped_bidir = c.dir == direction::bidir && c.engine_used() == copy_engine::sm;
-  std::vector<leg> legs, primers;
-  stream_set* streams = nullptr;
+  std::vector<placement> places;
+  std::vector<leg> primers;
+  std::size_t at = 0;  // the placement the next sample takes
   std::uint32_t seed = 0;
   std::optional<l2_flush> flush;
   std::optional<two_way_spans> spans;
@@ -187,66 +208,90 @@ struct copy_case::held {
 
   explicit held(const transfer_case& tc) : c(tc) {
     const bool prime = gated && needs_prime(c);
-    std::tie(legs, primers) = buffer_cache::instance().acquire_with_retry([&] {
-      return std::make_pair(
-          make_legs(c, device, c.bytes, false),
-          prime ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), true) : std::vector<leg>{});
+    const int n_places = placements_of(c);
+    std::tie(places, primers) = buffer_cache::instance().acquire_with_retry([&] {
+      std::vector<placement> p(static_cast<std::size_t>(n_places));
+      for (int i = 0; i < n_places; ++i) p[static_cast<std::size_t>(i)].legs = make_legs(c, device, c.bytes, false, i);
+      return std::make_pair(std::move(p), prime
+                                              ? make_legs(c, device, std::min<std::size_t>(c.bytes, kPrimeBytes), true)
+                                              : std::vector<leg>{});
     });
     // The mapped bidir copy is one kernel on one stream; every other leg has a stream of its own.
-    streams = &stream_set::cached(mapped_bidir ? 1 : static_cast<int>(legs.size()));
+    const int n_streams = mapped_bidir ? 1 : static_cast<int>(places.front().legs.size());
+    for (std::size_t i = 0; i < places.size(); ++i)
+      places[i].streams = &stream_set::cached(n_streams, static_cast<int>(i));
     seed = next_seed();
-    for (std::size_t i = 0; i < legs.size(); ++i) legs[i].fill(seed, stream_of(i));
-    for (std::size_t i = 0; i < primers.size(); ++i) primers[i].fill(seed, stream_of(i));
+    for (std::size_t p = 0; p < places.size(); ++p)
+      for (std::size_t i = 0; i < places[p].legs.size(); ++i) places[p].legs[i].fill(seed, stream_of(p, i));
+    for (std::size_t i = 0; i < primers.size(); ++i) primers[i].fill(seed, stream_of(0, i));
     if (c.dir == direction::d2d && c.cache == cache_state::cold) flush.emplace(profile_of(device).l2_bytes);
     if (mapped_bidir) spans.emplace();
     hooks.prime = [this](int i) {
-      if (mapped_bidir) kernels::reset_spans(spans->ns(), 4, streams->origin());
-      if (static_cast<std::size_t>(i) < primers.size()) primers[static_cast<std::size_t>(i)].enqueue((*streams)[i]);
+      if (mapped_bidir) kernels::reset_spans(spans->ns(), 4, streams().origin());
+      if (static_cast<std::size_t>(i) < primers.size()) primers[static_cast<std::size_t>(i)].enqueue(streams()[i]);
     };
   }
 
-  cudaStream_t stream_of(std::size_t leg_index) const {
-    return (*streams)[mapped_bidir ? 0 : static_cast<int>(leg_index)];
+  const std::vector<leg>& legs() const { return places[at].legs; }
+  const stream_set& streams() const { return *places[at].streams; }
+  cudaStream_t stream_of(std::size_t place, std::size_t leg_index) const {
+    return (*places[place].streams)[mapped_bidir ? 0 : static_cast<int>(leg_index)];
   }
 
-  // Every leg's copy once, each on its own stream (the mapped bidir copy: one kernel both ways).
+  // Every leg's copy of the current placement once, each on its own stream (the mapped bidir copy: one
+  // kernel both ways).
   void enqueue_once() const {
+    const std::vector<leg>& l = legs();
     if (mapped_bidir) {
-      kernels::copy_two_ways(legs[0].dst.dev, legs[0].src.dev, legs[1].dst.dev, legs[1].src.dev, c.bytes, spans->ns(),
-                             streams->origin());
+      kernels::copy_two_ways(l[0].dst.dev, l[0].src.dev, l[1].dst.dev, l[1].src.dev, c.bytes, spans->ns(),
+                             streams().origin());
     } else {
-      for (std::size_t i = 0; i < legs.size(); ++i) legs[i].enqueue((*streams)[static_cast<int>(i)]);
+      for (std::size_t i = 0; i < l.size(); ++i) l[i].enqueue(streams()[static_cast<int>(i)]);
     }
+  }
+
+  // One sample of `enqueue` on the current placement, which the next sample then follows.
+  sample measure_and_move_on(const std::function<void()>& enqueue) {
+    sample s = places[at].streams->measure(gated, enqueue, hooks);
+    s.placement = static_cast<int>(at);
+    places[at].sampled = true;
+    at = (at + 1) % places.size();
+    return s;
   }
 
   case_plan plan() {
     case_plan plan;
+    plan.placements = static_cast<int>(places.size());
     if (!gated) plan.notes.emplace_back("ungated");
     // Managed memory is written afresh before every sample anyway (below), under a new seed.
     if (!is_managed(c.mem))
       plan.reset_output = [this] {
-        for (std::size_t i = 0; i < legs.size(); ++i) fill_poison(legs[i].dst, seed, legs[i].dst_side, stream_of(i));
-        streams->synchronize();
+        for (std::size_t i = 0; i < legs().size(); ++i)
+          fill_poison(legs()[i].dst, seed, legs()[i].dst_side, stream_of(at, i));
+        streams().synchronize();
       };
     plan.prepare = [this] {
       if (is_managed(c.mem)) {
         seed = next_seed();
-        for (std::size_t i = 0; i < legs.size(); ++i) legs[i].refill_managed(seed, (*streams)[static_cast<int>(i)]);
+        for (std::size_t i = 0; i < legs().size(); ++i) legs()[i].refill_managed(seed, streams()[static_cast<int>(i)]);
       }
-      if (flush) (*flush)(streams->origin());
+      if (flush) (*flush)(streams().origin());
     };
     plan.measure = [this] {
-      sample s = streams->measure(
-          gated, [this] { enqueue_once(); }, hooks);
+      sample s = measure_and_move_on([this] { enqueue_once(); });
       if (mapped_bidir) {
         const auto [h2d, d2h] = spans->read();
         s.spans = {h2d, d2h};
       }
       return s;
     };
+    // Every placement a sample wrote: each holds its last sample's data.
     plan.verify = [this] {
-      for (std::size_t i = 0; i < legs.size(); ++i)
-        if (std::string bad = legs[i].verify(seed, stream_of(i)); !bad.empty()) return bad;
+      for (std::size_t p = 0; p < places.size(); ++p) {
+        if (!places[p].sampled) continue;
+        for (std::size_t i = 0; i < places[p].legs.size(); ++i)
+          if (std::string bad = places[p].legs[i].verify(seed, stream_of(p, i)); !bad.empty()) return bad;
+      }
       return std::string();
     };
     return plan;
@@ -283,19 +328,17 @@ std::optional<sample_set> copy_case::run(benchmark::State& state, bool report_gb
         rate_gbps(n, set->median_of([](const sample& s) { return s.spans.at(1); }) * to_rounds);
   }
   // Where the host side's pages are, read back from the kernel where it can say: the numa axis's proof.
-  if (const auto node = held_->legs.front().host_node) state.counters["numa_node"] = *node;
+  if (const auto node = held_->places.front().legs.front().host_node) state.counters["numa_node"] = *node;
+  if (held_->places.size() > 1) state.counters["placements"] = static_cast<double>(held_->places.size());
   return set;
 }
 
 sample copy_case::back_to_back(int copies) {
   held& h = *held_;
-  sample s = h.streams->measure(
-      h.gated,
-      [&] {
-        for (int k = 0; k < copies; ++k)
-          for (std::size_t i = 0; i < h.legs.size(); ++i) h.legs[i].enqueue((*h.streams)[static_cast<int>(i)]);
-      },
-      h.hooks);
+  sample s = h.measure_and_move_on([&] {
+    for (int k = 0; k < copies; ++k)
+      for (std::size_t i = 0; i < h.legs().size(); ++i) h.legs()[i].enqueue(h.streams()[static_cast<int>(i)]);
+  });
   s.seconds /= copies;
   return s;
 }

@@ -39,6 +39,9 @@ const family_registration registration{[](family_descriptor& f) {
            "               cudaMemcpyAsync, for mapped. At 1 MiB and 256 MiB by default, every size under --full or\n"
            "               --sizes. The plain name is the kind's own engine.\n"
            "    numa_node  the NUMA node the host buffer's first page lies on, where the kernel can say.\n"
+           "    placements copies under 1 MiB but pageable and managed ones take their samples in turn from\n"
+           "               --placements sets of buffers and streams; the figure is the geometric mean of each\n"
+           "               set's median, and the counter says how many sets.\n"
            "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n"
            "    Copy-engine cases prime their engine behind the gate with a copy between buffers of their own.\n"
            "    Managed cases move pages the source side has just written, before every sample.\n"
@@ -57,6 +60,9 @@ const family_registration registration{[](family_descriptor& f) {
   // Both directions at once share the link in a way that changes over tenths of a second (each direction alone
   // holds within a tenth of a percent), and a round of a few copies' milliseconds sees one such state.
   f.link_span = "dir:bidir";
+  // Copies under 1 MiB of memory a copy engine or kernel reaches straight: their fixed cost follows where each
+  // process placed their buffers and streams. Pageable and managed copies follow the host's CPU instead.
+  f.small_rounds = "mem:pinned|mem:write_combined|mem:registered|mem:mapped|mem:device";
   // A pageable copy is staged by the CPU the process lands on, which a virtual machine slows or speeds between
   // processes; a managed one moves pages through the host's memory too.
   f.machine_variance = "mem:pageable|mem:managed_prefetch|mem:managed_fault";

@@ -54,11 +54,12 @@ sample take(const case_plan& plan, bool reset_output) {
   return plan.measure();
 }
 
-// Untimed: at least one sample and a millisecond, so first-touch costs and a link waking from a low-power
-// state stay out (streams, buffers and kernels are made and loaded before any case).
+// Untimed: a sample of every placement and at least a millisecond, so first-touch costs and a link waking
+// from a low-power state stay out (streams, buffers and kernels are made and loaded before any case).
 void warm_up(const case_plan& plan) {
   const auto until = clock_type::now() + std::chrono::milliseconds(1);
-  for (int i = 0; i < 1000 && (i == 0 || clock_type::now() < until); ++i) (void)take(plan, false);
+  const int first = std::max(1, plan.placements);
+  for (int i = 0; i < std::max(1000, first) && (i < first || clock_type::now() < until); ++i) (void)take(plan, false);
 }
 
 struct sampled {
@@ -73,7 +74,8 @@ struct sampled {
 sampled sample_until(const case_plan& plan, const sampling_rules& rules, bool verify_each) {
   constexpr std::size_t kMaxSamples = 10'000'000;
   sampled out;
-  std::vector<double> sorted;
+  std::vector<double> seconds;
+  std::vector<int> placements;
   std::vector<std::pair<double, double>> windows;  // each kept sample's wall window, seconds since t0
   const auto t0 = clock_type::now();
   double timed = 0;
@@ -118,12 +120,16 @@ sampled sample_until(const case_plan& plan, const sampling_rules& rules, bool ve
       checked = out.kept.size();
       if (out.kept.size() < static_cast<std::size_t>(rules.min_samples)) continue;
     }
-    sorted.clear();
-    for (const sample& x : out.kept) sorted.push_back(x.seconds);
-    std::sort(sorted.begin(), sorted.end());
+    seconds.clear();
+    placements.clear();
+    for (const sample& x : out.kept) {
+      seconds.push_back(x.seconds);
+      placements.push_back(x.placement);
+    }
+    const placed_median m = median_over_placements(seconds, placements);
     // Samples that spread over a tick or two can never narrow below it: more of them only cost time.
-    const double tick_pct = 100.0 * rules.tick_s / median_of_sorted(sorted);
-    if (median_noise_pct(sorted) <= std::max(rules.noise_pct, tick_pct)) break;
+    const double tick_pct = 100.0 * rules.tick_s / m.center;
+    if (m.noise_pct <= std::max(rules.noise_pct, tick_pct)) break;
   }
   return out;
 }
@@ -150,12 +156,14 @@ void set_label(benchmark::State& state) {
 }  // namespace
 
 sample_set::sample_set(std::vector<sample> s) : samples_(std::move(s)) {
-  std::vector<double> sorted = values([](const sample& x) { return x.seconds; });
-  std::sort(sorted.begin(), sorted.end());
-  median_s_ = median_of_sorted(sorted);
+  const std::vector<double> seconds = values([](const sample& x) { return x.seconds; });
+  std::vector<int> placements;
+  for (const sample& x : samples_) placements.push_back(x.placement);
+  const placed_median m = median_over_placements(seconds, placements);
+  median_s_ = m.center;
   own_median_s_ = median_s_;
-  fastest_s_ = sorted.empty() ? 0 : sorted.front();
-  noise_pct_ = median_noise_pct(sorted);
+  fastest_s_ = seconds.empty() ? 0 : *std::min_element(seconds.begin(), seconds.end());
+  noise_pct_ = m.noise_pct;
 }
 
 double sample_set::median_of(const std::function<double(const sample&)>& f) const {
@@ -247,6 +255,8 @@ void combine_with_prior_rounds(sample_set& set, double tick_s) {
 std::optional<sample_set> run_case(benchmark::State& state, const case_plan& plan) {
   sampling_rules rules = rules_from_options();
   rules.tick_s = timer_tick_s(plan.timer);
+  // Each placement in a round's median at least twice: one sample of each would leave the median to one.
+  rules.min_samples = std::max(rules.min_samples, 2 * plan.placements);
   g_running.notes.clear();
   if (plan.timer == timer_kind::host_clock) g_running.notes.emplace_back("host clock");
   g_running.notes.insert(g_running.notes.end(), plan.notes.begin(), plan.notes.end());

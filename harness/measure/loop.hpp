@@ -33,6 +33,7 @@ struct sample {
   double wall_s = 0;              // from the first enqueue to the host seeing the work complete (event-timed cases)
   std::vector<double> spans;      // each stream's own start-to-stop time (event timer)
   std::array<double, 2> extra{};  // figures a family documents
+  int placement = 0;              // which of the case's placements it ran on (case_plan::placements)
 };
 
 // The samples behind a case's figures, in the order taken.
@@ -42,7 +43,8 @@ class sample_set {
   explicit sample_set(std::vector<sample> s);
   std::size_t size() const { return samples_.size(); }
   const std::vector<sample>& samples() const { return samples_; }
-  // The case's time, the median sample: what its rate and latency counters derive from.
+  // The case's time, the median sample (over several placements, the geometric mean of each one's median:
+  // median_over_placements): what its rate and latency counters derive from.
   double time_s() const { return median_s_; }
   // This process's own median, whatever the rounds: what a ratio to a calibration of this process (a
   // bound, a one-stream reference) must use, as both sides then share the process's buffers and state.
@@ -89,6 +91,8 @@ struct case_plan {
   bool already_warm = false;            // no warm-up: its work has just run in this state (a bound sampled
                                         // right after its case), or leaves nothing that a warm-up would
                                         // settle (pinning and unpinning host memory)
+  int placements = 1;                   // how many placements `measure` takes its samples from in turn: the
+                                        // warm-up takes one sample of each, and a round at least two of each
 };
 
 // When sampling stops.

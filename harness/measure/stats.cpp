@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -77,6 +78,32 @@ double median_noise_pct(const std::vector<double>& sorted) {
   const double median = median_of_sorted(sorted);
   if (!(median > 0)) return 0.0;
   return 100.0 * (sorted[hi] - sorted[lo]) / 2.0 / median;
+}
+
+placed_median median_over_placements(const std::vector<double>& seconds, const std::vector<int>& placement) {
+  if (seconds.size() != placement.size()) throw std::invalid_argument("one placement per sample");
+  std::map<int, std::vector<double>> by_place;
+  for (std::size_t i = 0; i < seconds.size(); ++i) by_place[placement[i]].push_back(seconds[i]);
+  std::map<int, double> median_of;
+  double log_sum = 0;
+  for (auto& [p, v] : by_place) {
+    std::sort(v.begin(), v.end());
+    median_of[p] = median_of_sorted(v);
+    log_sum += std::log(median_of[p]);
+  }
+  placed_median out;
+  if (by_place.size() == 1) {
+    const std::vector<double>& sorted = by_place.begin()->second;
+    return {median_of_sorted(sorted), median_noise_pct(sorted)};
+  }
+  if (by_place.empty()) return out;
+  out.center = std::exp(log_sum / static_cast<double>(by_place.size()));
+  std::vector<double> scaled;
+  scaled.reserve(seconds.size());
+  for (std::size_t i = 0; i < seconds.size(); ++i) scaled.push_back(seconds[i] * out.center / median_of[placement[i]]);
+  std::sort(scaled.begin(), scaled.end());
+  out.noise_pct = median_noise_pct(scaled);
+  return out;
 }
 
 double student_t_975(double df) {

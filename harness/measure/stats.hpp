@@ -34,6 +34,17 @@ std::pair<std::size_t, std::size_t> median_ci_ranks(std::size_t n);
 // `sorted` must be sorted ascending and hold positive values; 0 for fewer than 2 samples.
 double median_noise_pct(const std::vector<double>& sorted);
 
+// A round's figure from samples taken in turn from several placements (a copy's buffers and streams), each
+// sample's placement in `placement`: the geometric mean of each placement's median, so every placement
+// weighs alike however many samples it took. `noise_pct` is median_noise_pct of the samples, each scaled by
+// the center over its placement's median: the spread within placements, not between them (the rounds give
+// that). With one placement, the median and median_noise_pct. `seconds` positive, both of one length.
+struct placed_median {
+  double center = 0;
+  double noise_pct = 0;
+};
+placed_median median_over_placements(const std::vector<double>& seconds, const std::vector<int>& placement);
+
 // A case measured in several independent rounds (harness/run/rounds.hpp), on the logarithm of each round's
 // median (times vary by ratios, and a rate is a time's reciprocal):
 // - `center`: from five rounds the mean of the fastest half (center_of_rounds), which rounds slowed by a

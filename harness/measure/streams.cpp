@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "harness/cuda/check.hpp"
 #include "harness/cuda/device.hpp"
@@ -30,19 +31,19 @@ stream_set::stream_set(const std::vector<int>& devices) : devices_(devices) {
 }
 
 namespace {
-std::map<std::vector<int>, std::unique_ptr<stream_set>>& stream_cache() {
-  static std::map<std::vector<int>, std::unique_ptr<stream_set>> cache;
+std::map<std::pair<std::vector<int>, int>, std::unique_ptr<stream_set>>& stream_cache() {
+  static std::map<std::pair<std::vector<int>, int>, std::unique_ptr<stream_set>> cache;
   return cache;
 }
 }  // namespace
 
-stream_set& stream_set::cached(int count) {
+stream_set& stream_set::cached(int count, int variant) {
   if (count < 1) throw std::invalid_argument("a stream set needs at least one stream");
-  return cached(std::vector<int>(static_cast<std::size_t>(count), current_device()));
+  return cached(std::vector<int>(static_cast<std::size_t>(count), current_device()), variant);
 }
 
-stream_set& stream_set::cached(const std::vector<int>& devices) {
-  auto& slot = stream_cache()[devices];
+stream_set& stream_set::cached(const std::vector<int>& devices, int variant) {
+  auto& slot = stream_cache()[{devices, variant}];
   if (!slot) slot = std::make_unique<stream_set>(devices);
   return *slot;
 }

@@ -23,8 +23,9 @@ class stream_set {
   explicit stream_set(const std::vector<int>& devices);
   // A set made once per process and kept (streams are not created per case: a fresh stream's first work
   // pays for its setup, and creating streams between repetitions changed figures between them).
-  static stream_set& cached(int count);
-  static stream_set& cached(const std::vector<int>& devices);
+  // `variant` keeps sets apart that a case holds at once (its placements): each is made on its own.
+  static stream_set& cached(int count, int variant = 0);
+  static stream_set& cached(const std::vector<int>& devices, int variant = 0);
   static void clear_cache();
 
   int size() const { return static_cast<int>(streams_.size()); }

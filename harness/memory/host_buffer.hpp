@@ -70,6 +70,12 @@ enum class buffer_slot : int {
 inline buffer_slot peer_destination_slot(int source_gpu) {
   return static_cast<buffer_slot>(20 + source_gpu);
 }
+// A copy that rotates over placements (copy_case.cpp): placement 0 takes `slot` itself (h2d or d2h), each
+// further one a pair of slots of its own, from 64 on.
+inline buffer_slot placement_slot(buffer_slot slot, int placement) {
+  if (placement == 0) return slot;
+  return static_cast<buffer_slot>(64 + 2 * (placement - 1) + (slot == buffer_slot::d2h ? 1 : 0));
+}
 
 class buffer_cache {
  public:

@@ -254,6 +254,18 @@ std::vector<flag> make_flags() {
        "CPU's state moves them between processes; the extra rounds run those cases\n"
        "alone, between the others, about 6 s each on one H200 (docs/methodology.md)",
        "rounds for the cases timed by the host's own work, where more than `--rounds` (default: as `--rounds`)"},
+      {"--placements", true,
+       [](options& o, const std::string& v) { o.placements = static_cast<int>(parse_int(v, "--placements", 1, 32)); },
+       needs_value("--placements"), S::own, "--placements=N",
+       formatted("a copy under 1 MiB (Transfer, SmallCopy; not pageable or managed) takes its\n"
+                 "samples in turn from N placements, each a host buffer, device buffer and streams\n"
+                 "of its own (default %d, 1 to 32; 1: one placement): its figure is then a mix over\n"
+                 "where buffers land and which queues its streams take, not one draw of them\n"
+                 "(docs/methodology.md)",
+                 kDefaultPlacements),
+       formatted("placements (host buffer, device buffer, streams) a copy under 1 MiB, not pageable or managed, takes "
+                 "its samples from in turn (default %d; 1: one)",
+                 kDefaultPlacements)},
       {"--noise", true, [](options& o, const std::string& v) { o.noise_pct = parse_seconds(v, "--noise", 0.01, 100); },
        needs_value("--noise"), S::own, "--noise=PCT",
        formatted("stop sampling a case in a round once the relative half-width of the 95%%\n"

@@ -44,6 +44,13 @@ inline constexpr double kDefaultTargetDetectablePct = 1.5;
 // resist a burst of other traffic.
 inline constexpr int kMinRoundSamples = 10;
 
+// A copy under 1 MiB (Transfer, SmallCopy) rotates its samples over this many placements: host buffer,
+// device buffer and streams of its own each. Such a copy's fixed cost follows where its host buffer landed
+// (h2d, up to 6% between buffers of one process) and which of the driver's queues its stream took (d2d), a
+// draw renewed in every process. A mix of eight halves the spread between rounds that one draw gives
+// (docs/notes/variance_sources.md).
+inline constexpr int kDefaultPlacements = 8;
+
 // How often, milliseconds, a case's GPUs are read by NVML while it runs (clocks, clock reasons, PCIe link):
 // what ties a throttled reading to the samples beside it (health.hpp).
 inline constexpr int kDefaultHealthPollMs = 10;
@@ -72,6 +79,7 @@ struct options {
   int link_rounds = kDefaultLinkRounds;         // --link_rounds=N: rounds of a link-bound case (at least --rounds)
   int link_max_rounds = kDefaultLinkMaxRounds;  // --link_max_rounds=N: at most, for those whose rounds disagree
   int host_rounds = 0;  // --host_rounds=N: rounds of the cases a family's host_rounds rule names (0: --rounds)
+  int placements = kDefaultPlacements;  // --placements=N: placements a copy under 1 MiB rotates over (1: one)
   double target_detectable_pct = kDefaultTargetDetectablePct;  // --target_detectable=PCT
   int round = 0;                   // --round=K/N: this process is round K of N, run by the one that runs the last
   bool record_samples = false;     // --samples=on: every sample's time into the --benchmark_out file

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -147,6 +148,7 @@ std::string declaration_problem(const family_descriptor& d) {
                                    {"link_bound", d.link_bound},
                                    {"link_span", d.link_span},
                                    {"host_rounds", d.host_rounds},
+                                   {"small_rounds", d.small_rounds},
                                    {"fast_cpu", d.fast_cpu},
                                    {"machine_variance", d.machine_variance}})
     if (rule != "yes" && rule != "no")
@@ -216,6 +218,7 @@ context_list family_context() {
     c.emplace_back(k + "link_bound", f.link_bound);
     c.emplace_back(k + "link_span", f.link_span);
     c.emplace_back(k + "host_rounds", f.host_rounds);
+    c.emplace_back(k + "small_rounds", f.small_rounds);
     c.emplace_back(k + "fast_cpu", f.fast_cpu);
     c.emplace_back(k + "machine_variance", f.machine_variance);
     if (f.machine_variance != "no") c.emplace_back(k + "machine_variance_cause", f.machine_variance_cause);
@@ -267,12 +270,31 @@ bool crosses_host_link(const family_descriptor& d, const std::string& name) {
   return rule_holds(d.host_link, name);
 }
 
-bool is_link_bound(const family_descriptor& d, const std::string& name) {
-  // Below a mebibyte a copy's time is its fixed costs more than the link's throughput.
-  constexpr unsigned long long kSmallest = 1ull << 20;
+namespace {
+// Below a mebibyte a copy's time is its fixed costs more than the link's throughput.
+constexpr unsigned long long kLinkBoundFrom = 1ull << 20;
+
+// The case's bytes axis, where it has one.
+std::optional<unsigned long long> bytes_of(const std::string& name) {
   const std::size_t at = name.find("/bytes:");
-  return rule_holds(d.link_bound, name) && at != std::string::npos &&
-         std::strtoull(name.c_str() + at + 7, nullptr, 10) >= kSmallest;
+  if (at == std::string::npos) return std::nullopt;
+  return std::strtoull(name.c_str() + at + 7, nullptr, 10);
+}
+}  // namespace
+
+bool is_link_bound(const family_descriptor& d, const std::string& name) {
+  const auto bytes = bytes_of(name);
+  return rule_holds(d.link_bound, name) && bytes && *bytes >= kLinkBoundFrom;
+}
+
+bool takes_small_rounds(const family_descriptor& d, const std::string& name) {
+  const auto bytes = bytes_of(name);
+  return rule_holds(d.small_rounds, name) && bytes && *bytes < kLinkBoundFrom;
+}
+
+bool takes_small_rounds(const std::string& name) {
+  const family_descriptor* d = family_of_case(name);
+  return d != nullptr && takes_small_rounds(*d, name);
 }
 
 bool varies_with_machine(const family_descriptor& d, const std::string& name) {
@@ -293,7 +315,8 @@ bool takes_host_rounds(const std::string& name) {
 }
 
 round_kind round_kind_of(const family_descriptor& d, const std::string& name) {
-  return is_link_bound(d, name) ? round_kind::link : takes_host_rounds(d, name) ? round_kind::host : round_kind::full;
+  if (is_link_bound(d, name) || takes_small_rounds(d, name)) return round_kind::link;
+  return takes_host_rounds(d, name) ? round_kind::host : round_kind::full;
 }
 
 round_kind round_kind_of(const std::string& name) {

@@ -96,6 +96,12 @@ struct family_descriptor {
   // seconds, and in most default runs their rounds differ within a run as much as between runs; so more rounds,
   // run between the others, narrow their interval (docs/methodology.md, "Host-driven cases and the CPU's state").
   std::string host_rounds = "no";
+  // Which copies under 1 MiB by their bytes axis take --link_rounds rounds, run with the link-bound cases in
+  // their rounds' processes (but never in the extra rounds those take where their rounds disagree): "yes",
+  // "no", or key:value tokens joined by '|', as host_link. Such a copy's fixed cost follows where its buffers
+  // and streams landed, a draw of each process that rotating its placements narrows but does not remove; it
+  // costs a few milliseconds a round, so five rounds cost the run about a second (docs/methodology.md).
+  std::string small_rounds = "no";
   // Which cases sample on a CPU in its fast state under --cpu=fast (thread_cpu.hpp): "yes", "no", or key:value
   // tokens joined by '|', as host_link. Those the host's own work times or paces. Not pageable or managed
   // copies: with the thread held on one CPU, an H200 host's staging and page moves took up to three times
@@ -198,8 +204,13 @@ bool is_link_bound(const std::string& name);
 // for a registered case by its name alone (false for a name of no family).
 bool takes_host_rounds(const family_descriptor& d, const std::string& name);
 bool takes_host_rounds(const std::string& name);
+// Whether a case of `d` named `name` takes --link_rounds rounds beside the link-bound cases, by the descriptor's
+// small_rounds rule and its size (under 1 MiB); the same for a registered case by its name alone.
+bool takes_small_rounds(const family_descriptor& d, const std::string& name);
+bool takes_small_rounds(const std::string& name);
 
-// Which rounds a case of `d` named `name` takes: link where it is link-bound, else host where it takes
+// Which rounds a case of `d` named `name` takes: link where it is link-bound or takes the small rounds, else
+// host where it takes
 // --host_rounds, else full; the same for a registered case by its name alone (full for a name of no family).
 round_kind round_kind_of(const family_descriptor& d, const std::string& name);
 round_kind round_kind_of(const std::string& name);

@@ -87,7 +87,7 @@ std::vector<std::string> round_arguments(const std::vector<std::string>& user_ar
 std::vector<std::string> link_round_cases(const std::string& user_filter, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const std::string& name : filter_matches(user_filter, names))
-    if (is_link_bound(name)) out.push_back(name);
+    if (is_link_bound(name) || takes_small_rounds(name)) out.push_back(name);
   return out;
 }
 
@@ -292,7 +292,10 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
   // contexts and pin and fill each one's buffers (AllHost on four H200s: about 2 s for 0.4 s of samples), so
   // on a node it would spend the extra rounds' time where it sharpens least.
   if (status == 0 && !link_filter.empty()) {
-    const auto wanted = extra_link_rounds(cases_on_one_gpu(link_cases), tick_s);
+    std::vector<std::string> bound;  // the link-bound cases alone: the small_rounds ones take no extra rounds
+    for (const std::string& name : cases_on_one_gpu(link_cases))
+      if (is_link_bound(name)) bound.push_back(name);
+    const auto wanted = extra_link_rounds(bound, tick_s);
     const double budget_s = kExtraRoundsShare * rounds_s;
     const auto extra = extra_rounds_within(wanted, case_wall_s, start_s, budget_s);
     if (!wanted.empty() && shown)

@@ -5,7 +5,8 @@
 // processes of itself, each over every selected case in the last round's order, then the last round itself; each
 // case then reports the center of its rounds' medians and an interval that the next run's figure falls in.
 // Link-bound cases (registry.hpp) take --link_rounds rounds: the extra ones hold only those cases, each run
-// between two of the others so that the case's rounds meet the link at moments far apart. The cases a
+// between two of the others so that the case's rounds meet the link at moments far apart. Copies under 1 MiB
+// whose family's small_rounds rule names them ride in those rounds too. The cases a
 // family's host_rounds rule names take --host_rounds rounds the same way, in processes of their own.
 #include <map>
 #include <string>
@@ -32,7 +33,8 @@ int rounds_of_case(round_kind kind);
 std::vector<std::string> round_arguments(const std::vector<std::string>& user_args, int round, int rounds,
                                          const std::string& out_path, const std::string& link_filter = "");
 
-// The link-bound cases among `names` (registered names) that `user_filter` selects...
+// The cases the link rounds run among `names` (registered names) that `user_filter` selects: the link-bound
+// ones and those that take the small rounds (registry.hpp)...
 std::vector<std::string> link_round_cases(const std::string& user_filter, const std::vector<std::string>& names);
 // ... and those that take --host_rounds.
 std::vector<std::string> host_round_cases(const std::string& user_filter, const std::vector<std::string>& names);

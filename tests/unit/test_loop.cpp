@@ -231,6 +231,51 @@ TEST(Loop, WithoutVerifyEachTheOutputIsNeverResetAndCheckedOnce) {
   EXPECT_EQ(n.checks, 1);
 }
 
+// A plan that rotates over placements: the warm-up takes a sample of each, and the round two of each, above
+// a smaller minimum of samples.
+TEST(Loop, ARotatingPlanWarmsEveryPlacementAndSamplesEachTwice) {
+  options o = current_options();
+  o.noise_pct = 100;  // stop at the minimum
+  o.min_samples = 12;
+  o.rounds = 1;
+  set_current_options(o);
+  int taken = 0;
+  std::size_t reported = 0;
+  benchmark::RegisterBenchmark("LoopPlacements",
+                               [&](benchmark::State& state) {
+                                 case_plan plan;
+                                 plan.placements = 8;
+                                 plan.measure = [&] {
+                                   ++taken;
+                                   return sample(1e-6);  // the warm-up's millisecond alone would take many
+                                 };
+                                 const auto t = run_case(state, plan);
+                                 reported = t ? t->size() : 0;
+                               })
+      ->UseManualTime()
+      ->Iterations(1);
+  quiet_reporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  set_current_options(options{});
+  EXPECT_EQ(reported, 16u);
+  EXPECT_GE(taken - static_cast<int>(reported), 8);
+}
+
+TEST(Loop, ARotatingPlanWarmsEachPlacementHoweverShortTheMillisecond) {
+  int taken = 0;
+  case_plan p = plan_of([&] {
+    ++taken;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // one sample outlasts the warm-up's millisecond
+    return 1e-3;
+  });
+  p.placements = 5;
+  sampling_rules r = rules(100.0, 10.0);
+  r.min_samples = 1;
+  (void)calibrate(p, r);
+  EXPECT_GE(taken, 5 + 1);
+}
+
 // Keeps the counters of the last run reported.
 class counter_reporter : public benchmark::BenchmarkReporter {
  public:

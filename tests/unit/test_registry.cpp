@@ -306,6 +306,32 @@ TEST(Registry, TheHostDrivenFamiliesTakeHostRounds) {
   EXPECT_FALSE(takes_host_rounds("NoSuchFamily/x"));
 }
 
+TEST(Registry, ASmallRoundsCaseMatchesTheRuleAndIsUnderAMebibyte) {
+  family_descriptor f = copy_family();
+  f.small_rounds = "dir:h2d";
+  EXPECT_TRUE(takes_small_rounds(f, "Copy/dir:h2d/bytes:4/manual_time"));
+  EXPECT_TRUE(takes_small_rounds(f, "Copy/dir:h2d/bytes:1048575/manual_time"));
+  EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:h2d/bytes:1048576/manual_time"));  // a mebibyte: the link's
+  EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:d2h/bytes:4/manual_time"));        // no token of the rule
+  EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:h2d"));                            // no size to judge by
+  EXPECT_EQ(round_kind_of(f, "Copy/dir:h2d/bytes:4/manual_time"), round_kind::link);
+  f.host_rounds = "yes";
+  EXPECT_EQ(round_kind_of(f, "Copy/dir:h2d/bytes:4/manual_time"), round_kind::link);  // the link rounds first
+  EXPECT_EQ(round_kind_of(f, "Copy/dir:d2h/bytes:4/manual_time"), round_kind::host);
+}
+
+TEST(Registry, SmallCopiesOfMemoryTheEnginesReachStraightTakeTheSmallRounds) {
+  EXPECT_TRUE(takes_small_rounds("Transfer/dir:h2d/mem:pinned/bytes:4/manual_time"));
+  EXPECT_TRUE(takes_small_rounds("Transfer/dir:bidir/mem:write_combined/bytes:262144/manual_time"));
+  EXPECT_TRUE(takes_small_rounds("Transfer/dir:d2d/mem:device/cache:cold/bytes:65536/manual_time"));
+  EXPECT_TRUE(takes_small_rounds("SmallCopy/dir:d2h/mem:mapped/bytes:64/manual_time"));
+  EXPECT_FALSE(takes_small_rounds("Transfer/dir:h2d/mem:pageable/bytes:4/manual_time"));
+  EXPECT_FALSE(takes_small_rounds("Transfer/dir:h2d/mem:managed_prefetch/bytes:4/manual_time"));
+  EXPECT_FALSE(takes_small_rounds("SmallCopy/dir:h2d/mem:pageable/bytes:4/manual_time"));
+  EXPECT_FALSE(takes_small_rounds("Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time"));
+  EXPECT_EQ(round_kind_of("SmallCopy/dir:h2d/mem:pageable/bytes:4/manual_time"), round_kind::host);
+}
+
 TEST(Registry, NvmlReadsNoCaseThatVariesWithTheMachineWhileItRuns) {
   const std::string transfer_name = "Transfer";
   const family_descriptor& transfer = declared(transfer_name);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -92,6 +94,45 @@ TEST(Stats, NoiseIsTheIntervalsHalfWidthOverTheMedian) {
   EXPECT_NEAR(median_noise_pct(v), 100.0 * (109 - 102) / 2.0 / 105.5, 1e-12);
   EXPECT_DOUBLE_EQ(median_noise_pct(std::vector<double>(20, 3.0)), 0.0);
   EXPECT_DOUBLE_EQ(median_noise_pct({5.0}), 0.0);
+}
+
+TEST(Stats, APlacedMedianWeighsEveryPlacementAlike) {
+  // Placement 0 at 1.0 (five samples), placement 1 at 4.0 (one): the center is their geometric mean, 2.0,
+  // not the pooled median (1.0).
+  const placed_median m = median_over_placements({1, 1, 1, 1, 1, 4}, {0, 0, 0, 0, 0, 1});
+  EXPECT_NEAR(m.center, 2.0, 1e-12);
+  // Each sample sits on its placement's median: nothing spreads within a placement.
+  EXPECT_DOUBLE_EQ(m.noise_pct, 0.0);
+}
+
+TEST(Stats, APlacedMediansNoiseIsTheSpreadWithinPlacements) {
+  // Two placements 10% apart, each with the same spread within it: the noise is that spread's, as one
+  // placement alone would give, not the 10% between them.
+  const std::vector<double> within = {0.98, 0.99, 1.00, 1.00, 1.01, 1.02, 0.99, 1.00, 1.01, 1.00};
+  std::vector<double> seconds;
+  std::vector<int> placement;
+  for (double x : within) {
+    seconds.push_back(x);
+    placement.push_back(0);
+    seconds.push_back(1.1 * x);
+    placement.push_back(1);
+  }
+  const placed_median m = median_over_placements(seconds, placement);
+  EXPECT_NEAR(m.center, std::sqrt(1.1), 1e-12);
+  std::vector<double> sorted = within;
+  sorted.insert(sorted.end(), within.begin(), within.end());
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_NEAR(m.noise_pct, median_noise_pct(sorted), 1e-9);
+  std::vector<double> pooled = seconds;
+  std::sort(pooled.begin(), pooled.end());
+  EXPECT_GT(median_noise_pct(pooled), 2 * m.noise_pct);
+}
+
+TEST(Stats, OnePlacementIsTheMedian) {
+  const placed_median m = median_over_placements({3, 1, 2, 5, 4}, {0, 0, 0, 0, 0});
+  EXPECT_DOUBLE_EQ(m.center, 3.0);
+  EXPECT_DOUBLE_EQ(m.noise_pct, median_noise_pct({1, 2, 3, 4, 5}));
+  EXPECT_THROW(median_over_placements({1, 2}, {0}), std::invalid_argument);
 }
 
 }  // namespace

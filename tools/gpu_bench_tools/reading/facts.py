@@ -50,9 +50,10 @@ FACTS = (
 SCHEMA_2_FACTS = ("profile.", "gpu_bench.preset", "gpu_bench.noise_target_pct")
 # What a run's results depend on besides the machine and its software: a change of any is a new series. The
 # thread's CPU policy moves the host-driven cases (on one H200's host an event record read 0.25 to 0.28 us
-# held in the fast state, 0.25 to 0.41 us unheld).
+# held in the fast state, 0.25 to 0.41 us unheld). A copy under 1 MiB that rotates over placements reports a mix
+# of them, not one draw (gpu_bench.placements).
 SETTING_FACTS = ("gpu_bench.gate", "host.gpu_numa_node", "host.numa_nodes", "host.numa_binding", "host.numa_thread",
-                 "host.thread_cpu")
+                 "host.thread_cpu", "gpu_bench.placements")
 
 
 def host_link_peak(f: BenchmarkFile, gpu: int | None = None) -> tuple[float, str] | None:
