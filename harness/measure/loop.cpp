@@ -299,7 +299,11 @@ std::optional<sample_set> run_case(benchmark::State& state, const case_plan& pla
   if (keep_samples || !set->round_times_s().empty()) {
     g_recorded.push_back({g_running.name, g_running.repetition, keep_samples ? std::move(times) : std::vector<double>{},
                           set->round_times_s(), set->round_prior()});
-    if (o.record_samples) g_recorded.back().earlier_times_s = prior_round_samples(g_running.name, g_running.repetition);
+    if (o.record_samples) {
+      g_recorded.back().earlier_times_s = prior_round_samples(g_running.name, g_running.repetition);
+      if (plan.placements > 1)
+        for (const sample& s : set->samples()) g_recorded.back().placements.push_back(s.placement);
+    }
   }
   return set;
 }

@@ -152,6 +152,7 @@ struct recorded_run {
   double sampling_wall_s = 0;         // of which warm-up and sampling of the case itself
   double calibration_wall_s = 0;      // of which calibrations (bounds, baselines, references) measured for it
   std::vector<std::vector<double>> earlier_times_s{};  // with --samples=on, each earlier round's samples
+  std::vector<int> placements{};  // with --samples=on, the placement of each of times_s where it took several
 };
 const std::vector<recorded_run>& recorded_runs();
 

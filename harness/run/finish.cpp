@@ -28,7 +28,8 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
     std::vector<gpu_bench::run_samples> samples;
     for (const auto& r : gpu_bench::recorded_runs())
       samples.push_back({r.name, r.repetition, &r.times_s, &r.round_times_s, r.wall_s, r.sampling_wall_s,
-                         r.calibration_wall_s, r.round_prior.rel_sd, r.round_prior.dof, &r.earlier_times_s});
+                         r.calibration_wall_s, r.round_prior.rel_sd, r.round_prior.dof, &r.earlier_times_s,
+                         &r.placements});
     std::vector<std::pair<std::string, std::string>> totals = {
         {"gpu_bench.elapsed_s", gpu_bench::fact_text(std::optional<double>(elapsed))},
         {"gpu_bench.timed_s",

@@ -170,6 +170,7 @@ std::string annotate_results(const std::string& path, const std::vector<std::pai
         b["round_times_s"] = *it->second->round_times_s;
       if (it->second->earlier_times_s && !it->second->earlier_times_s->empty())
         b["earlier_sample_times_s"] = *it->second->earlier_times_s;
+      if (it->second->placements && !it->second->placements->empty()) b["sample_placements"] = *it->second->placements;
       if (it->second->round_prior_dof > 0) {
         b["round_prior_sd"] = it->second->round_prior_sd;
         b["round_prior_dof"] = it->second->round_prior_dof;

@@ -15,6 +15,14 @@ round_center = tools_module("gpu_bench_tools.reading.cases").round_center
 FILTER = "Transfer/.*/bytes:(4|65536|16777216)/"
 
 
+def median_over_placements(times, placements):
+    """A round's figure as gpu_bench makes it: the geometric mean of each placement's median sample."""
+    by_place = {}
+    for t, p in zip(times, placements, strict=True):
+        by_place.setdefault(p, []).append(t)
+    return statistics.geometric_mean([statistics.median(v) for v in by_place.values()])
+
+
 def evaluate(c, exe, out):
     rc, doc = run_gpu_bench(exe, out, f"--benchmark_filter={FILTER}", "--samples=on", "--max_time_per_case=0.2")
     c.set_machine(doc)
@@ -80,20 +88,27 @@ def evaluate(c, exe, out):
         # Google Benchmark's bytes_per_second must agree with our GB/s (same bytes, same GPU time).
         bps = b.get("bytes_per_second", 0)
         c.check(abs(bps / 1e9 - gbps) <= 0.01 * gbps, f"{name}: bytes_per_second {bps} vs gbps {gbps}")
-        # --samples=on: the last round's samples, whose median is that round's; the reported time is the
-        # rounds' center, as the context's gpu_bench.round_center names it (three rounds by default, each
-        # a process of its own; five for pinned and registered copies of 1 MiB and more, whose time follows
-        # the host link's load, and up to gpu_bench.link_max_rounds where their rounds disagree).
-        times = sorted(b.get("sample_times_s", []))
+        # --samples=on: the last round's samples, whose median is that round's (over several placements, the
+        # geometric mean of each one's median); the reported time is the rounds' center, as the context's
+        # gpu_bench.round_center names it (three rounds by default, each a process of its own; five for pinned
+        # and registered copies of 1 MiB and more, whose time follows the host link's load, and up to
+        # gpu_bench.link_max_rounds where their rounds disagree; five for the copies under 1 MiB that rotate
+        # over placements, which ride in those rounds).
+        times = b.get("sample_times_s", [])
         rounds = b.get("round_times_s", [])
         link_bound = bytes_ >= 1 << 20 and ("mem:pinned" in name or "mem:registered" in name)
-        fewest, most = (int(ctx["gpu_bench.link_rounds"]), int(ctx["gpu_bench.link_max_rounds"])) if link_bound \
-            else (3, 3)
+        placed = bytes_ < 1 << 20 and "mem:pageable" not in name and "mem:managed" not in name
+        placements = int(ctx.get("gpu_bench.placements", "1"))
+        c.check(b.get("placements", 1) == (placements if placed else 1),
+                f"{name}: placements {b.get('placements')}, --placements {placements}")
+        link_rounds = int(ctx["gpu_bench.link_rounds"])
+        fewest, most = ((link_rounds, int(ctx["gpu_bench.link_max_rounds"])) if link_bound
+                        else (link_rounds, link_rounds) if placed else (3, 3))
         c.check(len(times) == b.get("samples"), f"{name}: {len(times)} sample times for {b.get('samples')} samples")
         c.check(len(rounds) == b.get("rounds") and fewest <= len(rounds) <= most,
                 f"{name}: {len(rounds)} round times, rounds {b.get('rounds')}, not {fewest} to {most}")
         if times and rounds:
-            median = statistics.median(times)
+            median = median_over_placements(times, b.get("sample_placements", [0] * len(times)))
             c.check(abs(median - rounds[-1]) <= 1e-3 * median + 1e-9,
                     f"{name}: the last round's median {rounds[-1]} s is not its samples' {median} s")
             center = round_center(rounds, ctx.get("gpu_bench.round_center", "fastest_half"))

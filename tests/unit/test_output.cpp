@@ -82,6 +82,8 @@ TEST(AnnotateResults, KeepsNonFiniteValuesAndAddsTheTotals) {
   const std::vector<std::vector<double>> earlier = {{1.5e-3}, {1.25e-3, 1.75e-3}};
   run_samples run{"A/bytes:4", 0, &times, &rounds, 0.25};
   run.earlier_times_s = &earlier;
+  const std::vector<int> placements = {0, 1};
+  run.placements = &placements;
   ASSERT_EQ(annotate_results(path, {{"gpu_bench.elapsed_s", "1.5"}}, {run}), "");
   std::ifstream in(path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -90,6 +92,7 @@ TEST(AnnotateResults, KeepsNonFiniteValuesAndAddsTheTotals) {
   EXPECT_NE(text.find("\"round_times_s\": ["), std::string::npos) << text;
   EXPECT_NE(text.find("\"earlier_sample_times_s\": [\n        [\n          0.0015\n        ],"), std::string::npos)
       << text;
+  EXPECT_NE(text.find("\"sample_placements\": [\n        0,\n        1\n      ]"), std::string::npos) << text;
   EXPECT_NE(text.find("\"wall_s\": 0.25"), std::string::npos) << text;
   EXPECT_NE(text.find("\"numa_node\": NaN,"), std::string::npos) << text;
   EXPECT_NE(text.find("\"low\": -Infinity,"), std::string::npos) << text;
