@@ -3,8 +3,8 @@
 // each, and how to check the data; the loop owns the rest: warm-up, how many samples (until the median's
 // confidence interval is as narrow as --noise asks, or the case's time budget is spent, never fewer than
 // the minimum), samples taken while the clocks were held down, the manual time Google Benchmark reports
-// (the median sample), the samples, noise_pct and sample percentile counters, verification, and the case's
-// label. No family calls SetIterationTime. docs/methodology.md gives the method.
+// (the median sample; over several placements, median_over_placements), the samples, noise_pct and sample percentile
+// counters, verification, and the case's label. No family calls SetIterationTime. docs/methodology.md gives the method.
 #include <benchmark/benchmark.h>
 
 #include <array>

@@ -257,11 +257,9 @@ std::vector<flag> make_flags() {
       {"--placements", true,
        [](options& o, const std::string& v) { o.placements = static_cast<int>(parse_int(v, "--placements", 1, 32)); },
        needs_value("--placements"), S::own, "--placements=N",
-       formatted("a copy under 1 MiB (Transfer, SmallCopy; not pageable or managed) takes its\n"
-                 "samples in turn from N placements, each a host buffer, device buffer and streams\n"
-                 "of its own (default %d, 1 to 32; 1: one placement): its figure is then a mix over\n"
-                 "where buffers land and which queues its streams take, not one draw of them\n"
-                 "(docs/methodology.md)",
+       formatted("a copy under 1 MiB but pageable and managed ones takes its samples in turn from\n"
+                 "N sets of host buffer, device buffer and streams (default %d, 1 to 32): its figure\n"
+                 "averages where buffers land, not one draw of it (docs/methodology.md)",
                  kDefaultPlacements),
        formatted("placements (host buffer, device buffer, streams) a copy under 1 MiB, not pageable or managed, takes "
                  "its samples from in turn (default %d; 1: one)",

@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -39,14 +38,6 @@ std::vector<std::vector<int>>& gpu_list() {
 std::vector<family_descriptor>& family_list() {
   static std::vector<family_descriptor> list;
   return list;
-}
-
-// The registered family a case named `name` belongs to (its name's first part); null for none.
-const family_descriptor* family_of_case(const std::string& name) {
-  const std::string family = name.substr(0, name.find('/'));
-  for (const family_descriptor& d : family_list())
-    if (d.name == family) return &d;
-  return nullptr;
 }
 
 // What register_case is registering for: the family, the device of a single-GPU family's cases and
@@ -117,6 +108,8 @@ bool declares_axis(const family_descriptor& d, const std::string& key) {
   return false;
 }
 
+}  // namespace
+
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -125,7 +118,13 @@ std::vector<std::string> split(const std::string& text, char sep) {
   parts.push_back(text.substr(start));
   return parts;
 }
-}  // namespace
+
+const family_descriptor* family_of_case(const std::string& name) {
+  const std::string family = name.substr(0, name.find('/'));
+  for (const family_descriptor& d : family_list())
+    if (d.name == family) return &d;
+  return nullptr;
+}
 
 std::string declaration_problem(const family_descriptor& d) {
   try {
@@ -245,116 +244,6 @@ size_need memory_for_size(std::uint64_t largest, const std::string& filter, cons
   }
   need.bytes = need.buffers * largest;
   return need;
-}
-
-namespace {
-
-// Whether `rule` ("yes", "no", or key:value tokens joined by '|') holds for a case named `name`: one of
-// its tokens is a whole key:value of the name, after a '/' and before the next '/' or the end.
-bool rule_holds(const std::string& rule, const std::string& name) {
-  if (rule == "yes") return true;
-  if (rule == "no") return false;
-  for (const std::string& token : split(rule, '|')) {
-    const std::string framed = "/" + token;
-    for (std::size_t at = name.find(framed); at != std::string::npos; at = name.find(framed, at + 1)) {
-      const std::size_t after = at + framed.size();
-      if (after == name.size() || name[after] == '/') return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
-bool crosses_host_link(const family_descriptor& d, const std::string& name) {
-  return rule_holds(d.host_link, name);
-}
-
-namespace {
-// Below a mebibyte a copy's time is its fixed costs more than the link's throughput.
-constexpr unsigned long long kLinkBoundFrom = 1ull << 20;
-
-// The case's bytes axis, where it has one.
-std::optional<unsigned long long> bytes_of(const std::string& name) {
-  const std::size_t at = name.find("/bytes:");
-  if (at == std::string::npos) return std::nullopt;
-  return std::strtoull(name.c_str() + at + 7, nullptr, 10);
-}
-}  // namespace
-
-bool is_link_bound(const family_descriptor& d, const std::string& name) {
-  const auto bytes = bytes_of(name);
-  return rule_holds(d.link_bound, name) && bytes && *bytes >= kLinkBoundFrom;
-}
-
-bool takes_small_rounds(const family_descriptor& d, const std::string& name) {
-  const auto bytes = bytes_of(name);
-  return rule_holds(d.small_rounds, name) && bytes && *bytes < kLinkBoundFrom;
-}
-
-bool takes_small_rounds(const std::string& name) {
-  const family_descriptor* d = family_of_case(name);
-  return d != nullptr && takes_small_rounds(*d, name);
-}
-
-bool varies_with_machine(const family_descriptor& d, const std::string& name) {
-  return rule_holds(d.machine_variance, name);
-}
-
-bool holds_fast_cpu(const family_descriptor& d, const std::string& name) {
-  return rule_holds(d.fast_cpu, name);
-}
-
-bool takes_host_rounds(const family_descriptor& d, const std::string& name) {
-  return rule_holds(d.host_rounds, name);
-}
-
-bool takes_host_rounds(const std::string& name) {
-  const family_descriptor* d = family_of_case(name);
-  return d != nullptr && takes_host_rounds(*d, name);
-}
-
-round_kind round_kind_of(const family_descriptor& d, const std::string& name) {
-  if (is_link_bound(d, name) || takes_small_rounds(d, name)) return round_kind::link;
-  return takes_host_rounds(d, name) ? round_kind::host : round_kind::full;
-}
-
-round_kind round_kind_of(const std::string& name) {
-  const family_descriptor* d = family_of_case(name);
-  return d != nullptr ? round_kind_of(*d, name) : round_kind::full;
-}
-
-int health_poll_ms_for(const family_descriptor& d, const std::string& name, int poll_ms) {
-  return varies_with_machine(d, name) ? 0 : poll_ms;
-}
-
-bool spans_link_states(const family_descriptor& d, const std::string& name) {
-  return is_link_bound(d, name) && rule_holds(d.link_span, name);
-}
-
-std::string spread_group(const std::string& name) {
-  const std::vector<std::string> parts = split(name, '/');
-  static const std::vector<std::string> kUnregistered = {"mem", "dir"};
-  const family_descriptor* d = family_of_case(name);
-  const std::vector<std::string>* axes = d != nullptr ? &d->spread_axes : &kUnregistered;
-  std::string group = parts.front();
-  for (std::size_t i = 1; i < parts.size(); ++i) {
-    const std::size_t colon = parts[i].find(':');
-    if (colon == std::string::npos) continue;
-    const std::string key = parts[i].substr(0, colon);
-    if (key == "bytes") {
-      const unsigned long long bytes = std::strtoull(parts[i].c_str() + colon + 1, nullptr, 10);
-      group += bytes < (64ull << 10) ? "/size:small" : bytes < (1ull << 20) ? "/size:medium" : "/size:large";
-    } else if (std::find(axes->begin(), axes->end(), key) != axes->end()) {
-      group += "/" + parts[i];
-    }
-  }
-  return group;
-}
-
-bool is_link_bound(const std::string& name) {
-  const family_descriptor* d = family_of_case(name);
-  return d != nullptr && is_link_bound(*d, name);
 }
 
 void register_family(const family_descriptor& f, int device, bool name_device) {

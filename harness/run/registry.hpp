@@ -186,6 +186,11 @@ size_need memory_for_size(std::uint64_t largest, const std::string& filter, cons
 // registered (a unit test's made-up names) is grouped by mem and dir.
 std::string spread_group(const std::string& name);
 
+// The registered family a case named `name` belongs to (its name's first part); null for none.
+const family_descriptor* family_of_case(const std::string& name);
+// `text` cut at every `sep`: n separators give n + 1 parts, empty ones included.
+std::vector<std::string> split(const std::string& text, char sep);
+
 // Whether a case of `d` named `name` crosses the host link, by the descriptor's host_link rule.
 bool crosses_host_link(const family_descriptor& d, const std::string& name);
 
