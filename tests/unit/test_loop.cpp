@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -178,43 +179,51 @@ class quiet_reporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>&) override {}
 };
 
-// Runs one case through run_case, as Google Benchmark runs a registered family's case.
-hook_counts run_one_case(bool verify_each) {
-  options o = current_options();
-  o.verify_each = verify_each;
-  o.noise_pct = 100;  // stop at the minimum
-  o.min_samples = 12;
-  o.rounds = 1;  // one process, whose own minimum is the one asked for
+// Runs `body` as Google Benchmark runs a registered family's case, under `o`, which then go back to the defaults.
+void run_as_case(const char* name, const options& o, const std::function<void(benchmark::State&)>& body) {
   set_current_options(o);
-  hook_counts n;
-  bool reset_pending = false, sample_had_reset = false;
-  benchmark::RegisterBenchmark("LoopHooks",
-                               [&](benchmark::State& state) {
-                                 case_plan plan;
-                                 plan.reset_output = [&] {
-                                   ++n.resets;
-                                   reset_pending = true;
-                                 };
-                                 plan.measure = [&] {
-                                   sample_had_reset = reset_pending;
-                                   reset_pending = false;
-                                   return sample(1e-3);
-                                 };
-                                 plan.verify = [&] {
-                                   ++n.checks;
-                                   n.checks_after_reset += sample_had_reset;
-                                   return std::string();
-                                 };
-                                 const auto t = run_case(state, plan);
-                                 EXPECT_TRUE(t.has_value());
-                                 EXPECT_EQ(t ? t->size() : 0u, 12u);
-                               })
-      ->UseManualTime()
-      ->Iterations(1);
+  benchmark::RegisterBenchmark(name, [&](benchmark::State& state) { body(state); })->UseManualTime()->Iterations(1);
   quiet_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::ClearRegisteredBenchmarks();
   set_current_options(options{});
+}
+
+// Options under which a round stops at `min_samples`, in one process.
+options stopping_at(int min_samples) {
+  options o = current_options();
+  o.noise_pct = 100;
+  o.min_samples = min_samples;
+  o.rounds = 1;  // one process, whose own minimum is the one asked for
+  return o;
+}
+
+// Runs one case through run_case, counting its plan's hooks.
+hook_counts run_one_case(bool verify_each) {
+  options o = stopping_at(12);
+  o.verify_each = verify_each;
+  hook_counts n;
+  bool reset_pending = false, sample_had_reset = false;
+  run_as_case("LoopHooks", o, [&](benchmark::State& state) {
+    case_plan plan;
+    plan.reset_output = [&] {
+      ++n.resets;
+      reset_pending = true;
+    };
+    plan.measure = [&] {
+      sample_had_reset = reset_pending;
+      reset_pending = false;
+      return sample(1e-3);
+    };
+    plan.verify = [&] {
+      ++n.checks;
+      n.checks_after_reset += sample_had_reset;
+      return std::string();
+    };
+    const auto t = run_case(state, plan);
+    EXPECT_TRUE(t.has_value());
+    EXPECT_EQ(t ? t->size() : 0u, 12u);
+  });
   return n;
 }
 
@@ -231,37 +240,20 @@ TEST(Loop, WithoutVerifyEachTheOutputIsNeverResetAndCheckedOnce) {
   EXPECT_EQ(n.checks, 1);
 }
 
-// A plan that rotates over placements: the warm-up takes a sample of each, and the round two of each, above
-// a smaller minimum of samples.
-TEST(Loop, ARotatingPlanWarmsEveryPlacementAndSamplesEachTwice) {
-  options o = current_options();
-  o.noise_pct = 100;  // stop at the minimum
-  o.min_samples = 12;
-  o.rounds = 1;
-  set_current_options(o);
-  int taken = 0;
+// A plan that rotates over placements takes two samples of each, above a smaller minimum of samples.
+TEST(Loop, ARotatingPlanSamplesEachPlacementTwice) {
   std::size_t reported = 0;
-  benchmark::RegisterBenchmark("LoopPlacements",
-                               [&](benchmark::State& state) {
-                                 case_plan plan;
-                                 plan.placements = 8;
-                                 plan.measure = [&] {
-                                   ++taken;
-                                   return sample(1e-6);  // the warm-up's millisecond alone would take many
-                                 };
-                                 const auto t = run_case(state, plan);
-                                 reported = t ? t->size() : 0;
-                               })
-      ->UseManualTime()
-      ->Iterations(1);
-  quiet_reporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::ClearRegisteredBenchmarks();
-  set_current_options(options{});
+  run_as_case("LoopPlacements", stopping_at(12), [&](benchmark::State& state) {
+    case_plan plan;
+    plan.placements = 8;
+    plan.measure = [] { return sample(1e-3); };
+    const auto t = run_case(state, plan);
+    reported = t ? t->size() : 0;
+  });
   EXPECT_EQ(reported, 16u);
-  EXPECT_GE(taken - static_cast<int>(reported), 8);
 }
 
+// Its warm-up takes a sample of each placement, though one sample outlasts the warm-up's millisecond.
 TEST(Loop, ARotatingPlanWarmsEachPlacementHoweverShortTheMillisecond) {
   int taken = 0;
   case_plan p = plan_of([&] {
