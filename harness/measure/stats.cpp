@@ -84,6 +84,11 @@ placed_median median_over_placements(const std::vector<double>& seconds, const s
   if (seconds.size() != placement.size()) throw std::invalid_argument("one placement per sample");
   std::map<int, std::vector<double>> by_place;
   for (std::size_t i = 0; i < seconds.size(); ++i) by_place[placement[i]].push_back(seconds[i]);
+  if (by_place.size() <= 1) {
+    std::vector<double> sorted = seconds;
+    std::sort(sorted.begin(), sorted.end());
+    return {median_of_sorted(sorted), median_noise_pct(sorted)};
+  }
   std::map<int, double> median_of;
   double log_sum = 0;
   for (auto& [p, v] : by_place) {
@@ -91,19 +96,12 @@ placed_median median_over_placements(const std::vector<double>& seconds, const s
     median_of[p] = median_of_sorted(v);
     log_sum += std::log(median_of[p]);
   }
-  placed_median out;
-  if (by_place.size() == 1) {
-    const std::vector<double>& sorted = by_place.begin()->second;
-    return {median_of_sorted(sorted), median_noise_pct(sorted)};
-  }
-  if (by_place.empty()) return out;
-  out.center = std::exp(log_sum / static_cast<double>(by_place.size()));
+  const double center = std::exp(log_sum / static_cast<double>(by_place.size()));
   std::vector<double> scaled;
   scaled.reserve(seconds.size());
-  for (std::size_t i = 0; i < seconds.size(); ++i) scaled.push_back(seconds[i] * out.center / median_of[placement[i]]);
+  for (std::size_t i = 0; i < seconds.size(); ++i) scaled.push_back(seconds[i] * center / median_of[placement[i]]);
   std::sort(scaled.begin(), scaled.end());
-  out.noise_pct = median_noise_pct(scaled);
-  return out;
+  return {center, median_noise_pct(scaled)};
 }
 
 double student_t_975(double df) {
