@@ -153,7 +153,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.host_side = "op:record|op:query|op:synchronize";
   f.fast_cpu = "yes";
   f.machine_variance = "yes";
-  f.host_rounds = "yes";
+  f.small_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "series=timing";
   f.scope = family_scope::single_gpu;

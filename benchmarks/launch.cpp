@@ -88,7 +88,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.host_link = "no";
   f.fast_cpu = "yes";
   f.machine_variance = "yes";
-  f.host_rounds = "yes";
+  f.small_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=kernels;series=op";
   f.scope = family_scope::single_gpu;

@@ -153,7 +153,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.host_side = "sync:both|sync:before|sync:after|sync:none";
   f.fast_cpu = "yes";
   f.machine_variance = "yes";
-  f.host_rounds = "yes";
+  f.small_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "series=op";
   f.scope = family_scope::single_gpu;

@@ -249,10 +249,10 @@ std::vector<flag> make_flags() {
       {"--host_rounds", true,
        [](options& o, const std::string& v) { o.host_rounds = static_cast<int>(parse_int(v, "--host_rounds", 1, 20)); },
        needs_value("--host_rounds"), S::own, "--host_rounds=N",
-       "rounds for the cases timed by the host's own work (SyncPlacement, Events, Launch,\n"
-       "SmallCopy, Batch), where that is more than --rounds (default: as --rounds). The\n"
-       "CPU's state moves them between processes; the extra rounds run those cases\n"
-       "alone, between the others, about 6 s each on one H200 (docs/methodology.md)",
+       "rounds for the costlier cases timed by the host's own work (HostBlocking, Batch,\n"
+       "pageable SmallCopy), where that is more than --rounds (default: as --rounds). The\n"
+       "CPU's state moves them between processes; the extra rounds run those cases alone,\n"
+       "between the others. SyncPlacement, Events and Launch take --link_rounds instead",
        "rounds for the cases timed by the host's own work, where more than `--rounds` (default: as `--rounds`)"},
       {"--placements", true,
        [](options& o, const std::string& v) { o.placements = static_cast<int>(parse_int(v, "--placements", 1, 32)); },

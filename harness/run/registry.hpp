@@ -96,11 +96,12 @@ struct family_descriptor {
   // seconds, and in most default runs their rounds differ within a run as much as between runs; so more rounds,
   // run between the others, narrow their interval (docs/methodology.md, "Host-driven cases and the CPU's state").
   std::string host_rounds = "no";
-  // Which copies under 1 MiB by their bytes axis take --link_rounds rounds, run with the link-bound cases in
-  // their rounds' processes (but never in the extra rounds those take where their rounds disagree): "yes",
-  // "no", or key:value tokens joined by '|', as host_link. Such a copy's fixed cost follows where its buffers
-  // and streams landed, a draw of each process that rotating its placements narrows but does not remove; it
-  // costs a few milliseconds a round, so five rounds cost the run about a second (docs/methodology.md).
+  // Which cheap cases take --link_rounds rounds, run with the link-bound cases in their rounds' processes (but
+  // never in the extra rounds those take where their rounds disagree): "yes", "no", or key:value tokens joined
+  // by '|', as host_link; of a case with a bytes axis, only one under 1 MiB. A small copy's fixed cost follows
+  // where its buffers and streams landed, a draw of each process that rotating its placements narrows but does
+  // not remove. A host-timed call (an event record, a launch) follows the CPU's state, a draw of each moment.
+  // Both cost milliseconds a round, so five rounds cost the run seconds (docs/methodology.md).
   std::string small_rounds = "no";
   // Which cases sample on a CPU in its fast state under --cpu=fast (thread_cpu.hpp): "yes", "no", or key:value
   // tokens joined by '|', as host_link. Those the host's own work times or paces. Not pageable or managed
@@ -210,7 +211,7 @@ bool is_link_bound(const std::string& name);
 bool takes_host_rounds(const family_descriptor& d, const std::string& name);
 bool takes_host_rounds(const std::string& name);
 // Whether a case of `d` named `name` takes --link_rounds rounds beside the link-bound cases, by the descriptor's
-// small_rounds rule and its size (under 1 MiB); the same for a registered case by its name alone.
+// small_rounds rule and its size (under 1 MiB, where it has one); the same for a registered case by its name alone.
 bool takes_small_rounds(const family_descriptor& d, const std::string& name);
 bool takes_small_rounds(const std::string& name);
 

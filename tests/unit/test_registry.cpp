@@ -296,12 +296,12 @@ TEST(Registry, ACaseVariesWithTheMachineWhereItsRuleHolds) {
   EXPECT_TRUE(varies_with_machine(f, "Copy/dir:d2h/bytes:4"));
 }
 
-TEST(Registry, TheHostDrivenFamiliesTakeHostRounds) {
-  for (const char* name : {"SyncPlacement", "Events", "Launch", "SmallCopy", "Batch", "HostBlocking"})
+TEST(Registry, TheCostlierHostDrivenFamiliesTakeHostRounds) {
+  for (const char* name : {"SmallCopy", "Batch", "HostBlocking"})
     EXPECT_TRUE(takes_host_rounds(declared(name), std::string(name) + "/any/manual_time")) << name;
   for (const char* name : {"Alloc", "Transfer", "Overlap", "Streams", "Latency", "AllHost"})
     EXPECT_FALSE(takes_host_rounds(declared(name), std::string(name) + "/any/manual_time")) << name;
-  EXPECT_TRUE(takes_host_rounds("Events/op:record/timing:off/manual_time"));
+  EXPECT_TRUE(takes_host_rounds("Batch/api:loop/copies:1/bytes:4/manual_time"));
   EXPECT_FALSE(takes_host_rounds("Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time"));
   EXPECT_FALSE(takes_host_rounds("NoSuchFamily/x"));
 }
@@ -313,7 +313,7 @@ TEST(Registry, ASmallRoundsCaseMatchesTheRuleAndIsUnderAMebibyte) {
   EXPECT_TRUE(takes_small_rounds(f, "Copy/dir:h2d/bytes:1048575/manual_time"));
   EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:h2d/bytes:1048576/manual_time"));  // a mebibyte: the link's
   EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:d2h/bytes:4/manual_time"));        // no token of the rule
-  EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:h2d"));                            // no size to judge by
+  EXPECT_TRUE(takes_small_rounds(f, "Copy/dir:h2d"));                             // no size to judge by: the rule alone
   EXPECT_EQ(round_kind_of(f, "Copy/dir:h2d/bytes:4/manual_time"), round_kind::link);
   f.host_rounds = "yes";
   EXPECT_EQ(round_kind_of(f, "Copy/dir:h2d/bytes:4/manual_time"), round_kind::link);  // the link rounds first
@@ -330,6 +330,19 @@ TEST(Registry, SmallCopiesOfMemoryTheEnginesReachStraightTakeTheSmallRounds) {
   EXPECT_FALSE(takes_small_rounds("SmallCopy/dir:h2d/mem:pageable/bytes:4/manual_time"));
   EXPECT_FALSE(takes_small_rounds("Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time"));
   EXPECT_EQ(round_kind_of("SmallCopy/dir:h2d/mem:pageable/bytes:4/manual_time"), round_kind::host);
+}
+
+TEST(Registry, TheHostTimedMicroOpsRideTheLinkRounds) {
+  // Their rounds cost about 1.5 s all together on an H200, so five of them cost a run about 3 s.
+  for (const char* name : {"SyncPlacement", "Events", "Launch"}) {
+    EXPECT_TRUE(takes_small_rounds(declared(name), std::string(name) + "/op:any/manual_time")) << name;
+    EXPECT_FALSE(takes_host_rounds(declared(name), std::string(name) + "/op:any/manual_time")) << name;
+  }
+  EXPECT_EQ(round_kind_of("Events/op:record/timing:off/manual_time"), round_kind::link);
+  EXPECT_EQ(round_kind_of("SyncPlacement/op:copy/sync:before/manual_time"), round_kind::link);
+  EXPECT_EQ(round_kind_of("Launch/op:graph_replay/kernels:100/manual_time"), round_kind::link);
+  for (const char* name : {"HostBlocking", "Batch", "Alloc"})
+    EXPECT_FALSE(takes_small_rounds(declared(name), std::string(name) + "/op:any/manual_time")) << name;
 }
 
 TEST(Registry, NvmlReadsNoCaseThatVariesWithTheMachineWhileItRuns) {

@@ -110,11 +110,14 @@ TEST(Rounds, TheLinkRoundsFilterSelectsExactlyTheSelectedCasesTheyRun) {
 
 TEST(Rounds, TheHostRoundsHoldTheCasesOfHostDrivenFamiliesThatTheFilterSelects) {
   const std::vector<std::string> names = {
-      "Events/op:record/timing:off/manual_time", "Launch/op:empty_kernel/kernels:1/manual_time",
+      "Batch/api:loop/copies:1/bytes:4/manual_time",
+      "HostBlocking/mem:pinned/bytes:65536/mode:sync_copy/manual_time",
       "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time",
-      "Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time", "Alloc/op:malloc_host/bytes:1048576/manual_time"};
+      "Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time",
+      "Alloc/op:malloc_host/bytes:1048576/manual_time",
+      "Events/op:record/timing:off/manual_time"};  // the link rounds': not the host rounds'
   EXPECT_EQ(host_round_cases("", names), (std::vector<std::string>{names[0], names[1]}));
-  EXPECT_EQ(host_round_cases("^Launch/", names), (std::vector<std::string>{names[1]}));
+  EXPECT_EQ(host_round_cases("^HostBlocking/", names), (std::vector<std::string>{names[1]}));
   EXPECT_TRUE(host_round_cases("^Transfer/", names).empty());
 }
 
@@ -465,11 +468,12 @@ TEST(Rounds, TheLinkRoundsRunTheLinkBoundCasesAndTheSmallRoundsOnes) {
       "Transfer/dir:d2d/mem:device/cache:warm/bytes:64/manual_time",  // small rounds
       "Transfer/dir:h2d/mem:pageable/bytes:4/manual_time",            // neither
       "Transfer/dir:h2d/mem:mapped/bytes:1048576/manual_time",        // neither
-      "Events/op:record/timing:off/manual_time",                      // host rounds
+      "Batch/api:loop/copies:1/bytes:4/manual_time",                  // host rounds
+      "Events/op:record/timing:off/manual_time",                      // small rounds: no bytes axis
   };
-  EXPECT_EQ(link_round_cases("", names), std::vector<std::string>(names.begin(), names.begin() + 3));
+  EXPECT_EQ(link_round_cases("", names), (std::vector<std::string>{names[0], names[1], names[2], names[6]}));
   EXPECT_EQ(link_round_cases("pinned", names), std::vector<std::string>(names.begin(), names.begin() + 2));
-  EXPECT_EQ(host_round_cases("", names), std::vector<std::string>{names.back()});
+  EXPECT_EQ(host_round_cases("", names), std::vector<std::string>{names[5]});
 }
 
 TEST(Rounds, ExtraRoundsStopWhereTheirCostWouldPassTheBudget) {
