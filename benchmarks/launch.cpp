@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "harness/cuda/check.hpp"
 #include "harness/measure/gate.hpp"
@@ -12,6 +13,7 @@
 #include "harness/measure/rates.hpp"
 #include "harness/measure/streams.hpp"
 #include "harness/run/failures.hpp"
+#include "harness/run/options.hpp"
 #include "harness/run/registry.hpp"
 #include "kernels/kernels.hpp"
 
@@ -46,8 +48,14 @@ class empty_graph {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+// Which of the driver's queues a stream took moves a small copy's fixed cost (docs/methodology.md, "Small
+// copies and their placement"). The samples take --placements streams in turn, each a set of its own, so that
+// a round's figure is not one queue's draw.
 void run_launch(benchmark::State& state, bool graph, int kernels_n) {
-  stream_set& ss = stream_set::cached(1);
+  std::vector<stream_set*> places;
+  for (int p = 0; p < current_options().placements; ++p) places.push_back(&stream_set::cached(1, p));
+  std::size_t at = 0;
+  stream_set& ss = *places.front();
   std::unique_ptr<empty_graph> g;
   if (graph) {
     g = std::make_unique<empty_graph>(kernels_n);
@@ -58,17 +66,25 @@ void run_launch(benchmark::State& state, bool graph, int kernels_n) {
     ss.synchronize();
   }
   auto enqueue = [&] {
+    const cudaStream_t s = places[at]->origin();
     if (graph) {
-      g->launch(ss.origin());
+      g->launch(s);
     } else {
-      for (int k = 0; k < kernels_n; ++k) kernels::empty(ss.origin());
+      for (int k = 0; k < kernels_n; ++k) kernels::empty(s);
     }
   };
   case_plan plan;
-  plan.measure = [&] { return ss.measure(true, enqueue); };
+  plan.placements = static_cast<int>(places.size());
+  plan.measure = [&] {
+    sample s = places[at]->measure(true, enqueue);
+    s.placement = static_cast<int>(at);
+    at = (at + 1) % places.size();
+    return s;
+  };
   const auto t = run_case(state, plan);
   if (!t) return;
   state.counters["per_kernel_us"] = t->time_s() / kernels_n * 1e6;
+  if (places.size() > 1) state.counters["placements"] = static_cast<double>(places.size());
   state.counters["host_per_kernel_us"] = t->mean_host_s() / kernels_n * 1e6;
   report_rates(state, *t, case_rates{});
 }
@@ -80,7 +96,9 @@ const family_registration registration{[](family_descriptor& f) {
   f.help = f.name_pattern() +
            "    empty_kernel: K launches of an empty kernel on one stream; graph_replay: one cudaGraphLaunch of a\n"
            "    graph captured from the same K launches. GPU time behind the gate, so the launches are all queued\n"
-           "    before the GPU starts. counters: per_kernel_us (GPU), host_per_kernel_us, host_blocked_us.\n";
+           "    before the GPU starts; samples take --placements streams in turn (the figure: the geometric mean\n"
+           "    of each one's median). counters: per_kernel_us (GPU), host_per_kernel_us, host_blocked_us,\n"
+           "    placements.\n";
   f.headline = "per_kernel_us";
   f.unit = "us";
   f.better_is = better::lower;
