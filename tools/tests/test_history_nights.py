@@ -205,10 +205,10 @@ ALLOC = {"family.alloc.name": "Alloc", "family.alloc.scope": "single_gpu", "fami
          "family.alloc.headline_kind": "time", "family.alloc.host_link": "no", "family.alloc.host_side": "yes"}
 
 
-def default_night(tmp_path, n, rounds_us, noise_pct, slow=None):
+def default_night(tmp_path, n, rounds_us, noise_pct, slow=None, context=ALLOC):
     """A night of a default run (one repetition, noise_pct per case) with the free_host case added."""
     doc = synth.make_run(schema="2", reps=1, noise=0.001, families=FAMS, seed=900 + n, slow=slow,
-                         date=f"2025-06-{n:02d}T02:00:00+00:00", extra_context=ALLOC)
+                         date=f"2025-06-{n:02d}T02:00:00+00:00", extra_context=context)
     name = FREE_HOST + "/manual_time"
     doc["benchmarks"].append(dict(
         name=name, run_name=name, family_index=len(doc["benchmarks"]), per_family_instance_index=0,
@@ -232,6 +232,35 @@ def test_a_case_too_noisy_to_judge_is_named_and_the_others_are_judged(tmp_path, 
     assert flagged(out, "too noisy") == [FREE_HOST] and "noise_pct 116155% on 2025-06-01" in out
     assert "6 regression(s), 0 improvement(s), 0 newly failing, 1 too noisy to judge" in out
     assert "6 regression(s) or newly failing case(s)" in err
+
+
+# Alloc's descriptor as gpu_bench writes it since descriptors name the machine's own cause of a case's spread.
+HOST_CPU = "the host CPU's state, which a virtual machine changes between processes (host.clock_read_ns)"
+ALLOC_VARIES = dict(ALLOC, **{"family.alloc.machine_variance": "yes", "family.alloc.machine_variance_cause": HOST_CPU})
+WILD_COPY = "Transfer/dir:h2d/mem:pinned/bytes:4194304"
+
+
+def test_a_too_noisy_case_whose_family_names_the_machines_cause_says_it_in_words(tmp_path, capsys):
+    """Two default nights with free_host (Alloc names the host CPU's state as its cause) and a pinned copy
+    (Transfer names none) too noisy: free_host's line gives the cause before its noise_pct, the copy's line its
+    noise_pct alone, and the note counts the first apart."""
+    import json
+
+    paths = []
+    for n in (1, 2):
+        path = default_night(tmp_path, n, *FREE_HOST_NIGHTS[n], context=ALLOC_VARIES)
+        doc = json.loads(Path(path).read_text())
+        for e in doc["benchmarks"]:
+            if e["name"] == WILD_COPY + "/manual_time":
+                e["noise_pct"] = 250.0
+        paths.append(synth.write(path, doc))
+    ingest(tmp_path / "h.sqlite", paths, capsys)
+    code, out, err = check(tmp_path / "h.sqlite", capsys)
+    assert code == 0 and err == "" and flagged(out, "too noisy") == [FREE_HOST, WILD_COPY], out
+    assert (f"too noisy    {FREE_HOST}  the machine's own variance: varies with {HOST_CPU} "
+            "(noise_pct 116155% on 2025-06-01T02:00:00+00:00)") in out, out
+    assert f"too noisy    {WILD_COPY}  noise_pct 250% on 2025-06-01T02:00:00+00:00" in out, out
+    assert "note: 2 case(s) too noisy to judge" in out and "; for 1 of them that is the machine's own variance" in out
 
 
 @pytest.mark.parametrize("noisy", [1, 2, 3])

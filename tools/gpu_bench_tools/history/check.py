@@ -9,6 +9,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..reading.errors import InputError
+from ..reading.families import beyond_machine_variance_pct
 from .series import (
     CaseSeries,
     Machine,
@@ -53,6 +54,9 @@ class TooNoisy:
     case: str
     noise_pct: float  # the largest of those nights'
     run: Run  # the night that wrote it
+    # What the case varies with between processes, where the newest run's descriptor of its family names the
+    # machine's own cause (Run.machine_cause): the output says this before the percentage, which then means little.
+    machine_cause: str | None = None
 
 
 @dataclass
@@ -289,7 +293,9 @@ def _check_machine(conn, mid: int, mach: Machine, window: int, threshold_pct: fl
         mc.cases_checked += 1
         noisy = too_noisy(s.points)
         if noisy is not None:
-            mc.too_noisy.append(TooNoisy(s.name, noisy.noise_pct, noisy.run))
+            cause = newest.machine_cause(s.family, s.name)
+            mc.too_noisy.append(TooNoisy(s.name, noisy.noise_pct, noisy.run,
+                                         cause if beyond_machine_variance_pct(noisy.noise_pct) else None))
             continue
         if min(p.value for p in s.points) <= 0:
             mc.not_positive += 1

@@ -9,6 +9,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
+from ..compare.record import MACHINE_VERDICT
 from ..compare.render import cut, fmt_num
 from ..reading.facts import host_cpu
 from ..reading.families import rule_matches
@@ -44,7 +45,10 @@ def _finding_line(f, counted: bool) -> str:
 
 
 def _too_noisy_line(n) -> str:
-    return f"  {'too noisy':<12} {n.case}  noise_pct {n.noise_pct:.0f}% on {n.run.run_time}"
+    figure = f"noise_pct {n.noise_pct:.0f}% on {n.run.run_time}"
+    if n.machine_cause:  # as compare's noisy verdict and the report's figure say it: the cause, not the percentage
+        return f"  {'too noisy':<12} {n.case}  {MACHINE_VERDICT}: varies with {n.machine_cause} ({figure})"
+    return f"  {'too noisy':<12} {n.case}  {figure}"
 
 
 def render_check(rep: CheckReport) -> str:
@@ -70,9 +74,13 @@ def render_check(rep: CheckReport) -> str:
         if more:
             lines.append(f"  {more}")
         if mc.too_noisy:
+            named = sum(1 for n in mc.too_noisy if n.machine_cause)
+            which = "all" if named == len(mc.too_noisy) else named
+            own = (f"; for {which} of them that is {MACHINE_VERDICT}, which their family's descriptor names and "
+                   "gpu_bench cannot remove") if named else ""
             lines.append(f"  note: {len(mc.too_noisy)} case(s) too noisy to judge, and not counted: a night of theirs "
                          f"wrote a noise_pct of {UNBOUNDED_NOISE_PCT:g}% or more, so its rounds cannot place its "
-                         "figure above zero")
+                         f"figure above zero{own}")
         if mc.missing:
             lines.append(f"  note: {mc.missing} case(s) of the earlier runs are not in the newest run")
         if mc.other_facts:

@@ -31,7 +31,7 @@ from typing import Iterable, Iterator
 
 from . import store
 from ..reading.facts import SETTING_FACTS, gate, gpu_label, host_cpu
-from ..reading.families import host_side_rules, rule_matches
+from ..reading.families import host_side_rules, machine_variance_rules, rule_matches
 from ..reading.load import (
     TIME_UNIT_NS,
     BenchmarkFile,
@@ -311,6 +311,19 @@ class Run:
     def host_side(self) -> dict[str, str]:
         """Family name -> which of its cases' figures are the host's (the family's host_side rule)."""
         return host_side_rules(self.context)
+
+    @cached_property
+    def machine_variance(self) -> dict[str, tuple[str, str]]:
+        """Family name -> (machine_variance rule, machine_variance_cause), where the family's descriptor names
+        the machine's own cause of its cases' spread. Read from those keys alone, as host_side: a check never
+        fails on a part of a stored descriptor it does not use."""
+        return machine_variance_rules(self.context)
+
+    def machine_cause(self, family: str, case: str) -> str | None:
+        """What the case varies with between processes that gpu_bench cannot remove, by its family's descriptor
+        in this run (FamilyDescriptor.machine_cause); None where it names no cause for the case."""
+        rule, cause = self.machine_variance.get(family, ("no", ""))
+        return cause if cause and rule_matches(rule, case) else None
 
 
 def case_facts(run: Run, case: str) -> tuple[str | None, ...]:

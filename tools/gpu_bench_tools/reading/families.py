@@ -115,14 +115,26 @@ def beyond_machine_variance_pct(*pcts: float | None) -> bool:
     return any(p is not None and p > MACHINE_VARIANCE_PCT for p in pcts)
 
 
-def host_side_rules(ctx: dict) -> dict[str, str]:
-    """Family name -> its host_side rule, from a context's family.<slug>.{name,host_side} alone."""
+def _written(ctx: dict, keys: tuple[str, ...]) -> list[dict[str, str]]:
+    """Each family's `keys` and name as a context's family.<slug>.* writes them, the rest of its descriptor unread."""
     groups: dict[str, dict[str, str]] = {}
     for k, v in ctx.items():
         m = _FAMILY_KEY.match(str(k))
-        if m and m.group(2) in ("name", "host_side"):
+        if m and m.group(2) in ("name",) + keys:
             groups.setdefault(m.group(1), {})[m.group(2)] = str(v).strip()
-    return {g["name"]: g.get("host_side") or "no" for g in groups.values() if g.get("name")}
+    return [g for g in groups.values() if g.get("name")]
+
+
+def host_side_rules(ctx: dict) -> dict[str, str]:
+    """Family name -> its host_side rule, from a context's family.<slug>.{name,host_side} alone."""
+    return {g["name"]: g.get("host_side") or "no" for g in _written(ctx, ("host_side",))}
+
+
+def machine_variance_rules(ctx: dict) -> dict[str, tuple[str, str]]:
+    """Family name -> its (machine_variance rule, machine_variance_cause), from a context's family.<slug>.* keys
+    alone, for the families whose descriptor names a cause."""
+    return {g["name"]: (g.get("machine_variance") or "no", g["machine_variance_cause"])
+            for g in _written(ctx, ("machine_variance", "machine_variance_cause")) if g.get("machine_variance_cause")}
 
 
 def parse_plot_hint(text: str, where: str) -> dict[str, str]:
