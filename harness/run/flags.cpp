@@ -253,7 +253,7 @@ std::vector<flag> make_flags() {
        "pageable SmallCopy), where that is more than --rounds (default: as --rounds). The\n"
        "CPU's state moves them between processes; the extra rounds run those cases alone,\n"
        "between the others. SyncPlacement, Events and Launch take --link_rounds instead",
-       "rounds for the cases timed by the host's own work, where more than `--rounds` (default: as `--rounds`)"},
+       "rounds for HostBlocking, Batch and pageable SmallCopy, where more than `--rounds` (default: as `--rounds`)"},
       {"--placements", true,
        [](options& o, const std::string& v) { o.placements = static_cast<int>(parse_int(v, "--placements", 1, 32)); },
        needs_value("--placements"), S::own, "--placements=N",
