@@ -77,6 +77,15 @@ def figure_interval(figure, noise_pct):
     return figure, (figure - half, figure + half)
 
 
+def run_in_rounds(exe, out, rounds, bench_filter):
+    """Runs gpu_bench over `bench_filter` in `rounds` rounds, without progress lines. Returns a Checker that
+    has checked its exit status, and the JSON."""
+    rc, doc = run_gpu_bench(exe, out, f"--rounds={rounds}", "--progress=off", f"--benchmark_filter={bench_filter}")
+    c = Checker()
+    c.check(rc == 0, f"gpu_bench exited {rc}")
+    return c, doc
+
+
 class Checker:
     def __init__(self):
         self.failures = []

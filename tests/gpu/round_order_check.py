@@ -9,7 +9,7 @@ usage: round_order_check.py GPU_BENCH OUT.json
 """
 import sys
 
-from gpu_common import Checker, run_gpu_bench
+from gpu_common import run_in_rounds
 
 ROUNDS = 5
 RATIO = 3.0  # on an H200, one state's rounds lay within 2.4x over six runs, the two states 16- to 300-fold apart
@@ -17,11 +17,8 @@ CASES = ("Alloc/op:free_host/bytes:1048576", "Alloc/op:malloc/bytes:1048576")
 
 
 def main(exe, out):
-    rc, doc = run_gpu_bench(exe, out, f"--rounds={ROUNDS}", "--progress=off",
-                            "--benchmark_filter=^(SmallCopy/dir:(h2d|d2h)/mem:pinned/bytes:4|"
-                            "Alloc/op:(free_host|malloc)/bytes:1048576)/")
-    c = Checker()
-    c.check(rc == 0, f"gpu_bench exited {rc}")
+    c, doc = run_in_rounds(exe, out, ROUNDS, "^(SmallCopy/dir:(h2d|d2h)/mem:pinned/bytes:4|"
+                                             "Alloc/op:(free_host|malloc)/bytes:1048576)/")
     _, ok = c.runs_by_name(doc)
     for name in CASES:
         rounds = c.rounds_us(ok, name, ROUNDS)
