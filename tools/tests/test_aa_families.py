@@ -122,3 +122,64 @@ def test_the_report_says_whether_the_gate_fires_between_runs_of_one_build(capsys
     assert "10/565" in line and line.endswith("--fail-on-regression 5 fires for 0 of 1 pairs"), line
     r = report([load_file(str(run / "default_h200_run1.json.gz")), load_file(str(run / "default_h200_run2.json.gz"))])
     assert [p["gate_fired"] for p in r.false_calls] == [False]
+
+
+def _rewrite(path, change):
+    """Rewrites the run at `path`, `change` called on each of its entries."""
+    doc = json.loads(open(path).read())
+    for e in doc["benchmarks"]:
+        change(e)
+    return synth.write(path, doc)
+
+
+def test_the_aa_report_states_the_whole_matrix_targets_in_a_line_and_in_json(pair, tmp_path, capsys):
+    """The pair above, 90 cases, with run 2 changed: SmallCopy's 20 cases write no detectable_pct, and two
+    pinned copies after the first SLOWER_IN_RUN_2 write 6%. A change must be at least each side's
+    detectable_pct, so compare calls those two slower at 10% and not at 5%."""
+    pinned = []
+
+    def change(e):
+        if e["name"].startswith("SmallCopy/"):
+            del e["detectable_pct"]
+        elif e["name"].startswith("Transfer/") and "/mem:pinned/" in e["name"]:
+            pinned.append(e["name"])
+            if SLOWER_IN_RUN_2 <= len(pinned) - 1 < SLOWER_IN_RUN_2 + 2:
+                e["detectable_pct"] = 6.0
+
+    _rewrite(pair[1], change)
+    r = report([load_file(p) for p in pair])
+    assert {name: f.cases for name, f in r.families.items()} == {
+        "Transfer/mem:pageable": 21, "Transfer/mem:pinned": 21, "Transfer/mem:managed_prefetch": 21,
+        "Transfer/mem:device": 7, "SmallCopy": 20}
+    # Run 1: the 21 pageable copies write 30% and more, the other 69 of 90 at most 2.5%. Run 2: 70 write one;
+    # the pageable copies and the two at 6% are above 5%, leaving 47.
+    assert [(m.met, m.counted) for m in r.detectable_runs] == [(69, 90), (47, 70)]
+    # Compare catches no pageable copy (rounds 20% apart) at either slowdown, nor the two at 6% at 5%.
+    assert [(r.caught_all(pct).met, r.caught_all(pct).counted) for pct in (5.0, 10.0)] == [(67, 90), (69, 90)]
+
+    out = tmp_path / "aa.json"
+    code, text, err = run_cli(cli_aa.main, ["report", *pair, "--json", str(out)], capsys)
+    assert code == 0, err
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  coverage: "))
+    assert lines[at + 1] == (
+        "  whole matrix: detectable_pct 5% or less in 76.7% (69/90) and 67.1% (47/70) of the cases that wrote one, "
+        "per run (target at least 90%); every figure of the later run 5% slower called slower in 74.4% of all cases "
+        "(67/90; target at least 75%), 10% slower in 76.7% (69/90; target at least 90%)")
+    whole = json.loads(out.read_text())["whole_matrix"]
+    assert whole == {
+        "detectable_pct_at_most": 5.0, "detectable_target": 0.9,
+        "detectable_runs": [{"run": 1, "at_most": 69, "cases": 90, "rate": pytest.approx(69 / 90)},
+                            {"run": 2, "at_most": 47, "cases": 70, "rate": pytest.approx(47 / 70)}],
+        "slowdowns": [{"pct": 5.0, "caught": 67, "cases": 90, "rate": pytest.approx(67 / 90), "target": 0.75},
+                      {"pct": 10.0, "caught": 69, "cases": 90, "rate": pytest.approx(69 / 90), "target": 0.9}]}
+
+
+def test_the_whole_matrix_line_says_so_where_no_run_wrote_a_detectable_pct(pair, capsys):
+    """Runs of one round write no detectable_pct: no share of them is a share of the matrix."""
+    for path in pair:
+        _rewrite(path, lambda e: e.pop("detectable_pct"))
+    code, text, err = run_cli(cli_aa.main, ["report", *pair], capsys)
+    assert code == 0, err
+    line = next(ln for ln in text.splitlines() if ln.startswith("  whole matrix: "))
+    assert line.startswith("  whole matrix: detectable_pct 5% or less: no run wrote one (target at least 90%); "), line

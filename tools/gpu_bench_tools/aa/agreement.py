@@ -14,7 +14,13 @@ COVERAGE_TARGET = 0.90
 FALSE_CALL_LIMIT = 0.05
 TIMED_SHARE_TARGET = 0.50
 DRIFT_P = 0.01  # a direction's copies moved between runs where their changes lean one way this surely
-FAMILY_SLOWDOWNS = (5.0, 10.0)  # each family's share caught is given at these, whatever --slowdown asks
+# The whole matrix's targets: per run, the share of the cases that wrote a detectable_pct with one of
+# DETECTABLE_PCT_LIMIT or less; and per slowdown (percent), the share of all cases compare calls slower with every
+# figure of the later run that much slower.
+DETECTABLE_PCT_LIMIT = 5.0
+DETECTABLE_SHARE_TARGET = 0.90
+CAUGHT_TARGETS = {5.0: 0.75, 10.0: 0.90}
+FAMILY_SLOWDOWNS = tuple(CAUGHT_TARGETS)  # each family's share caught is given at these, whatever --slowdown asks
 # The most cases above MACHINE_VARIANCE_PCT whose descriptor names the machine's own cause, as a share of all
 # the cases; a case above it that names none is one too many.
 MACHINE_CAUSE_SHARE_LIMIT = 0.02
@@ -71,6 +77,17 @@ class FamilyCatch:
     @property
     def rate(self) -> float:
         return self.caught / self.cases if self.cases else math.nan
+
+
+@dataclass
+class MatrixShare:
+    """Of the whole matrix's cases counted, how many meet one of its targets."""
+    met: int = 0
+    counted: int = 0
+
+    @property
+    def rate(self) -> float:
+        return self.met / self.counted if self.counted else math.nan
 
 
 @dataclass
@@ -175,6 +192,8 @@ class Report:
     link_drift: list[LinkDrift] = field(default_factory=list)
     round_kinds: list[RoundKinds] = field(default_factory=list)
     families: dict[str, FamilyAgreement] = field(default_factory=dict)  # worst first: see worst_first
+    # Per run: its cases whose detectable_pct is DETECTABLE_PCT_LIMIT or less, of those that wrote one.
+    detectable_runs: list[MatrixShare] = field(default_factory=list)
 
     @property
     def one_machine(self) -> bool:
@@ -200,6 +219,12 @@ class Report:
         registered copies of 1 MiB and more."""
         vals = [n for c in self.cases if c.detection for n in (c.noise_pct if what == "noise" else c.detectable_pct)]
         return statistics.median(vals) if vals else math.nan
+
+    def caught_all(self, pct: float) -> MatrixShare:
+        """The whole matrix's cases called slower with every figure of the later run `pct` percent slower (one of
+        FAMILY_SLOWDOWNS), summed over pairs: the families' catches added up, so the two can never disagree."""
+        catches = [c for f in self.families.values() for c in f.slowdowns if c.pct == pct]
+        return MatrixShare(sum(c.caught for c in catches), sum(c.cases for c in catches))
 
     def above_machine_variance_pct(self) -> tuple[list[CaseAgreement], list[CaseAgreement]]:
         """The cases whose noise_pct or detectable_pct is above MACHINE_VARIANCE_PCT in a run: those whose

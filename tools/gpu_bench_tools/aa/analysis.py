@@ -32,7 +32,9 @@ Every figure here compares runs, never samples of one run: the question a user a
   others says its processes measure something else, which more rounds of that kind cannot sharpen;
 - by family (Transfer's split by memory kind): the cases' median spread, coverage, floor,
   the median and 90th percentile of detectable_pct over every case and run, and the share of all the
-  family's cases compare calls slower with every figure of the later run 5% and 10% slower, worst first.
+  family's cases compare calls slower with every figure of the later run 5% and 10% slower, worst first;
+- over the whole matrix, each beside its target: per run, the share of the cases that wrote a detectable_pct
+  at DETECTABLE_PCT_LIMIT or less; and the families' catches at each of FAMILY_SLOWDOWNS added up.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ from ..reading.multigpu import short_gpu_name
 from ..reading.results import BenchmarkFile
 from ..stats.floors import Floors, load_floors
 from ..stats.rounds import spread_group
-from .agreement import (FAMILY_SLOWDOWNS, CaseAgreement, FamilyAgreement, FamilyCatch, Report, Slowdown,
-                        family_of, floor_key)
+from .agreement import (DETECTABLE_PCT_LIMIT, FAMILY_SLOWDOWNS, CaseAgreement, FamilyAgreement, FamilyCatch,
+                        MatrixShare, Report, Slowdown, family_of, floor_key)
 from .altered import slowed
 from .figures import headline_and_noise, is_detection_copy, judged_figure, round_times, run_time
 from .host_link import link_drift, round_kinds
@@ -74,6 +76,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
     if not keys:
         raise InputError("the runs have no case in common: were they made with the same filter?")
     cases: list[CaseAgreement] = []
+    detectable_runs = [MatrixShare() for _ in files]
     hit_all = total_all = 0
     for key in keys:
         figs = [headline_and_noise(f, f.cases[key]) for f in files]
@@ -93,7 +96,12 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         judged = [v for v in (judged_figure(f, f.cases[key]) for f in files) if v is not None]
         logs = [math.log(v) for v in (rounds if len(rounds) >= 2 else judged) if v > 0]
         rel_sd = statistics.stdev(logs) * 100.0 if len(logs) >= 2 else 0.0
-        detectable = [d for d in (f.cases[key].written_detectable_pct() for f in files) if d is not None]
+        written = [f.cases[key].written_detectable_pct() for f in files]
+        detectable = [d for d in written if d is not None]
+        for run, d in zip(detectable_runs, written):
+            if d is not None:
+                run.counted += 1
+                run.met += d <= DETECTABLE_PCT_LIMIT
         first = files[0].cases[key]
         causes = [d.machine_cause(key) for d in (f.descriptor(first.family) for f in files) if d is not None]
         cases.append(CaseAgreement(key, first.family, values, noises,
@@ -141,7 +149,8 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
                   measured, ", ".join(revisions), [run_time(f) for f in files],
                   one_round_comparisons(files, floors, slowdowns=slowdowns), link_drift(files),
                   [k for k in (round_kinds(f, i) for i, f in enumerate(files, 1)) if k is not None],
-                  families(files, cases, measured, {pct: slowed_runs[pct][1] for pct in FAMILY_SLOWDOWNS}))
+                  families(files, cases, measured, {pct: slowed_runs[pct][1] for pct in FAMILY_SLOWDOWNS}),
+                  detectable_runs)
 
 
 def slowdown(files: list[BenchmarkFile], pct: float, floors: Floors, gate_pct: float,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 from ..reading.families import MACHINE_VARIANCE_PCT
-from .agreement import (COVERAGE_TARGET, DRIFT_P, FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, MACHINE_CAUSE_SHARE_LIMIT,
-                        ROUND_KINDS, TIMED_SHARE_TARGET, FamilyAgreement, Report)
+from .agreement import (CAUGHT_TARGETS, COVERAGE_TARGET, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET, DRIFT_P,
+                        FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, MACHINE_CAUSE_SHARE_LIMIT, ROUND_KINDS, TIMED_SHARE_TARGET,
+                        FamilyAgreement, Report)
 
 
 def _pct(x: float) -> str:
@@ -46,6 +47,7 @@ def render(r: Report) -> str:
                  f"{MACHINE_CAUSE_SHARE_LIMIT:.0%}), {len(unnamed)} that name none (target 0{examples})")
     lines.append(f"  coverage: run k's interval holds run k+1's figure {_pct(r.coverage_next)} of the time "
                  f"(target {COVERAGE_TARGET:.0%}); over every ordered pair {_pct(r.coverage_all)}")
+    lines.append(_whole_matrix(r))
     # Which way the calls lean: runs of one build should lean neither, so calls mostly one way say the
     # runs' order (or a change of the machine between them) moved many cases at once.
     per_pair = ", ".join(f"{p['faster'] + p['slower']}/{p['cases']} ({p['faster']} faster, {p['slower']} slower)"
@@ -100,6 +102,24 @@ def render(r: Report) -> str:
     lines.append("  least covered cases: " + "; ".join(
         f"{c.key} {c.covered}/{c.pairs} (spread {c.spread_pct:.1f}%)" for c in worst))
     return "\n".join(lines) + "\n"
+
+
+def _whole_matrix(r: Report) -> str:
+    """The matrix-wide targets in one line: the families' table gives the same catches family by family."""
+    if any(m.counted for m in r.detectable_runs):
+        runs = [f"{_pct(m.rate)} ({m.met}/{m.counted})" for m in r.detectable_runs]
+        shares = " and ".join([", ".join(runs[:-1]), runs[-1]] if len(runs) > 2 else runs)
+        detectable = f" in {shares} of the cases that wrote one, per run"
+    else:
+        detectable = ": no run wrote one"
+    caught = []
+    for pct, target in CAUGHT_TARGETS.items():
+        m = r.caught_all(pct)
+        called, of = ("called slower ", " of all cases") if not caught else ("", "")
+        caught.append(f"{pct:g}% slower {called}in {_pct(m.rate)}{of} ({m.met}/{m.counted}; target at least "
+                      f"{target:.0%})")
+    return (f"  whole matrix: detectable_pct {DETECTABLE_PCT_LIMIT:g}% or less{detectable} (target at least "
+            f"{DETECTABLE_SHARE_TARGET:.0%}); every figure of the later run " + ", ".join(caught))
 
 
 def _render_families(families: dict[str, FamilyAgreement]) -> list[str]:
