@@ -91,10 +91,11 @@ struct family_descriptor {
   // samples of one moment agree with each other, so such a case samples each round for at least
   // kLinkStateSpanS of wall time: a round's median then spans several of the link's states, not one.
   std::string link_span = "no";
-  // Which cases are timed by the host's own work and cheap enough to take --host_rounds rounds: "yes", "no",
-  // or key:value tokens joined by '|', as host_link. The CPU's state on a virtual machine moves them over
+  // Which cases are timed by the host's own work and take --host_rounds rounds, in processes of their own: "yes",
+  // "no", or key:value tokens joined by '|', as host_link. The CPU's state on a virtual machine moves them over
   // seconds, and in most default runs their rounds differ within a run as much as between runs; so more rounds,
-  // run between the others, narrow their interval (docs/methodology.md, "Host-driven cases and the CPU's state").
+  // run between the others, narrow their interval (docs/methodology.md, "More rounds for the host-driven
+  // cases"). The cheapest such cases ride the link rounds instead (small_rounds).
   std::string host_rounds = "no";
   // Which cheap cases take --link_rounds rounds, run with the link-bound cases in their rounds' processes (but
   // never in the extra rounds those take where their rounds disagree): "yes", "no", or key:value tokens joined

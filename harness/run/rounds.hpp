@@ -5,8 +5,8 @@
 // processes of itself, each over every selected case in the last round's order, then the last round itself; each
 // case then reports the center of its rounds' medians and an interval that the next run's figure falls in.
 // Link-bound cases (registry.hpp) take --link_rounds rounds: the extra ones hold only those cases, each run
-// between two of the others so that the case's rounds meet the link at moments far apart. Copies under 1 MiB
-// whose family's small_rounds rule names them ride in those rounds too. The cases a
+// between two of the others so that the case's rounds meet the link at moments far apart. The cheap cases a
+// family's small_rounds rule names (small copies, host-timed calls) ride in those rounds too. The cases a
 // family's host_rounds rule names take --host_rounds rounds the same way, in processes of their own.
 #include <map>
 #include <string>
