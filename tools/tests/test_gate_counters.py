@@ -45,7 +45,7 @@ def test_a_replay_counter_that_rose_fails_the_node_naming_the_gpu_and_counter(tm
 def test_counters_that_did_not_rise_pass(tmp_path, capsys):
     code, lines, _ = gate(capsys, gf.write(tmp_path / "same.json", with_counters(14, 14)))
     assert code == 0 and lines[0] == "PASS: 17 figures within expectations on 2 x H200", lines[0]
-    assert "  ok    error counters: none of 10 rose during the run, on 2 GPUs" in lines, lines
+    assert "  ok    error counters: none of 10 rose at a fault's rate during the run, on 2 GPUs" in lines, lines
     assert NO_COUNTERS not in lines
 
 
@@ -88,3 +88,51 @@ def test_the_export_and_the_fleet_carry_the_rise(tmp_path, capsys):
     assert problem.counted and problem.source == rose and rep.failed
     assert problem.detail == "GPU 1 (NVML index 0): nvlink_replay rose by 14 during the run (0 to 14)"
 
+
+
+# A default run on GPU 0 of two H200s joined by 18 NVLinks (results/README.md): each GPU's nvlink_crc_data
+# rose by about 2,900 in 343 s, and no replay or recovery counter rose.
+TWO_H200 = gf.REPO / "results" / "aa" / "h200x2_gpu0_default_b211806" / "default_h200x2_gpu0_run1.json.gz"
+
+
+def planted(counter: str, rise: int, elapsed: str | None = "10.0") -> dict:
+    """The node's run with `counter` of CUDA's GPU 0 rising by `rise` over a run of `elapsed` seconds."""
+    doc = with_counters(3, 3)
+    ctx = doc["context"]
+    ctx[f"gpu.0.errors.{counter}.end"] = str(3 + rise)
+    if elapsed is None:
+        del ctx["gpu_bench.elapsed_s"]
+    else:
+        ctx["gpu_bench.elapsed_s"] = elapsed
+    return doc
+
+
+def test_crc_errors_of_a_healthy_nvlink_node_are_noted_not_failed(capsys):
+    code, lines, _ = gate(capsys, TWO_H200)
+    assert code == 0 and lines[0] == "PASS: 11 figures within expectations on 2 x H200", lines[0]
+    assert "  ok    error counters: none of 10 rose at a fault's rate during the run, on 2 GPUs" in lines, lines
+    assert ("  note: GPU 0 (NVML index 0): nvlink_crc_data rose by 2934 during the run (490 to 3424), 8.56 a "
+            "second; a fault from 100 a second") in lines, lines
+    rep = cohorts.analyse(node_runs.read_files([str(TWO_H200)]))
+    assert not [p for p in rep.problems if p.kind == "error counters"], rep.problems
+
+
+def test_crc_errors_at_100_a_second_fail_the_node(tmp_path, capsys):
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "crc.json", planted("nvlink_crc_flit", 1000)))
+    assert code == 1 and lines[0] == "DEGRADED: nvlink_crc_flit rose by 1000 during the run on GPU 0 H200", lines[0]
+    assert ("  failed: GPU 0 (NVML index 1): nvlink_crc_flit rose by 1000 during the run (3 to 1003), 100 a second; "
+            "a fault from 100 a second") in lines, lines
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "slower.json", planted("nvlink_crc_flit", 999)))
+    assert code == 0 and any(x.startswith("  note: GPU 0 (NVML index 1): nvlink_crc_flit rose by 999") for x in lines)
+
+
+def test_pcie_replays_fail_the_node_from_8_a_minute(tmp_path, capsys):
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "two.json", planted("pcie_replay", 2)))
+    assert code == 1 and "12 a minute; a fault from 8 a minute" in lines[-3] + lines[-2], lines
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "one.json", planted("pcie_replay", 1)))
+    assert code == 0 and any("6 a minute; a fault from 8 a minute" in x for x in lines), lines
+
+
+def test_any_rise_fails_the_node_where_the_run_does_not_say_how_long_it_took(tmp_path, capsys):
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "undated.json", planted("nvlink_crc_data", 1, elapsed=None)))
+    assert code == 1 and "  failed: GPU 0 (NVML index 1): nvlink_crc_data rose by 1 during the run (3 to 4)" in lines

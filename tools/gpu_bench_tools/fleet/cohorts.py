@@ -22,8 +22,8 @@ runs land in one of two levels, a part of the fleet set up otherwise), and is re
 docs/fleet.md says why these thresholds do not cry wolf over hundreds of cases x hundreds of GPUs.
 
 A node whose result is missing, cannot be read, has failed cases or is older than `max_age_h` is reported
-as such, never dropped; so is one whose GPU's error counter rose during its run (reading/error_counters.py,
-as the gate fails it); so is a GPU whose cohort is smaller than `min_cohort` (it is not judged). A node is
+as such, never dropped; so is one whose GPU's error counter rose at a fault's rate during its run
+(reading/error_counters.py, as the gate fails it); so is a GPU whose cohort is smaller than `min_cohort` (it is not judged). A node is
 its host and all its GPUs (their UUIDs), whichever of them a run measured.
 """
 
@@ -347,7 +347,7 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
             where, case, error = failed[0]
             problems.append(Problem("no figures" if not units else "failed cases", host, run.source,
                                     f"{len(failed)} case(s) failed, e.g. {case} on GPU {where}: {error}", failed))
-        rose = [ch.rose_text() for ch in counter_changes(run.context) or [] if ch.rise > 0]
+        rose = [ch.rose_text() for ch in counter_changes(run.context) or [] if ch.fault]
         if rose:
             problems.append(Problem("error counters", host, run.source, "; ".join(rose)))
         for g in units:

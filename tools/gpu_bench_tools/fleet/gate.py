@@ -3,7 +3,7 @@
 - errored (2): a case failed or was skipped, a figure the expectations name is missing from the run, or
   a GPU has no name to choose its expectations by. The run cannot vouch for the node.
 - degraded (1): a figure lies beyond its expectation (below its min, above its max) on every measurement,
-  or an error counter of a GPU rose during a measurement (reading/error_counters.py).
+  or an error counter of a GPU rose during a measurement at a fault's rate (reading/error_counters.py).
 - pass (0): neither. A model (or model, link and node shape) without an entry in the shipped expectations
   is said so in a note and passes on what can be checked without one: that every case ran. An operator's
   own file (--expect) without an entry is an error instead (InputError), as a typo there must not pass.
@@ -214,7 +214,8 @@ class Verdict:
             out.append(line)
         if self.counters and self.counters[0] and not self.faults:
             n, gpus = self.counters
-            out.append(f"  ok    error counters: none of {n} rose during the run, on {gpus} GPU{'s' * (gpus > 1)}")
+            out.append(f"  ok    error counters: none of {n} rose at a fault's rate during the run, on {gpus} "
+                       f"GPU{'s' * (gpus > 1)}")
         out += [f"  failed: {detail}" for _, _, detail in self.problems + self.faults]
         out += [f"  note: {n}" for n in self.notes]
         out.append(self.expectations_line())
@@ -268,7 +269,8 @@ def judge(f: BenchmarkFile, expect: Expectations) -> Verdict:
 
 
 def _judge_counters(v: Verdict, f: BenchmarkFile, measurement: int) -> None:
-    """A counter that rose degrades the node; one reset is noted; a run without counters is noted once."""
+    """A counter that rose at a fault's rate degrades the node; one that rose slower, or was reset, is noted; a
+    run without counters is noted once."""
     during = "the run" if measurement == 1 else f"the {ORDINALS[measurement - 1]} measurement"
     changes = counter_changes(f.context)
     if changes is None:
@@ -278,8 +280,10 @@ def _judge_counters(v: Verdict, f: BenchmarkFile, measurement: int) -> None:
     if measurement == 1:
         v.counters = (len(changes), len({ch.gpu for ch in changes}))
     for ch in changes:
-        if ch.rise > 0:
+        if ch.fault:
             v.faults.append((ch.gpu, f"{ch.counter} rose by {ch.rise} during {during}", ch.rose_text(during)))
+        elif ch.rise > 0:
+            v.notes.append(ch.rose_text(during))
         elif ch.rise < 0:
             v.notes.append(ch.reset_text(during))
 
