@@ -52,13 +52,18 @@ std::vector<std::pair<std::string, double>> edge_counters(const case_edges& e) {
   put("mem_clock_mhz_end", first(e.end, &nvml_state::mem_clock_mhz));
   unsigned long long rose = 0;
   for (std::size_t i = 0; i < e.errors_start.size() && i < e.errors_end.size(); ++i)
-    rose += link_errors_rise(e.errors_start[i], e.errors_end[i]);
+    rose += link_errors_rise(e.errors_start[i], e.errors_end[i], e.seconds);
   if (rose > 0) out.emplace_back("link_errors_rose", static_cast<double>(rose));
   return out;
 }
 
-health_sampler::health_sampler(std::vector<std::string> pci_bus_ids, int period_ms, bool edges)
-    : buses_(std::move(pci_bus_ids)), period_ms_(period_ms), with_edges_(edges), summaries_(buses_.size()) {
+health_sampler::health_sampler(std::vector<std::string> pci_bus_ids, int period_ms, bool edges, bool nvlink)
+    : buses_(std::move(pci_bus_ids)),
+      period_ms_(period_ms),
+      with_edges_(edges),
+      with_nvlink_(nvlink),
+      edges_started_(std::chrono::steady_clock::now()),
+      summaries_(buses_.size()) {
   sample_all(with_edges_);
   const bool readable =
       std::any_of(summaries_.begin(), summaries_.end(), [](const health_summary& s) { return s.samples > 0; });
@@ -78,7 +83,9 @@ health_sampler::health_sampler(std::vector<std::string> pci_bus_ids, int period_
 
 void health_sampler::sample_all(bool edge) {
   for (std::size_t i = 0; i < buses_.size(); ++i) {
-    if (edge) edges_.errors_start.push_back(buses_[i].empty() ? link_error_counts{} : read_nvml_link_errors(buses_[i]));
+    if (edge)
+      edges_.errors_start.push_back(buses_[i].empty() ? link_error_counts{}
+                                                      : read_nvml_link_errors(buses_[i], with_nvlink_));
     const nvml_state r = buses_[i].empty() ? nvml_state{} : read_nvml_state(buses_[i], edge);
     if (edge) edges_.start.push_back(r);
     if (buses_[i].empty()) continue;
@@ -112,11 +119,13 @@ std::vector<health_summary> health_sampler::stop() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   // The end's readings, once: the case's own work has ended, and the polling with it.
-  if (with_edges_ && edges_.end.empty())
+  if (with_edges_ && edges_.end.empty()) {
     for (const std::string& bus : buses_) {
       edges_.end.push_back(bus.empty() ? nvml_state{} : read_nvml_state(bus, true));
-      edges_.errors_end.push_back(bus.empty() ? link_error_counts{} : read_nvml_link_errors(bus));
+      edges_.errors_end.push_back(bus.empty() ? link_error_counts{} : read_nvml_link_errors(bus, with_nvlink_));
     }
+    edges_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - edges_started_).count();
+  }
   std::lock_guard<std::mutex> hold(mutex_);
   return summaries_;
 }

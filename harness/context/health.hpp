@@ -32,10 +32,12 @@ void add_reading(health_summary& s, const nvml_state& r);
 struct case_edges {
   std::vector<nvml_state> start, end;
   std::vector<link_error_counts> errors_start, errors_end;
+  double seconds = 0;  // from the start's readings to the end's
 };
 // The counters a case reports of them (pure; docs/json.md): power_w_start and _end and temp_c_start and _end,
 // the most any of its GPUs read; sm_clock_mhz_start and _end and mem_clock_mhz_start and _end, its first GPU's;
-// link_errors_rose, how much the link error counters of all its GPUs rose together, only where they rose.
+// link_errors_rose, how much the link error counters of all its GPUs rose together (link_errors_rise over
+// `seconds`), only where they rose.
 // A figure no GPU read is left out.
 std::vector<std::pair<std::string, double>> edge_counters(const case_edges& e);
 
@@ -45,8 +47,9 @@ class health_sampler {
   // stop(); a GPU NVML cannot read gets no samples, and none readable, or a period of 0, means no thread
   // (the reading at construction stays the only one). With `edges`, the
   // first reading (at construction) and one more in stop(), after the polling ended, also read power,
-  // temperature, the memory clock and the link error counters: edges() gives them.
-  health_sampler(std::vector<std::string> pci_bus_ids, int period_ms, bool edges = false);
+  // temperature, the memory clock and the link error counters: edges() gives them. The NVLink counters
+  // are read only with `nvlink`: for a case whose copies cross NVLink.
+  health_sampler(std::vector<std::string> pci_bus_ids, int period_ms, bool edges = false, bool nvlink = false);
   ~health_sampler();
   health_sampler(const health_sampler&) = delete;
   health_sampler& operator=(const health_sampler&) = delete;
@@ -66,7 +69,8 @@ class health_sampler {
   std::vector<std::chrono::steady_clock::time_point> held_down_;  // when a reading saw harmful reasons
   std::vector<std::string> buses_;
   int period_ms_;
-  bool with_edges_;
+  bool with_edges_, with_nvlink_;
+  std::chrono::steady_clock::time_point edges_started_;
   case_edges edges_;  // written only before the polling thread starts and after it ended
   std::atomic<bool> stop_{false};
   std::mutex wake_mutex_;

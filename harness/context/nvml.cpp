@@ -342,10 +342,11 @@ nvml_state read_nvml_state(const std::string& pci_bus_id, bool edge) {
   return st;
 }
 
-link_error_counts read_nvml_link_errors(const std::string& pci_bus_id) {
+link_error_counts read_nvml_link_errors(const std::string& pci_bus_id, bool nvlink) {
   const nvml_api& a = api();
   nvmlDevice_t dev{};
   if (!a.ok || a.by_bus_id(pci_bus_id.c_str(), &dev) != NVML_SUCCESS) return {};
+  if (!nvlink) return read_link_errors(driver_link_errors(a, dev), nvlink_facts{});
   // The links up are read once per GPU and process: each case reads the counters at its start and end, and
   // reading the links takes several NVML calls per link.
   static std::mutex lock;
@@ -379,7 +380,7 @@ std::vector<std::vector<gpu_link>> read_nvml_links(const std::vector<std::string
 nvml_state read_nvml_state(const std::string&, bool) {
   return {};
 }
-link_error_counts read_nvml_link_errors(const std::string&) {
+link_error_counts read_nvml_link_errors(const std::string&, bool) {
   return {};
 }
 

@@ -107,8 +107,14 @@ link_error_counts read_link_errors(const link_error_source& nvml, const nvlink_f
 // The counters as context keys of CUDA's GPU `gpu` at a moment `at` of the run (start, end):
 // gpu.<gpu>.errors.<name>.<at>, each a decimal integer.
 context_list link_error_context(int gpu, const link_error_counts& counts, const std::string& at);
-// How much the counters rose from `start` to `end`: each counter's rise, where both read it, added.
-unsigned long long link_errors_rise(const link_error_counts& start, const link_error_counts& end);
+// NVLink CRC errors a second from which they are a fault: DCGM's limit. The link corrects them by replay,
+// and a healthy H200's NVLinks count several a second. The tools judge a run's counters with the same
+// (tools/gpu_bench_tools/reading/error_counters.py).
+constexpr double kNvlinkCrcFaultPerS = 100;
+// How much the counters rose from `start` to `end`, `seconds` apart: each counter's rise, where both read it,
+// added. A CRC counter's rise counts only at kNvlinkCrcFaultPerS or more; any rise counts where `seconds`
+// is not above 0.
+unsigned long long link_errors_rise(const link_error_counts& start, const link_error_counts& end, double seconds = 0);
 
 struct nvml_facts {
   std::optional<std::string> driver_version;
@@ -157,8 +163,9 @@ struct nvml_state {
 // memory clock.
 nvml_state read_nvml_state(const std::string& pci_bus_id, bool edge = false);
 // The GPU's link error counters now (read_link_errors of the driver's answers); none where NVML cannot
-// read the device.
-link_error_counts read_nvml_link_errors(const std::string& pci_bus_id);
+// read the device. Without `nvlink`, pcie_replay alone: reading the NVLink counters took about 35 ms a time
+// on an H200 with 18 NVLinks.
+link_error_counts read_nvml_link_errors(const std::string& pci_bus_id, bool nvlink = true);
 
 // The reasons that mean the clocks were held down by power or heat (not idling, not a clock setting).
 unsigned long long harmful_clock_reasons(unsigned long long reasons);

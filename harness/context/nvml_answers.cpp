@@ -138,11 +138,15 @@ context_list link_error_context(int gpu, const link_error_counts& counts, const 
   return c;
 }
 
-unsigned long long link_errors_rise(const link_error_counts& start, const link_error_counts& end) {
+unsigned long long link_errors_rise(const link_error_counts& start, const link_error_counts& end, double seconds) {
   unsigned long long rise = 0;
   for (const auto& [name, before] : start)
-    for (const auto& [later_name, after] : end)
-      if (later_name == name && after > before) rise += after - before;
+    for (const auto& [later_name, after] : end) {
+      if (later_name != name || after <= before) continue;
+      const bool crc = name == "nvlink_crc_flit" || name == "nvlink_crc_data";
+      if (crc && seconds > 0 && static_cast<double>(after - before) / seconds < kNvlinkCrcFaultPerS) continue;
+      rise += after - before;
+    }
   return rise;
 }
 

@@ -12,7 +12,9 @@ with a single-GPU Transfer case, against a bare cudaMemcpyPeerAsync loop run in 
   - the context has every GPU's NVLinks and every pair's (nvlinks, nvlink_gbps), and no peer copy with peer
     access exceeds its pair's NVLink peak (per direction) where the pair has one;
   - where nvidia-smi is on the machine, each GPU's links up and their rate are those `nvidia-smi nvlink -s`
-    prints, and each pair's link count the NV# of `nvidia-smi topo -m` (GPUs matched by UUID).
+    prints, and each pair's link count the NV# of `nvidia-smi topo -m` (GPUs matched by UUID);
+  - a single-GPU case spends under EDGE_S of its wall outside its samples: it reads no NVLink counters, whose
+    reading took about 35 ms on an H200 with 18 NVLinks.
 Skips (77) with fewer than two GPUs, or where GPUs 0 and 1 cannot access each other's memory. Writes the figures to OUT.json.
 
 usage: peer_check.py GPU_BENCH BARE_PEER OUT.json
@@ -27,6 +29,7 @@ import sys
 from gpu_common import SKIP, Checker, iteration_runs, median_interval, run_gpu_bench, tools_module
 
 BIG = 256 << 20
+EDGE_S = 0.015
 FILTER = ("^(Transfer/dir:h2d/mem:pinned/bytes:1048576/|Peer/src:0/dst:1/|PeerLatency/src:0/dst:1/"
           "|AllHost/dir:h2d/)")
 
@@ -140,6 +143,12 @@ def main(gpu_bench, bare_exe, out):
         report["cases"][name] = {k: v for k, v in bs[0].items() if k.startswith("gbps")}
     check_nvlink_facts(c, ctx, count)
     check_against_nvidia_smi(c, ctx, count)
+    for name in transfer:
+        for b in runs[name]:
+            outside = b.get("wall_s", 0) - b.get("sampling_wall_s", 0) - b.get("calibration_wall_s", 0)
+            c.check(outside < EDGE_S, f"{name}: {outside * 1e3:.1f} ms of its wall outside its samples, "
+                                      f"{EDGE_S * 1e3:.0f} ms at most")
+            print(f"{name}: {outside * 1e3:.2f} ms of its wall outside its samples")
     for name, bs in runs.items():
         if name.startswith("Peer/") and "/peer_access:on/" in name:
             peak = nvlink_peak(ctx, name)

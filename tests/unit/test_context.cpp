@@ -287,6 +287,20 @@ TEST(LinkErrors, ContextKeysAndTheirRise) {
   EXPECT_EQ(link_errors_rise(start, {}), 0u);
 }
 
+TEST(LinkErrors, CrcErrorsCountOnlyAtAFaultsRate) {
+  // A default run on two NVLinked H200s: nvlink_crc_data rose by 2934 in 343 s, with no replay.
+  const link_error_counts start = {{"pcie_replay", 0}, {"nvlink_crc_data", 490}, {"nvlink_replay", 0}};
+  const link_error_counts healthy = {{"pcie_replay", 0}, {"nvlink_crc_data", 3424}, {"nvlink_replay", 0}};
+  EXPECT_EQ(link_errors_rise(start, healthy, 343.0), 0u);
+  EXPECT_EQ(link_errors_rise(start, healthy), 2934u);  // no window: any rise counts
+  // 100 a second over a 0.5 s case is a fault, and so is any replay beside it.
+  const link_error_counts faulty = {{"pcie_replay", 1}, {"nvlink_crc_data", 540}, {"nvlink_replay", 2}};
+  EXPECT_EQ(link_errors_rise(start, faulty, 0.5), 53u);
+  const link_error_counts flit = {{"nvlink_crc_flit", 0}};
+  EXPECT_EQ(link_errors_rise(flit, {{"nvlink_crc_flit", 49}}, 0.5), 0u);
+  EXPECT_EQ(link_errors_rise(flit, {{"nvlink_crc_flit", 50}}, 0.5), 50u);
+}
+
 TEST(Peak, BeyondPeakNamesThePeak) {
   EXPECT_EQ(beyond_peak(55.2, 63.0, "PCIe gen5 x16 peak per direction"), "");
   EXPECT_EQ(beyond_peak(64.0, 63.0, "x"), "");  // within the slack for event timing

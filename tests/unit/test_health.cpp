@@ -56,6 +56,13 @@ TEST(Health, ACasesEdgesAreItsHottestGpusPowerAndTemperatureAndItsFirstGpusClock
   e.errors_end = {{{"pcie_replay", 4}}, {{"pcie_replay", 0}, {"nvlink_replay", 12}}};
   const auto rose = edge_counters(e);
   EXPECT_EQ(rose.back(), (std::pair<std::string, double>("link_errors_rose", 3.0)));
+  // NVLink CRC errors at the rate of a healthy link, 8.6 a second over a 0.5 s case, are no error.
+  e.seconds = 0.5;
+  e.errors_start = {{{"nvlink_crc_data", 490}}, {{"nvlink_crc_data", 400}}};
+  e.errors_end = {{{"nvlink_crc_data", 494}}, {{"nvlink_crc_data", 405}}};
+  EXPECT_EQ(edge_counters(e).size(), want.size());
+  e.errors_end = {{{"nvlink_crc_data", 540}}, {{"nvlink_crc_data", 405}}};
+  EXPECT_EQ(edge_counters(e).back(), (std::pair<std::string, double>("link_errors_rose", 50.0)));
   // What no GPU read is left out; the first GPU's clocks are never another's.
   case_edges partly;
   partly.start = {nvml_state{}, edge_reading(1755, 130.25, 38, 2619)};
