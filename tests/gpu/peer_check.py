@@ -13,8 +13,9 @@ with a single-GPU Transfer case, against a bare cudaMemcpyPeerAsync loop run in 
     access exceeds its pair's NVLink peak (per direction) where the pair has one;
   - where nvidia-smi is on the machine, each GPU's links up and their rate are those `nvidia-smi nvlink -s`
     prints, and each pair's link count the NV# of `nvidia-smi topo -m` (GPUs matched by UUID);
-  - a single-GPU case spends under EDGE_S of its wall outside its samples: it reads no NVLink counters, whose
-    reading took about 35 ms on an H200 with 18 NVLinks.
+  - a single-GPU case spends under EDGE_S of its wall outside its samples, the median of its repetitions: it
+    reads no NVLink counters, which took about 35 ms a reading on an H200 with 18 NVLinks. The first
+    repetition on a GPU also makes its buffers (144 ms on the second of two H200s).
 Skips (77) with fewer than two GPUs, or where GPUs 0 and 1 cannot access each other's memory. Writes the figures to OUT.json.
 
 usage: peer_check.py GPU_BENCH BARE_PEER OUT.json
@@ -144,11 +145,12 @@ def main(gpu_bench, bare_exe, out):
     check_nvlink_facts(c, ctx, count)
     check_against_nvidia_smi(c, ctx, count)
     for name in transfer:
-        for b in runs[name]:
-            outside = b.get("wall_s", 0) - b.get("sampling_wall_s", 0) - b.get("calibration_wall_s", 0)
-            c.check(outside < EDGE_S, f"{name}: {outside * 1e3:.1f} ms of its wall outside its samples, "
-                                      f"{EDGE_S * 1e3:.0f} ms at most")
-            print(f"{name}: {outside * 1e3:.2f} ms of its wall outside its samples")
+        outside = sorted(b.get("wall_s", 0) - b.get("sampling_wall_s", 0) - b.get("calibration_wall_s", 0)
+                         for b in runs[name])
+        typical = outside[len(outside) // 2]
+        c.check(typical < EDGE_S, f"{name}: {typical * 1e3:.1f} ms of its wall outside its samples (the median of "
+                                  f"{len(outside)}), {EDGE_S * 1e3:.0f} ms at most")
+        print(f"{name}: {', '.join(f'{x * 1e3:.2f}' for x in outside)} ms of its wall outside its samples")
     for name, bs in runs.items():
         if name.startswith("Peer/") and "/peer_access:on/" in name:
             peak = nvlink_peak(ctx, name)
