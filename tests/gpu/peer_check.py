@@ -148,8 +148,8 @@ def main(gpu_bench, bare_exe, out):
         outside = sorted(b.get("wall_s", 0) - b.get("sampling_wall_s", 0) - b.get("calibration_wall_s", 0)
                          for b in runs[name])
         typical = outside[len(outside) // 2]
-        c.check(typical < EDGE_S, f"{name}: {typical * 1e3:.1f} ms of its wall outside its samples (the median of "
-                                  f"{len(outside)}), {EDGE_S * 1e3:.0f} ms at most")
+        c.check(typical < EDGE_S, f"{name}: {typical * 1e3:.1f} ms of its wall outside its samples (the median "
+                                  f"of {len(outside)}), {EDGE_S * 1e3:.0f} ms at most")
         print(f"{name}: {', '.join(f'{x * 1e3:.2f}' for x in outside)} ms of its wall outside its samples")
     for name, bs in runs.items():
         if name.startswith("Peer/") and "/peer_access:on/" in name:

@@ -23,8 +23,8 @@ docs/fleet.md says why these thresholds do not cry wolf over hundreds of cases x
 
 A node whose result is missing, cannot be read, has failed cases or is older than `max_age_h` is reported
 as such, never dropped; so is one whose GPU's error counter rose at a fault's rate during its run
-(reading/error_counters.py, as the gate fails it); so is a GPU whose cohort is smaller than `min_cohort` (it is not judged). A node is
-its host and all its GPUs (their UUIDs), whichever of them a run measured.
+(reading/error_counters.py, as the gate fails it); so is a GPU whose cohort is smaller than `min_cohort`
+(it is not judged). A node is its host and all its GPUs (their UUIDs), whichever of them a run measured.
 """
 
 from __future__ import annotations
