@@ -212,6 +212,7 @@ def test_a_case_whose_link_errors_rose_is_marked_in_words_and_its_gpus_readings_
     assert "Notes on cases" not in render_table(compare([fb, fa], case_filter="d2h"))
 
 
+@pytest.mark.cpu_time
 def test_two_full_matrix_files_compare_in_under_two_seconds(tmp_path, capsys):
     a = synth.write(tmp_path / "a.json", synth.make_run(full=True, seed=1))
     b = synth.write(tmp_path / "b.json", synth.make_run(full=True, seed=2, slow=SLOW))
