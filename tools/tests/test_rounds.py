@@ -14,7 +14,7 @@ from conftest import run_cli
 from gpu_bench_tools.aa.altered import tick_floor_only
 from gpu_bench_tools.aa.analysis import report
 from gpu_bench_tools.aa.render import render
-from gpu_bench_tools.aa.report_files import write_floor
+from gpu_bench_tools.aa.report_files import write_floor, write_json
 from gpu_bench_tools.cli import aa as cli_aa, compare as cli_compare
 from gpu_bench_tools.compare.verdicts import compare
 from gpu_bench_tools.stats.floors import SPREAD_TO_HALF_WIDTH, load_floors
@@ -227,8 +227,13 @@ def test_the_aa_report_says_which_gpus_ran_and_how_much_of_each_run_was_timed(tm
     assert r.run_times[0].calibration_timed_s == 18.5 and math.isnan(r.run_times[1].calibration_timed_s)
     assert not r.one_machine
     text = render(r)
-    assert "on 2 GPUs" in text and "200.0 s, 110.0 s of it timed samples (55.0%, calibrations' 18.5 s" in text
-    assert "250.0 s, 120.0 s of it timed samples (48.0%; target" in text
+    assert "on 2 GPUs" in text and ("200.0 s (target 300 s or less), 110.0 s of it timed samples (55.0%, "
+                                     "calibrations' 18.5 s") in text
+    assert "250.0 s (target 300 s or less), 120.0 s of it timed samples (48.0%; target" in text
+    write_json(r, tmp_path / "r.json")
+    runs = json.loads((tmp_path / "r.json").read_text())["run_times"]
+    assert [(d["within_run_time_target"], d["within_timed_share_target"]) for d in runs] == [(True, True),
+                                                                                           (True, False)]
     same = report([files[0], files[0]])
     assert same.one_machine and "every run on one GPU (GPU-a)" in render(same)
     del docs[1]["context"]["gpu_bench.elapsed_s"]

@@ -13,6 +13,7 @@ from ..reading.families import beyond_machine_variance_pct
 COVERAGE_TARGET = 0.90
 FALSE_CALL_LIMIT = 0.05
 TIMED_SHARE_TARGET = 0.50
+RUN_TIME_TARGET_S = 300.0  # a default run's wall, on one GPU or on GPU 0 of a node
 DRIFT_P = 0.01  # a direction's copies moved between runs where their changes lean one way this surely
 # The whole matrix's targets: per run, the share of the cases that wrote a detectable_pct with one of
 # DETECTABLE_PCT_LIMIT or less; and per slowdown (percent), the share of all cases compare calls slower with every

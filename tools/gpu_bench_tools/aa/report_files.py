@@ -9,7 +9,8 @@ from dataclasses import asdict
 from ..reading.errors import InputError
 from ..reading.families import MACHINE_VARIANCE_PCT
 from ..reading.files import read_json
-from .agreement import CAUGHT_TARGETS, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET, Report
+from .agreement import (CAUGHT_TARGETS, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET, RUN_TIME_TARGET_S,
+                        TIMED_SHARE_TARGET, Report)
 
 
 def write_json(r: Report, path: str) -> None:
@@ -20,6 +21,8 @@ def write_json(r: Report, path: str) -> None:
     doc["one_machine"] = r.one_machine
     for t, d in zip(r.run_times, doc["run_times"]):
         d["timed_share"] = t.timed_share
+        d["within_run_time_target"] = bool(t.elapsed_s <= RUN_TIME_TARGET_S)
+        d["within_timed_share_target"] = bool(t.timed_share >= TIMED_SHARE_TARGET)
     for s, d in zip(r.slowdowns, doc["slowdowns"]):
         d["rate"] = s.rate
         d["rate_earlier"] = s.rate_earlier
