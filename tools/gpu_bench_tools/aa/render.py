@@ -6,8 +6,8 @@ import math
 
 from ..reading.families import MACHINE_VARIANCE_PCT
 from .agreement import (CAUGHT_TARGETS, COVERAGE_TARGET, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET, DRIFT_P,
-                        FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, MACHINE_CAUSE_SHARE_LIMIT, ROUND_KINDS, RUN_TIME_TARGET_S, TIMED_SHARE_TARGET,
-                        FamilyAgreement, Report)
+                        FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, MACHINE_CAUSE_SHARE_LIMIT, ROUND_KINDS, RUN_TIME_TARGET_S,
+                        TIMED_SHARE_TARGET, FamilyAgreement, Report)
 
 
 def _pct(x: float) -> str:
