@@ -120,6 +120,7 @@ void run_all_host(benchmark::State& state, direction dir, std::uint64_t bytes, i
   case_plan plan;
   plan.reset_output = fill;
   stream_set::hooks hooks;
+  hooks.longest_stream = true;  // a GPU's time is its longest stream's, as Transfer's bidir copy
   hooks.prime = [&](int i) {
     const gpu_lane& l = lanes[static_cast<std::size_t>(i)];
     l.copy(l.prime_src, l.prime_dst, streams[i]);

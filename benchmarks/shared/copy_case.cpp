@@ -227,6 +227,8 @@ struct copy_case::held {
     for (std::size_t i = 0; i < primers.size(); ++i) primers[i].fill(seed, stream_of(0, i));
     if (c.dir == direction::d2d && c.cache == cache_state::cold) flush.emplace(profile_of(device).l2_bytes);
     if (mapped_bidir) spans.emplace();
+    // A bidirectional copy's time is its slower direction's own, both directions in flight.
+    hooks.longest_stream = c.dir == direction::bidir && !mapped_bidir;
     hooks.prime = [this](int i) {
       if (mapped_bidir) kernels::reset_spans(spans->ns(), 4, streams().origin());
       if (static_cast<std::size_t>(i) < primers.size()) primers[static_cast<std::size_t>(i)].enqueue(streams()[i]);

@@ -111,7 +111,7 @@ sample stream_set::measure(bool gated, const std::function<void()>& enqueue, con
     if (h.join_on_origin) CUDA_CHECK(cudaEventSynchronize(joined_.get()));
   }
   out.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
-  read_spans(out, h.join_on_origin);
+  read_spans(out, h.join_on_origin, h.longest_stream);
   for (gate* g : used) g->check();
   return out;
 }
@@ -130,11 +130,11 @@ sample stream_set::measure_as_issued(const std::function<void(int stream)>& enqu
   out.host_s = std::chrono::duration<double>(clock::now() - t0).count();
   for (std::size_t i = 0; i < n; ++i) CUDA_CHECK(cudaEventSynchronize(stops_[i].get()));
   out.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
-  read_spans(out, false);
+  read_spans(out, false, false);
   return out;
 }
 
-void stream_set::read_spans(sample& out, bool joined) const {
+void stream_set::read_spans(sample& out, bool joined, bool longest_stream) const {
   const std::size_t n = streams_.size();
   // Per device: from its first stream's start, the earliest start and the latest stop (or the join).
   std::map<int, std::pair<double, double>> span;  // device -> (earliest start, latest end), seconds
@@ -145,11 +145,15 @@ void stream_set::read_spans(sample& out, bool joined) const {
     const std::size_t r = ref.emplace(d, i).first->second;
     const double begin = elapsed_seconds(starts_[r], starts_[i]);
     const double end = elapsed_seconds(starts_[r], stops_[i]);
+    out.spans.push_back(end - begin);
+    if (longest_stream) {
+      out.seconds = std::max(out.seconds, end - begin);
+      continue;
+    }
     auto [it, fresh] = span.emplace(d, std::make_pair(begin, end));
     if (!fresh) it->second = {std::min(it->second.first, begin), std::max(it->second.second, end)};
-    out.spans.push_back(end - begin);
   }
-  if (joined) {
+  if (joined && !longest_stream) {
     device_scope on(devices_.front());
     span[devices_.front()].second = elapsed_seconds(starts_.front(), joined_);
   }

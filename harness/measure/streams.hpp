@@ -1,8 +1,9 @@
 #pragma once
 // The event timer: a set of streams, each held by its own device's gate while a sample is enqueued, each
 // bracketed by its own start and stop events. A sample's time is, per device, the span from the earliest
-// start to the latest stop (events of one device share a clock), and across devices the longest of those
-// spans, every gate having been opened together. No stream waits on another to start or to finish unless
+// start to the latest stop (events of one device share a clock), or its longest stream's own span where the
+// streams' work is independent (hooks::longest_stream), and across devices the longest of those, every gate
+// having been opened together. No stream waits on another to start or to finish unless
 // the work itself says so: a fork or join between streams costs microseconds of hand-off that are not the
 // work's. Host time is the steady clock around the enqueue calls.
 #include <functional>
@@ -44,6 +45,11 @@ class stream_set {
     // The origin waits for every other stream's stop event and records one more event, which ends the
     // sample: the time of an event join on the GPU, as an application that joins streams that way pays it.
     bool join_on_origin = false;
+    // Each device's time is its longest stream's own span, not the span from its earliest start to its
+    // latest stop: for streams whose work is independent, as a bidirectional copy's two directions. Their
+    // starts fall microseconds apart behind the gate, by as much as the copies of a few bytes take, and
+    // by a different amount in each process (docs/methodology.md, "The event timer").
+    bool longest_stream = false;
     // How long the gate holds at most, where shorter than --gate_timeout_ms is right (0: that). A case that
     // expects its enqueue may outgrow what a held stream queues finds out in this long, not in seconds.
     double gate_timeout_s = 0;
@@ -67,8 +73,9 @@ class stream_set {
 
  private:
   // After every stop event has completed: per device, the span from its earliest start to its latest stop
-  // (or to the join with `joined`), into out.seconds (the longest device's) and out.spans.
-  void read_spans(sample& out, bool joined) const;
+  // (or to the join with `joined`; with `longest_stream`, its longest stream's own span), into out.seconds
+  // (the longest device's) and out.spans.
+  void read_spans(sample& out, bool joined, bool longest_stream) const;
 
   std::vector<int> devices_;
   std::vector<cuda_stream> streams_;
