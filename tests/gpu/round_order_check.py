@@ -31,9 +31,9 @@ def main(exe, out):
             slowest = max(rounds) / min(rounds)
             line = (f"{name}: rounds {', '.join(f'{r:.1f}' for r in rounds)} us, median/fastest {middle:.2f}, "
                     f"slowest/fastest {slowest:.2f}")
-            ok = middle <= RATIO and slowest <= SLOWEST
-            print(("ok: " if ok else "") + line)
-            c.check(ok, f"{line}: over {RATIO} or {SLOWEST}, so rounds met the allocators in different states")
+            agree = middle <= RATIO and slowest <= SLOWEST
+            print(("ok: " if agree else "") + line)
+            c.check(agree, f"{line}: over {RATIO} or {SLOWEST}, so rounds met the allocators in different states")
     return c.finish(f"the rounds of each Alloc case agree: the median within {RATIO}x of the fastest, the slowest "
                     f"within {SLOWEST}x")
 
