@@ -48,7 +48,7 @@ class stream_set {
     // Each device's time is its longest stream's own span, not the span from its earliest start to its
     // latest stop: for streams whose work is independent, as a bidirectional copy's two directions. Their
     // starts fall microseconds apart behind the gate, by as much as the copies of a few bytes take, and
-    // by a different amount in each process (docs/methodology.md, "The event timer").
+    // by a different amount in each process (docs/methodology.md, "Timers").
     bool longest_stream = false;
     // How long the gate holds at most, where shorter than --gate_timeout_ms is right (0: that). A case that
     // expects its enqueue may outgrow what a held stream queues finds out in this long, not in seconds.
