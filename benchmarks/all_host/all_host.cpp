@@ -218,6 +218,7 @@ const family_registration registration{[](family_descriptor& f) {
   f.host_link = "yes";
   f.link_bound = "yes";
   f.link_span = "dir:bidir";
+  f.revisions = "2=dir:bidir";  // way 2: a GPU's time is its longest stream's own span, as Transfer's bidir copy
   f.plot = "x=bytes;series=dir,pattern";
   f.scope = family_scope::multi_gpu;
   f.smoke = "^AllHost/";

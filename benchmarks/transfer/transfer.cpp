@@ -68,6 +68,8 @@ const family_registration registration{[](family_descriptor& f) {
   // processes; a managed one moves pages through the host's memory too.
   f.machine_variance = "mem:pageable|mem:managed_prefetch|mem:managed_fault";
   f.machine_variance_cause = kPageableCopyCause;
+  // Way 2: a bidirectional copy's time is its slower direction's own span, not the earlier start to the later stop.
+  f.revisions = "2=dir:bidir";
   f.plot = "x=bytes;series=mem,engine;panel=dir";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Transfer/";

@@ -154,6 +154,17 @@ std::string declaration_problem(const family_descriptor& d) {
       for (const std::string& token : split(rule, '|'))  // key:value
         if (!declares_axis(d, token.substr(0, token.find(':'))))
           return of + what + " names " + token + ", not a value of a declared axis";
+  if (!d.revisions.empty())
+    for (const std::string& entry : split(d.revisions, ';')) {  // N=key:value|key:value
+      const std::size_t eq = entry.find('=');
+      const std::string n = entry.substr(0, eq);
+      if (eq == std::string::npos || n.empty() || n.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoul(n) < 2)
+        return of + "revisions entry " + entry + " is not N=RULE with N from 2";
+      for (const std::string& token : split(entry.substr(eq + 1), '|'))
+        if (!declares_axis(d, token.substr(0, token.find(':'))))
+          return of + "revisions names " + token + ", not a value of a declared axis";
+    }
   if (d.machine_variance != "no" && d.machine_variance_cause.empty())
     return of + "machine_variance " + d.machine_variance + " names no machine_variance_cause";
   if (d.machine_variance == "no" && !d.machine_variance_cause.empty())
@@ -221,6 +232,7 @@ context_list family_context() {
     c.emplace_back(k + "fast_cpu", f.fast_cpu);
     c.emplace_back(k + "machine_variance", f.machine_variance);
     if (f.machine_variance != "no") c.emplace_back(k + "machine_variance_cause", f.machine_variance_cause);
+    if (!f.revisions.empty()) c.emplace_back(k + "revisions", f.revisions);
     c.emplace_back(k + "spread_axes", fact_text(joined(f.spread_axes, ",")));
   }
   return c;

@@ -116,6 +116,11 @@ struct family_descriptor {
   // What such a case varies with, as words that follow "varies with": required where machine_variance is not
   // "no", empty where it is.
   std::string machine_variance_cause;
+  // Which cases gpu_bench measures in a way its earlier versions did not: "N=RULE" entries joined by ';', N
+  // the way's number (2 and up) and RULE key:value tokens joined by '|', as host_link. A case takes the
+  // highest N whose rule holds, and way 1 where none does. The tools compare a case's figures only between
+  // files that measured it the same way (docs/json.md); CHANGELOG.md says what each way changed.
+  std::string revisions;
   // The axes whose values set how far a case varies between processes (docs/methodology.md): those of these
   // the family declares, with the case's size band (spread_group), make the group of cases a case's spread
   // between rounds is judged beside.

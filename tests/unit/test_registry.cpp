@@ -127,6 +127,10 @@ TEST(Registry, RefusesAMalformedDeclaration) {
             "");
   EXPECT_NE(with([](family_descriptor& f) { f.machine_variance = "yes"; }), "");                 // no cause named
   EXPECT_NE(with([](family_descriptor& f) { f.machine_variance_cause = "the host CPU"; }), "");  // a cause of none
+  EXPECT_EQ(with([](family_descriptor& f) { f.revisions = "2=dir:bidir;3=dir:h2d|engine:sm"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.revisions = "1=dir:bidir"; }), "");  // way 1 is every other case's
+  EXPECT_NE(with([](family_descriptor& f) { f.revisions = "dir:bidir"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.revisions = "2=mem:pinned"; }), "");  // not an axis of the family
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;series=mem"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;colour=dir"; }), "");
   EXPECT_EQ(with([](family_descriptor& f) { f.plot = "x=bytes;series=dir,engine;xlabel=copy size"; }), "");
@@ -393,4 +397,8 @@ TEST(Registry, TheContextNamesEachFamilysMachineVarianceAndItsCause) {
   EXPECT_EQ(value("family.transfer.machine_variance"), "mem:pageable|mem:managed_prefetch|mem:managed_fault");
   EXPECT_EQ(value("family.streams.machine_variance"), "no");
   EXPECT_EQ(value("family.streams.machine_variance_cause"), std::nullopt);  // no cause where none varies
+  // The cases measured in a later way than earlier versions did.
+  EXPECT_EQ(value("family.transfer.revisions"), "2=dir:bidir");
+  EXPECT_EQ(value("family.allhost.revisions"), "2=dir:bidir");
+  EXPECT_EQ(value("family.streams.revisions"), std::nullopt);
 }

@@ -13,6 +13,9 @@ VERDICTS = ("faster", "slower", "same", "noisy")
 # group's verdicts.
 MACHINE_VERDICT = "the machine's own variance"
 MACHINE_VERDICT_KEY = "machine_variance"
+# How a verdict reads where the two files' gpu_bench measured the case in different ways (Versus.measured_differently).
+CHANGED_VERDICT = "measured differently"
+CHANGED_VERDICT_KEY = "measured_differently"
 
 
 @dataclass
@@ -57,6 +60,9 @@ class Versus:
     floored: bool = False  # a side had one round: the noise is at least its family's between-run floor
     detectable_pct: float | None = None  # the smallest change the comparison calls: the larger side's
     machine_cause: str | None = None  # a side's Cell.machine_cause: a noisy verdict is the machine's own variance
+    # 'way 1 in [1], way 2 in [2]' where the two files measured the case in different ways (FamilyDescriptor.way):
+    # no verdict is called on it
+    measured_differently: str | None = None
 
     @property
     def machine_variance(self) -> bool:

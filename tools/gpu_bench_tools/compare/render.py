@@ -10,7 +10,8 @@ import re
 from dataclasses import asdict
 
 from ..reading.names import human_bytes
-from .record import MACHINE_VERDICT, MACHINE_VERDICT_KEY, Cell, Comparison, GroupSummary, Row, Versus
+from .record import (CHANGED_VERDICT, CHANGED_VERDICT_KEY, MACHINE_VERDICT, MACHINE_VERDICT_KEY, Cell, Comparison,
+                     GroupSummary, Row, Versus)
 
 
 def fmt_num(v: float | None) -> str:
@@ -44,6 +45,8 @@ def fmt_verdict(v: Versus | None, with_p: bool = False) -> str:
         return ""
     if v.machine_variance:
         return MACHINE_VERDICT
+    if v.measured_differently:
+        return CHANGED_VERDICT
     s = v.verdict if v.tested or v.verdict not in ("faster", "slower") else v.verdict + "?"
     if with_p and v.p_value is not None:
         s += f" (p={v.p_value:.2g})"
@@ -132,7 +135,8 @@ def header_lines(cmp: Comparison) -> list[str]:
 # the answer: the verdicts per family, memory kind, direction and size band
 
 # The order a group's verdicts are told in, and how each is said.
-ANSWER_VERDICTS = ("faster", "slower", "same", "noisy", MACHINE_VERDICT_KEY, "faster?", "slower?", "error", "missing")
+ANSWER_VERDICTS = ("faster", "slower", "same", "noisy", MACHINE_VERDICT_KEY, CHANGED_VERDICT_KEY, "faster?", "slower?",
+                   "error", "missing")
 
 
 def fmt_speed(v: float) -> str:
@@ -180,6 +184,8 @@ def group_parts(g: GroupSummary, i: int) -> list[str]:
             parts.append(f"{n} within the noise ({fmt_speeds(speeds)})")
         elif k == MACHINE_VERDICT_KEY:
             parts.append(f"{n} within {MACHINE_VERDICT} ({fmt_speeds(speeds)})")
+        elif k == CHANGED_VERDICT_KEY:
+            parts.append(f"{n} {CHANGED_VERDICT} ({fmt_speeds(speeds)})")
         elif k in ("faster?", "slower?"):
             parts.append(f"{n} {k} {fmt_speeds(speeds)} (untested)")
         else:
@@ -402,7 +408,8 @@ def to_dict(cmp: Comparison) -> dict:
                                                "tested": v.tested, "p_value": v.p_value, "q_value": v.q_value,
                                                "method": v.method,
                                                "noise_pct": v.noise_pct,
-                                               "machine_variance": v.machine_variance} for v in r.versus],
+                                               "machine_variance": v.machine_variance,
+                                               "measured_differently": v.measured_differently} for v in r.versus],
         })
     return d
 

@@ -44,6 +44,8 @@ from ..stats.rounds import MIN_EFFECT_ONE_ROUND_PCT, MIN_EFFECT_PCT
 from ..stats.nonparametric import bh_adjusted, gmean, smallest_p, u_test_pvalues
 from .record import (
     VERDICTS,
+    CHANGED_VERDICT,
+    CHANGED_VERDICT_KEY,
     MACHINE_VERDICT,
     MACHINE_VERDICT_KEY,
     Cell,
@@ -100,6 +102,7 @@ def compare(
     floored: list[tuple[Row, bool]] = []  # each comparison widened to the floor, and whether both sides had rounds
     no_metric = 0
     per_gpu: list[tuple[str, dict[int, int]]] = []
+    changed: list[Row] = []  # rows a file measured in another way than the first
     for key in keys:
         present = [i for i, f in enumerate(files) if key in f.cases]
         if len(present) < len(files):
@@ -137,6 +140,11 @@ def compare(
                 continue
             ratio = c.center / base.center if base.center else None
             speed = (ratio if hib else 1.0 / ratio) if ratio and ratio > 0 else None
+            if (way := files[i].way(key)) != (first_way := files[0].way(key)):
+                row.versus[i] = Versus(ratio, speed, "noisy", False, higher_is_better=hib,
+                                       measured_differently=f"way {first_way} in [1], way {way} in [{i + 1}]")
+                changed.append(row)
+                continue
             noises = [x for x in (base.noise_pct, c.noise_pct) if x is not None]
             v = row.versus[i] = Versus(ratio, speed, "same", False, higher_is_better=hib,
                                        noise_pct=max(noises) if noises else None,
@@ -190,7 +198,8 @@ def compare(
                          "which each run reports from its last round alone, as its rounds record only the case's "
                          f"time: {widened}")
 
-    untested = sum(1 for r in rows for v in r.versus if v and v.verdict in VERDICTS and not v.tested)
+    untested = sum(1 for r in rows for v in r.versus
+                   if v and v.verdict in VERDICTS and not v.tested and not v.measured_differently)
     if untested:
         notes.append(
             f"{untested} comparison(s) have too few samples on a side for a test to reach p < {alpha:g}: their "
@@ -223,6 +232,10 @@ def compare(
         notes.append(f"{MACHINE_VERDICT}: {len({r.key for r in some})} case(s) ({_which_cases(some, rows)}) spread "
                      f"beyond {MACHINE_VARIANCE_PCT:g}% and vary with {cause}; gpu_bench cannot remove that, so no "
                      "change within it is called")
+    if changed:
+        notes.append(f"{CHANGED_VERDICT}: {len({r.key for r in changed})} case(s) ({_which_cases(changed, rows)}) "
+                     "were measured in another way by one file's gpu_bench than by the other's, so no change is "
+                     "called on them (CHANGELOG.md says what changed)")
     with_device = [any(c.axis("device") is not None for c in f.cases.values()) for f in files]
     if any(with_device) and not all(with_device):
         notes.append("some files have a /device:N axis (gpu_bench --device=all) and some do not, so their "
@@ -291,6 +304,8 @@ def verdict_key(v: Versus) -> str:
     MACHINE_VERDICT_KEY where a noisy one is the machine's own variance."""
     if v.machine_variance:
         return MACHINE_VERDICT_KEY
+    if v.measured_differently:
+        return CHANGED_VERDICT_KEY
     return v.verdict if v.tested or v.verdict not in ("faster", "slower") else v.verdict + "?"
 
 

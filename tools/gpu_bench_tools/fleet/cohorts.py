@@ -41,7 +41,7 @@ from typing import Iterable
 
 from ..reading.facts import gate, host_cpu, pcie_max_link
 from ..reading.error_counters import counter_changes
-from ..reading.families import host_side_rules, rule_matches
+from ..reading.families import host_side_rules, revision_rules, rule_matches, way_of
 from ..reading.load import BenchmarkFile, gpu_fact, gpu_summary, gpu_uuids, gpus_used, parse_name, short_gpu_name
 from ..reading.multigpu import first_gpu_facts_note, node_shape, node_uuids
 from .node_runs import NodeRun, Problem
@@ -69,10 +69,11 @@ class Gpu:
     settings: str
     source: str
     run_time: str | None
-    values: dict[tuple[str, str, str], tuple[float, float | None, bool]] = field(default_factory=dict)
+    # (case, metric, unit, way) -> (value, noise_pct, higher is better); the way as FamilyDescriptor.way's
+    values: dict[tuple[str, str, str, int], tuple[float, float | None, bool]] = field(default_factory=dict)
     cohort: tuple = ()
     # Figures measured on the host, judged among GPUs whose hosts have the same CPU (host_cohort).
-    host_values: dict[tuple[str, str, str], tuple[float, float | None, bool]] = field(default_factory=dict)
+    host_values: dict[tuple[str, str, str, int], tuple[float, float | None, bool]] = field(default_factory=dict)
     host_cohort: tuple = ()
 
 
@@ -210,6 +211,7 @@ def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[t
     node_model = gpu_summary(f, whole_node=True) or "GPUs ?"  # of pairs and whole nodes, whichever GPUs ran
     cpu = f"host CPU {host_cpu(f)}"
     host_side = host_side_rules(run.context)
+    revisions = revision_rules(run.context)
     units: dict[str, Gpu] = {}
 
     def uuid(i: int) -> str:
@@ -240,8 +242,12 @@ def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[t
             failed.append((where, case, error or "no figure"))
             continue
         g = unit(where)
-        on_host = rule_matches(host_side.get(case.split("/", 1)[0], "no"), case)
-        (g.host_values if on_host else g.values)[(case, metric, unit_)] = (float(value), noise, better == "higher")
+        family = case.split("/", 1)[0]
+        on_host = rule_matches(host_side.get(family, "no"), case)
+        # A case gpu_bench measured in a later way is a figure of its own: GPUs are judged beside those that
+        # measured it the same way, so a fleet part-way through an upgrade flags neither side.
+        way = way_of(revisions.get(family, ()), case)
+        (g.host_values if on_host else g.values)[(case, metric, unit_, way)] = (float(value), noise, better == "higher")
     return list(units.values()), failed
 
 
@@ -289,7 +295,7 @@ def _judge(label: str, members: list[tuple[Gpu, dict]], score: float, min_effect
     allowed = np.maximum(CROWD_FROM - 1, np.floor(max_share * held))
     crowded = np.sum(hit, axis=0) > allowed
     for r, c in zip(*np.nonzero(hit)):
-        case, metric, unit = cols[c]
+        case, metric, unit, _ = cols[c]  # the way keeps figures measured differently apart
         n = noise[r, c]
         f = Flag(members[r][0], case, metric, unit, float(vals[r, c]), float(med[c]), float(z[r, c]),
                  float(effect[r, c]), None if np.isnan(n) else float(n), int(held[c]), label)

@@ -62,9 +62,10 @@ def _read(path: str) -> NodeRun | Problem:
 
 
 def _kept_context(ctx: dict) -> dict:
-    """The context without the family descriptors, but for which of each family's cases are host-side."""
+    """The context without the family descriptors, but for which of each family's cases are host-side and
+    which it measures in a later way."""
     return {k: v for k, v in ctx.items()
-            if not str(k).startswith("family.") or str(k).endswith((".name", ".host_side"))}
+            if not str(k).startswith("family.") or str(k).endswith((".name", ".host_side", ".revisions"))}
 
 
 def _quiet_gc() -> None:

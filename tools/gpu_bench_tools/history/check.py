@@ -69,7 +69,8 @@ class MachineCheck:
     cases_checked: int
     note: str = ""
     missing: int = 0  # cases the baseline runs had that the newest run does not
-    # cases whose earlier runs all ran on another host CPU (host-side figures) or GPU link or NUMA node
+    # cases whose earlier runs all ran on another host CPU (host-side figures) or GPU link or NUMA node, or were
+    # measured in another way
     other_facts: int = 0
     too_noisy: list[TooNoisy] = field(default_factory=list)
     not_positive: int = 0  # cases not judged: a night's figure is zero or below, which has no logarithm

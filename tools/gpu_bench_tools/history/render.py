@@ -85,7 +85,8 @@ def render_check(rep: CheckReport) -> str:
             lines.append(f"  note: {mc.missing} case(s) of the earlier runs are not in the newest run")
         if mc.other_facts:
             lines.append(f"  note: {mc.other_facts} case(s) not checked: every earlier run of theirs was on another "
-                         "host CPU (host-side figures) or another host link or NUMA node of their GPU")
+                         "host CPU (host-side figures) or another host link or NUMA node of their GPU, or "
+                         "gpu_bench measured them in another way then (CHANGELOG.md)")
         if mc.not_positive:
             lines.append(f"  note: {mc.not_positive} case(s) not judged: a figure of zero or below, which has no "
                          "logarithm")

@@ -31,7 +31,7 @@ from typing import Iterable, Iterator
 
 from . import store
 from ..reading.facts import SETTING_FACTS, gate, gpu_label, host_cpu
-from ..reading.families import host_side_rules, machine_variance_rules, rule_matches
+from ..reading.families import host_side_rules, machine_variance_rules, revision_rules, rule_matches, way_of
 from ..reading.load import (
     TIME_UNIT_NS,
     BenchmarkFile,
@@ -319,6 +319,11 @@ class Run:
         fails on a part of a stored descriptor it does not use."""
         return machine_variance_rules(self.context)
 
+    @cached_property
+    def revisions(self) -> dict[str, tuple[tuple[int, str], ...]]:
+        """Family name -> which of its cases this run's gpu_bench measured in a later way (revision_rules)."""
+        return revision_rules(self.context)
+
     def machine_cause(self, family: str, case: str) -> str | None:
         """What the case varies with between processes that gpu_bench cannot remove, by its family's descriptor
         in this run (FamilyDescriptor.machine_cause); None where it names no cause for the case."""
@@ -328,11 +333,13 @@ class Run:
 
 def case_facts(run: Run, case: str) -> tuple[str | None, ...]:
     """What a case's figure in `run` depends on besides the run's series: the host link and NUMA node of the
-    GPU it ran on (its device, or the source of a pair) and, where the figure is the host's, the host's CPU."""
+    GPU it ran on (its device, or the source of a pair), the way gpu_bench measured it (FamilyDescriptor.way)
+    and, where the figure is the host's, the host's CPU."""
     name = parse_name(case)
     where = name.axis("device") or name.axis("src")
     gpu = int(where) if where is not None and where.isdigit() else described_gpu(run.file)
-    facts = (gpu_fact(run.file, gpu, "profile.host_link"), gpu_fact(run.file, gpu, "numa_node"))
+    facts = (gpu_fact(run.file, gpu, "profile.host_link"), gpu_fact(run.file, gpu, "numa_node"),
+             str(way_of(run.revisions.get(name.family, ()), case)))
     if rule_matches(run.host_side.get(name.family, "no"), case):
         facts += (host_cpu(run.file),)
     return facts

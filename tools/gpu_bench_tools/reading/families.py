@@ -19,7 +19,7 @@ from .errors import InputError
 from .names import snake
 
 FIELDS = ("name", "summary", "axes", "headline", "unit", "better", "headline_kind", "host_link", "plot", "scope",
-          "host_side", "spread_axes", "link_bound", "machine_variance", "machine_variance_cause")
+          "host_side", "spread_axes", "link_bound", "machine_variance", "machine_variance_cause", "revisions")
 # A link_bound rule speaks only of cases of 1 MiB and more by their bytes (docs/json.md): below that a copy's
 # time is its fixed costs more than the link's throughput.
 LINK_BOUND_MIN_BYTES = 1 << 20
@@ -51,6 +51,9 @@ class FamilyDescriptor:
     link_bound: str | None = None  # None where the file has no family.*.link_bound (older files): see is_link_bound
     machine_variance: str = "no"  # files before it have none: no case names the machine's own cause
     machine_variance_cause: str = ""  # what such a case varies with, as words after "varies with"
+    # (N, rule): the cases gpu_bench measures in its way N (2 and up), which earlier versions did not; files
+    # before it have none, and every case of theirs is of way 1
+    revisions: tuple[tuple[int, str], ...] = ()
     inferred: bool = False  # read from the cases of a file without descriptors
 
     @property
@@ -80,6 +83,11 @@ class FamilyDescriptor:
         if self.machine_variance_cause and rule_matches(self.machine_variance, case_key):
             return self.machine_variance_cause
         return None
+
+    def way(self, case_key: str) -> int:
+        """How gpu_bench measured the case: the highest way of the descriptor's revisions whose rule holds for
+        it, else 1. Two files' figures of a case are comparable only where its ways agree."""
+        return way_of(self.revisions, case_key)
 
     def is_link_bound(self, case: Case) -> bool:
         """Whether the case is a copy at the host link's own throughput, measured in gpu_bench.link_rounds
@@ -137,6 +145,31 @@ def machine_variance_rules(ctx: dict) -> dict[str, tuple[str, str]]:
             for g in _written(ctx, ("machine_variance", "machine_variance_cause")) if g.get("machine_variance_cause")}
 
 
+def revision_rules(ctx: dict) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Family name -> its revisions (FamilyDescriptor.revisions), from a context's family.<slug>.{name,revisions}
+    alone; a family without the key measures every case in way 1."""
+    return {g["name"]: parse_revisions(g["revisions"], f"family {g['name']}.revisions")
+            for g in _written(ctx, ("revisions",)) if g.get("revisions")}
+
+
+def way_of(revisions: tuple[tuple[int, str], ...], case_key: str) -> int:
+    """The highest way of `revisions` whose rule holds for the case, else 1 (FamilyDescriptor.way)."""
+    return max((n for n, rule in revisions if rule_matches(rule, case_key)), default=1)
+
+
+def parse_revisions(text: str, where: str) -> tuple[tuple[int, str], ...]:
+    """'2=dir:bidir;3=dir:h2d|engine:sm' -> ((2, 'dir:bidir'), (3, 'dir:h2d|engine:sm'))."""
+    out = []
+    for entry in text.split(";"):
+        n, sep, rule = entry.strip().partition("=")
+        if not entry.strip():
+            continue
+        if not sep or not n.strip().isdigit() or int(n) < 2 or not rule.strip():
+            raise InputError(f"{where}: revisions entry {entry.strip()!r} is not N=RULE with N from 2")
+        out.append((int(n), rule.strip()))
+    return tuple(out)
+
+
 def parse_plot_hint(text: str, where: str) -> dict[str, str]:
     """'x=bytes;series=mem;panel=dir' -> {'x': 'bytes', ...}; keys other than x, series, panel and xlabel (the
     x axis's words) are ignored."""
@@ -183,6 +216,7 @@ def _from_context(path: str, ctx: dict) -> dict[str, FamilyDescriptor]:
             link_bound=d["link_bound"] if "link_bound" in d else None,
             machine_variance=d.get("machine_variance") or "no",
             machine_variance_cause=d.get("machine_variance_cause", ""),
+            revisions=parse_revisions(d.get("revisions", ""), f"{where}.revisions"),
             spread_axes=tuple(a.strip() for a in d["spread_axes"].split(",") if a.strip())
             if "spread_axes" in d else DEFAULT_SPREAD_AXES,
         )

@@ -50,6 +50,12 @@ class BenchmarkFile:
         d = self.descriptor(family)
         return d.spread_axes if d is not None else DEFAULT_SPREAD_AXES
 
+    def way(self, case_key: str) -> int:
+        """How this file's gpu_bench measured the case (FamilyDescriptor.way): 1 where its family has no
+        descriptor."""
+        d = self.descriptor(case_key.split("/", 1)[0])
+        return d.way(case_key) if d is not None else 1
+
     def ok_cases(self) -> list[Case]:
         return [c for c in self.cases.values() if c.ok]
 
