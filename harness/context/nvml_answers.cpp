@@ -102,13 +102,19 @@ nvlink_pair pair_nvlinks(const nvlink_facts& a, const std::string& a_bus, const 
   return p;
 }
 
+namespace {
+// The NVLink CRC counters' names: the link corrects these errors itself (link_errors_rise).
+constexpr const char* kCrcFlit = "nvlink_crc_flit";
+constexpr const char* kCrcData = "nvlink_crc_data";
+}  // namespace
+
 link_error_counts read_link_errors(const link_error_source& nvml, const nvlink_facts& links) {
   link_error_counts out;
   if (const auto replays = nvml.pcie_replay()) out.emplace_back("pcie_replay", *replays);
   // Links whose state went unanswered may be up: no sum over the others would be the GPU's.
   if (!links.up || links.links.empty()) return out;
-  static const std::pair<nvlink_error, const char*> kCounters[] = {{nvlink_error::crc_flit, "nvlink_crc_flit"},
-                                                                   {nvlink_error::crc_data, "nvlink_crc_data"},
+  static const std::pair<nvlink_error, const char*> kCounters[] = {{nvlink_error::crc_flit, kCrcFlit},
+                                                                   {nvlink_error::crc_data, kCrcData},
                                                                    {nvlink_error::replay, "nvlink_replay"},
                                                                    {nvlink_error::recovery, "nvlink_recovery"}};
   for (const auto& [which, name] : kCounters) {
@@ -143,7 +149,7 @@ unsigned long long link_errors_rise(const link_error_counts& start, const link_e
   for (const auto& [name, before] : start)
     for (const auto& [later_name, after] : end) {
       if (later_name != name || after <= before) continue;
-      const bool crc = name == "nvlink_crc_flit" || name == "nvlink_crc_data";
+      const bool crc = name == kCrcFlit || name == kCrcData;
       if (crc && seconds > 0 && static_cast<double>(after - before) / seconds < kNvlinkCrcFaultPerS) continue;
       rise += after - before;
     }

@@ -143,6 +143,14 @@ std::string declaration_problem(const family_descriptor& d) {
   if (d.headline.empty() || d.unit.empty()) return of + "no headline or unit";
   if (!d.register_cases) return of + "no register_cases";
   if (d.buffers_of_size == 0) return of + "buffers_of_size is 0: a case holds at least one buffer of its size";
+  // A rule's key:value tokens joined by '|' must name declared axes.
+  auto rule_problem = [&](const std::string& what, const std::string& rule) -> std::string {
+    if (rule == "yes" || rule == "no") return {};
+    for (const std::string& token : split(rule, '|'))
+      if (!declares_axis(d, token.substr(0, token.find(':'))))
+        return of + what + " names " + token + ", not a value of a declared axis";
+    return {};
+  };
   for (const auto& [what, rule] : {std::pair<const char*, const std::string&>{"host_link", d.host_link},
                                    {"link_bound", d.link_bound},
                                    {"link_span", d.link_span},
@@ -150,20 +158,15 @@ std::string declaration_problem(const family_descriptor& d) {
                                    {"small_rounds", d.small_rounds},
                                    {"fast_cpu", d.fast_cpu},
                                    {"machine_variance", d.machine_variance}})
-    if (rule != "yes" && rule != "no")
-      for (const std::string& token : split(rule, '|'))  // key:value
-        if (!declares_axis(d, token.substr(0, token.find(':'))))
-          return of + what + " names " + token + ", not a value of a declared axis";
+    if (std::string problem = rule_problem(what, rule); !problem.empty()) return problem;
   if (!d.revisions.empty())
-    for (const std::string& entry : split(d.revisions, ';')) {  // N=key:value|key:value
+    for (const std::string& entry : split(d.revisions, ';')) {  // N=RULE
       const std::size_t eq = entry.find('=');
       const std::string n = entry.substr(0, eq);
       if (eq == std::string::npos || n.empty() || n.find_first_not_of("0123456789") != std::string::npos ||
           std::stoul(n) < 2)
         return of + "revisions entry " + entry + " is not N=RULE with N from 2";
-      for (const std::string& token : split(entry.substr(eq + 1), '|'))
-        if (!declares_axis(d, token.substr(0, token.find(':'))))
-          return of + "revisions names " + token + ", not a value of a declared axis";
+      if (std::string problem = rule_problem("revisions", entry.substr(eq + 1)); !problem.empty()) return problem;
     }
   if (d.machine_variance != "no" && d.machine_variance_cause.empty())
     return of + "machine_variance " + d.machine_variance + " names no machine_variance_cause";

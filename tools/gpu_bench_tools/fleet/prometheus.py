@@ -28,7 +28,7 @@ from ..reading.facts import host_link_peak
 from .gate import ERRORED, case_gpu, model_of
 from ..reading.multigpu import gpu_fact, gpus_used
 from ..reading.cases import TIME_UNIT_NS
-from ..reading.error_counters import counter_changes
+from ..reading.error_counters import FAULT_RATE_PER_S, counter_changes
 
 if TYPE_CHECKING:
     from .gate import Verdict
@@ -58,8 +58,9 @@ VERDICT_HELP = ("gpu-bench-gate's verdict on the run: 0 pass, 1 degraded (a figu
                 "counter rose at a fault's rate: gpu_bench_error_counter_increase), 2 errored (a case failed or is "
                 "missing, or the check could not judge the node: gpu_bench_check_errored).")
 COUNTER_HELP = ("How much an NVML error counter of the GPU rose during the run: its end less its start (below 0 where "
-                "it was reset). A rise at a fault's rate (any NVLink replay or recovery, NVLink CRC errors at 100 a "
-                "second, PCIe replays at 8 a minute) makes the gate's verdict degraded.")
+                "it was reset). A rise at a fault's rate (any NVLink replay or recovery, NVLink CRC errors at "
+                f"{FAULT_RATE_PER_S['nvlink_crc_data']:g} a second, PCIe replays at "
+                f"{FAULT_RATE_PER_S['pcie_replay'] * 60:g} a minute) makes the gate's verdict degraded.")
 CHECK_ERRORED_HELP = ("1 when the node's last check could not judge it (a tool missing or failing, no results, a result "
                       "the gate cannot read, a timeout), which drains nothing; 0 when it judged the node.")
 LAST_SUCCESS_HELP = ("When the last run that measured every case ended (pass or degraded), Unix time; an errored run "
