@@ -1,0 +1,180 @@
+// Where does a pageable copy's spread between processes come from? The CPU stages every pageable copy, so
+// the candidates are the CPU the thread runs on (a virtual CPU's host core, and its fast or slow state at the
+// moment) and where the buffer's pages landed. Phases, each timing every copy with CUDA events around
+// cudaMemcpyAsync on one stream, the median of its repetitions:
+//   cpu    the thread pinned on every CPU it may use, in turn, PASSES times over: one buffer for all, touched
+//          at the start; then a buffer allocated and touched on that CPU ("fresh"). A CPU's cost that holds
+//          from pass to pass is the CPU's own; one that moves is its state at the moment.
+//   own    the thread where the scheduler puts it, as gpu_bench's pageable cases run, PASSES times.
+// Also a host memcpy of 16 MiB between two pageable buffers, the CPU's own copy rate.
+// One JSON object a line: {"phase", "pass", "cpu", "clock_read_ns", "case", "us"}; "cpu" is where the
+// thread was when the case ended.
+// usage: pageable_probe [PASSES] [DEVICE]
+#include <cuda_runtime_api.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/cuda/check.hpp"
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One steady-clock read's cost on this CPU now, the median of 15 batches of 200.
+double clock_read_ns() {
+  std::vector<double> per;
+  for (int b = 0; b < 15; ++b) {
+    const auto t0 = clock_type::now();
+    for (int i = 0; i < 200; ++i) (void)clock_type::now();
+    per.push_back(std::chrono::duration<double, std::nano>(clock_type::now() - t0).count() / 200);
+  }
+  return median(per);
+}
+
+// Page-aligned malloc'd memory, every page touched by the calling thread.
+struct pageable {
+  char* p = nullptr;
+  explicit pageable(std::size_t bytes) {
+    if (posix_memalign(reinterpret_cast<void**>(&p), 4096, bytes) != 0) throw std::runtime_error("posix_memalign");
+    std::memset(p, 1, bytes);
+  }
+  ~pageable() { std::free(p); }
+  pageable(const pageable&) = delete;
+  pageable& operator=(const pageable&) = delete;
+};
+
+struct gpu {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  void* dev = nullptr;
+  explicit gpu(std::size_t bytes) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    CUDA_CHECK(cudaMalloc(&dev, bytes));
+    CUDA_CHECK(cudaMemset(dev, 2, bytes));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  ~gpu() {
+    (void)cudaFree(dev);
+    (void)cudaEventDestroy(stop);
+    (void)cudaEventDestroy(start);
+    (void)cudaStreamDestroy(stream);
+  }
+  gpu(const gpu&) = delete;
+  gpu& operator=(const gpu&) = delete;
+
+  // The median event time of `reps` copies, in microseconds.
+  double copy_us(bool h2d, char* host, std::size_t bytes, int reps) {
+    std::vector<double> us;
+    for (int r = 0; r < reps; ++r) {
+      CUDA_CHECK(cudaEventRecord(start, stream));
+      if (h2d)
+        CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream));
+      else
+        CUDA_CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, stream));
+      CUDA_CHECK(cudaEventRecord(stop, stream));
+      CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      us.push_back(ms * 1e3);
+    }
+    return median(us);
+  }
+};
+
+void emit(const char* phase, int pass, double clock_ns, const std::string& name, double us) {
+  std::printf(
+      "{\"phase\": \"%s\", \"pass\": %d, \"cpu\": %d, \"clock_read_ns\": %.2f, \"case\": \"%s\", \"us\": %.3f}\n",
+      phase, pass, sched_getcpu(), clock_ns, name.c_str(), us);
+}
+
+constexpr std::size_t kLarge = 256u << 20;
+constexpr std::size_t kMid = 16u << 20;
+
+struct sized {
+  std::size_t bytes;
+  int reps;
+  const char* label;
+};
+constexpr sized kSizes[] = {{4, 31, "4B"}, {1u << 20, 15, "1MiB"}, {kMid, 7, "16MiB"}, {kLarge, 3, "256MiB"}};
+
+// Every copy of kSizes each way from `host`, and the CPU's own memcpy rate.
+void measure(const char* phase, int pass, gpu& g, char* host, char* other) {
+  const double clock_ns = clock_read_ns();
+  for (const sized& s : kSizes) {
+    emit(phase, pass, clock_ns, std::string("h2d_") + s.label, g.copy_us(true, host, s.bytes, s.reps));
+    emit(phase, pass, clock_ns, std::string("d2h_") + s.label, g.copy_us(false, host, s.bytes, s.reps));
+  }
+  std::vector<double> us;
+  for (int r = 0; r < 5; ++r) {
+    const auto t0 = clock_type::now();
+    std::memcpy(other, host, kMid);
+    us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+  }
+  emit(phase, pass, clock_ns, "memcpy_16MiB", median(us));
+}
+
+void pin(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) throw std::runtime_error("sched_setaffinity failed");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int passes = argc > 1 ? std::atoi(argv[1]) : 3;
+  const int device = argc > 2 ? std::atoi(argv[2]) : 0;
+  if (passes <= 0) {
+    std::fprintf(stderr, "pageable_probe: PASSES must be positive\n");
+    return 2;
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "pageable_probe: no CUDA GPU is visible\n");
+    return 77;
+  }
+  try {
+    CUDA_CHECK(cudaSetDevice(device));
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) throw std::runtime_error("sched_getaffinity failed");
+    std::vector<int> cpus;
+    for (int i = 0; i < CPU_SETSIZE; ++i)
+      if (CPU_ISSET(i, &allowed)) cpus.push_back(i);
+    gpu g(kLarge);
+    pageable shared(kLarge), other(kMid);
+    g.copy_us(true, shared.p, kLarge, 1);  // the driver's staging set up before any figure
+    for (int pass = 0; pass < passes; ++pass) {
+      if (sched_setaffinity(0, sizeof allowed, &allowed) != 0) throw std::runtime_error("sched_setaffinity failed");
+      measure("own", pass, g, shared.p, other.p);
+      for (int cpu : cpus) {
+        pin(cpu);
+        measure("cpu", pass, g, shared.p, other.p);
+        pageable fresh(kMid);
+        const double clock_ns = clock_read_ns();
+        emit("fresh", pass, clock_ns, "h2d_16MiB", g.copy_us(true, fresh.p, kMid, 7));
+        emit("fresh", pass, clock_ns, "d2h_16MiB", g.copy_us(false, fresh.p, kMid, 7));
+      }
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pageable_probe: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
