@@ -314,12 +314,12 @@ std::vector<flag> make_flags() {
       {"--cpu", true, take_cpu, "--cpu takes a value: --cpu=N, --cpu=fast, --cpu=auto or --cpu=off", S::own,
        "--cpu=WHICH",
        "the CPU the thread that drives the GPU runs on: fast (default; before each sample\n"
-       "of a case the host's own work times or paces, moves to the CPU of the GPU's NUMA\n"
-       "node whose clock reads fastest where its own reads slow; other cases run\n"
-       "unpinned), auto (each case starts on that CPU), a CPU number (pinned for the whole\n"
+       "of a case the host's own work times, paces or stages, moves to the CPU of the\n"
+       "GPU's NUMA node whose clock reads fastest where its own reads slow; other cases\n"
+       "run unpinned), auto (each case starts on that CPU), a CPU number (pinned for the whole\n"
        "run), or off (the kernel moves it) (docs/methodology.md)",
-       "the CPU of the thread that drives the GPU: `fast` (default: a case the host's own work times or paces "
-       "samples on a CPU in its fast state), `auto` (the fastest CPU at each case's start), a CPU number, or "
+       "the CPU of the thread that drives the GPU: `fast` (default: a case the host's own work times, paces or "
+       "stages samples on a CPU in its fast state), `auto` (the fastest CPU at each case's start), a CPU number, or "
        "`off` (`docs/methodology.md`)"},
       {"--health_poll", true, take_health_poll, "--health_poll takes a value: --health_poll=MS or --health_poll=off",
        S::own, "--health_poll=MS",

@@ -105,9 +105,9 @@ struct family_descriptor {
   // Both cost milliseconds a round, so five rounds cost the run seconds (docs/methodology.md).
   std::string small_rounds = "no";
   // Which cases sample on a CPU in its fast state under --cpu=fast (thread_cpu.hpp): "yes", "no", or key:value
-  // tokens joined by '|', as host_link. Those the host's own work times or paces. Not pageable or managed
-  // copies: with the thread held on one CPU, an H200 host's staging and page moves took up to three times
-  // the wall time, and their spread narrowed little.
+  // tokens joined by '|', as host_link. Those the host's own work times or paces, and the pageable copies the
+  // CPU stages. Not managed copies: with the thread held on one CPU, an H200 host's page moves took up to three
+  // times the wall time.
   std::string fast_cpu = "no";
   // Which cases vary between processes with the machine's own state, which gpu_bench cannot remove (a virtual
   // machine's CPU speed, say): "yes", "no", or key:value tokens joined by '|', as host_link. The tools then show

@@ -28,18 +28,7 @@ def judge(c, doc):
     c.check(moves.startswith("searched at "), f"gpu_bench.cpu_moves reads {moves!r}")
     print(f"host.thread_cpu: {policy}; gpu_bench.cpu_moves: {moves}")
     _, ok = c.runs_by_name(doc)
-    slow = total = 0
-    for name in CASES:
-        rounds = c.rounds_us(ok, name, ROUNDS)
-        if rounds:
-            over = [r for r in rounds if r > RATIO * min(rounds)]
-            slow += len(over)
-            total += len(rounds)
-            print(f"{name}: rounds {', '.join(f'{r:.3f}' for r in rounds)} us; {len(over)} over {RATIO}x the fastest")
-    if total:
-        line = f"{slow} of {total} rounds over {RATIO}x their case's fastest"
-        print(("ok: " if slow <= SLOW_SHARE * total else "") + line)
-        c.check(slow <= SLOW_SHARE * total, f"{line}: more than {SLOW_SHARE:.0%}, so the fast state was not held")
+    c.few_slow_rounds(ok, CASES, ROUNDS, RATIO, SLOW_SHARE, "the fast state was not held")
 
 
 def main(exe, out):

@@ -116,6 +116,22 @@ class Checker:
             self.check(len(rounds) == expected, f"{name}: {len(rounds)} rounds, not {expected}")
         return rounds if rounds and min(rounds) > 0 else []
 
+    def few_slow_rounds(self, ok, names, expected, ratio, share, slow_means):
+        """Checks that at most `share` of the rounds of the cases `names` read over `ratio` times their case's
+        fastest, printing each case's rounds; `slow_means` ends the failure's sentence."""
+        slow = total = 0
+        for name in names:
+            rounds = self.rounds_us(ok, name, expected)
+            if rounds:
+                over = [r for r in rounds if r > ratio * min(rounds)]
+                slow += len(over)
+                total += len(rounds)
+                print(f"{name}: rounds {', '.join(f'{r:.3f}' for r in rounds)} us; {len(over)} over {ratio}x the fastest")
+        if total:
+            line = f"{slow} of {total} rounds over {ratio}x their case's fastest"
+            print(("ok: " if slow <= share * total else "") + line)
+            self.check(slow <= share * total, f"{line}: more than {share:.0%}, so {slow_means}")
+
     def judge(self, what, value, interval, low=-math.inf, high=math.inf, unit=""):
         """A figure with its 95% interval (lo, hi) against its limits [low, high]: passes where the figure is
         inside them; fails only where its whole interval lies outside; else the machine was too noisy for

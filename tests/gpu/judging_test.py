@@ -179,6 +179,21 @@ def main():
     expect(len(fast_cpu_failures(fast_cpu_run(3))) == 1, "three of seven a case (9 of 21) fail gpu_fast_cpu")
     expect(len(fast_cpu_failures(fast_cpu_run(0, policy="off", moves=""))) == 2,
            "a run that held no state fails gpu_fast_cpu, however its rounds read")
+
+    import pageable_cpu_check as pc
+
+    def pageable_failures(slow_cases, policy="fast state of 16 held"):
+        """A run in which the first `slow_cases` of pc.CASES read two of their seven rounds 1.2x slow."""
+        runs = [{"name": f"{n}/manual_time", "run_type": "iteration",
+                 "round_times_s": [1.2e-6 if k < slow_cases and i < 2 else 1e-6 for i in range(pc.ROUNDS)]}
+                for k, n in enumerate(pc.CASES)]
+        c = g.Checker()
+        g.quiet(pc.judge, c, {"context": {"host.thread_cpu": policy}, "benchmarks": runs})
+        return c.failures
+
+    expect(not pageable_failures(1), "two slow rounds of 35 pass gpu_pageable_cpu")
+    expect(len(pageable_failures(2)) == 1, "four of 35 (over a tenth) fail gpu_pageable_cpu")
+    expect(len(pageable_failures(0, policy="off")) == 1, "a run that held no state fails gpu_pageable_cpu")
     return expect.finish("ok: the GPU tests judge as docs/testing.md says")
 
 

@@ -398,7 +398,8 @@ TEST(Registry, TheContextNamesEachFamilysMachineVarianceAndItsCause) {
   EXPECT_EQ(value("family.streams.machine_variance"), "no");
   EXPECT_EQ(value("family.streams.machine_variance_cause"), std::nullopt);  // no cause where none varies
   // The cases measured in a later way than earlier versions did.
-  EXPECT_EQ(value("family.transfer.revisions"), "2=dir:bidir");
+  EXPECT_EQ(value("family.transfer.revisions"), "2=dir:bidir;3=mem:pageable");
+  EXPECT_EQ(value("family.transfer.fast_cpu"), "mem:pageable");  // the CPU stages a pageable copy
   EXPECT_EQ(value("family.allhost.revisions"), "2=dir:bidir");
   EXPECT_EQ(value("family.streams.revisions"), std::nullopt);
 }
