@@ -337,12 +337,14 @@ benchmark::internal::Benchmark* register_case(const case_name& name, std::functi
   auto* b = benchmark::RegisterBenchmark(n.c_str(), [fn = std::move(fn), n, family, device, gpus, host_link, rounds,
                                                      span_s, poll_ms, fast_cpu](benchmark::State& st) {
     running_name() = n;
+    // Placed first: the sampler's polling thread starts on this thread's CPUs, and after a case that held the
+    // fast state those are one CPU until this case lets the thread go.
+    place_thread_for_case(fast_cpu);
     // The last round's process reports the case's counters, so it alone reads its GPUs' edges. Their NVLink
     // counters say something only of copies between GPUs that do not go through the host.
     const bool over_nvlink = gpus.size() > 1 && !host_link;
     health_sampler sampler(bus_ids(gpus), poll_ms, current_options().round == 0, over_nvlink);
     set_running_case(n, &sampler, rounds, span_s);
-    place_thread_for_case(fast_cpu);
     // Any error a case throws (CUDA, allocation, gate timeout) fails that case with its sentence; the
     // run goes on with the next.
     try {

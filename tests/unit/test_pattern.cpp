@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <atomic>
 #include <vector>
 
 #include "harness/memory/pattern.hpp"
@@ -33,4 +35,26 @@ TEST(Pattern, NeighbouringWordsAndSeedsDiffer) {
   EXPECT_EQ(equal_neighbours, 0);
   EXPECT_NE(pattern_word(0, 1), pattern_word(0, 2));
   for (std::uint64_t i = 0; i < 1000; ++i) EXPECT_NE(pattern_word(i, 3), poison_word(i, 3));
+}
+
+// --cpu=fast holds the thread that drives the GPU on one CPU; the workers that fill and check its buffers
+// must not all land there with it.
+TEST(Pattern, WorkersRunOnEveryStartCpuWhileTheCallerIsPinned) {
+  if (start_cpu_count() < 2) GTEST_SKIP() << "this process may use fewer than two CPUs";
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  std::atomic<int> slices{0}, narrow{0};
+  parallel_slices(1000, 100, [&](std::size_t, std::size_t) {
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0 || CPU_COUNT(&mine) != start_cpu_count()) ++narrow;
+    ++slices;
+  });
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  EXPECT_EQ(slices.load(), start_cpu_count());  // one slice a CPU
+  EXPECT_EQ(narrow.load(), 0) << "workers inherited the caller's one CPU";
 }
