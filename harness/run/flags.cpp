@@ -316,8 +316,8 @@ std::vector<flag> make_flags() {
        "the CPU the thread that drives the GPU runs on: fast (default; before each sample\n"
        "of a case the host's own work times, paces or stages, moves to the CPU of the\n"
        "GPU's NUMA node whose clock reads fastest where its own reads slow; other cases\n"
-       "run unpinned), auto (each case starts on that CPU), a CPU number (pinned for the whole\n"
-       "run), or off (the kernel moves it) (docs/methodology.md)",
+       "run unpinned), auto (each case starts on that CPU), a CPU number (pinned for the\n"
+       "whole run), or off (the kernel moves it) (docs/methodology.md)",
        "the CPU of the thread that drives the GPU: `fast` (default: a case the host's own work times, paces or "
        "stages samples on a CPU in its fast state), `auto` (the fastest CPU at each case's start), a CPU number, or "
        "`off` (`docs/methodology.md`)"},
