@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/context/host_facts.hpp"
 #include "harness/cuda/check.hpp"
+#include "harness/run/thread_cpu.hpp"
 
 namespace {
 using clock_type = std::chrono::steady_clock;
@@ -34,13 +36,7 @@ double median(std::vector<double> v) {
 
 // One steady-clock read's cost on this CPU now, the median of 15 batches of 200.
 double clock_read_ns() {
-  std::vector<double> per;
-  for (int b = 0; b < 15; ++b) {
-    const auto t0 = clock_type::now();
-    for (int i = 0; i < 200; ++i) (void)clock_type::now();
-    per.push_back(std::chrono::duration<double, std::nano>(clock_type::now() - t0).count() / 200);
-  }
-  return median(per);
+  return gpu_bench::steady_clock_read_ns(15, 200);
 }
 
 // Page-aligned malloc'd memory, every page touched by the calling thread.
@@ -128,10 +124,7 @@ void measure(const char* phase, int pass, gpu& g, char* host, char* other) {
 }
 
 void pin(int cpu) {
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  if (sched_setaffinity(0, sizeof one, &one) != 0) throw std::runtime_error("sched_setaffinity failed");
+  if (const std::string why = gpu_bench::pin_thread_to_cpu(cpu); !why.empty()) throw std::runtime_error(why);
 }
 
 }  // namespace
@@ -150,12 +143,10 @@ int main(int argc, char** argv) {
   }
   try {
     CUDA_CHECK(cudaSetDevice(device));
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
+    const std::vector<int> cpus = gpu_bench::allowed_cpus();
+    if (cpus.empty()) throw std::runtime_error("the kernel does not say which CPUs this process may use");
+    cpu_set_t allowed;  // to let the thread go again for each pass's "own" phase
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) throw std::runtime_error("sched_getaffinity failed");
-    std::vector<int> cpus;
-    for (int i = 0; i < CPU_SETSIZE; ++i)
-      if (CPU_ISSET(i, &allowed)) cpus.push_back(i);
     gpu g(kLarge);
     pageable shared(kLarge), other(kMid);
     g.copy_us(true, shared.p, kLarge, 1);  // the driver's staging set up before any figure
