@@ -62,8 +62,9 @@ const family_registration registration{[](family_descriptor& f) {
   f.host_link = "yes";
   f.fast_cpu = "yes";
   f.machine_variance = "yes";
-  f.host_rounds = "yes";
-  f.small_rounds = "mem:pinned|mem:write_combined|mem:registered|mem:mapped";
+  // Every small copy rides the link rounds: a pinned one's fixed cost follows where each process placed its
+  // buffers and streams, a pageable one's the host's state in each process.
+  f.small_rounds = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=mem;panel=dir";
   f.scope = family_scope::single_gpu;

@@ -149,7 +149,6 @@ std::vector<leg> make_legs(const transfer_case& c, int device, std::size_t n, bo
 // take one: each sample moves pages back before it, so where they lie is the sample's own doing. Pageable
 // copies take one too: the driver stages them through buffers of its own, and rotating their host buffers
 // doubled their rounds' spread on an H200 (docs/methodology.md, "Small copies and their placement").
-// Transfer's and SmallCopy's small_rounds rules name these same copies: change both together.
 int placements_of(const transfer_case& c) {
   constexpr std::size_t kRotatedBelow = 1 << 20;
   const bool placed_by_driver = is_managed(c.mem) || c.mem == mem_kind::pageable;

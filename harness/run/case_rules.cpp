@@ -52,7 +52,7 @@ bool is_link_bound(const family_descriptor& d, const std::string& name) {
 
 bool takes_small_rounds(const family_descriptor& d, const std::string& name) {
   const auto bytes = bytes_of(name);
-  return rule_holds(d.small_rounds, name) && (!bytes || *bytes < kLinkBoundFrom);
+  return rule_holds(d.small_rounds, name) && (!bytes || *bytes < d.small_rounds_below);
 }
 
 bool takes_small_rounds(const std::string& name) {

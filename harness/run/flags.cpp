@@ -222,7 +222,8 @@ std::vector<flag> make_flags() {
                  "of 1 MiB and more, and AllHost's), where that is more than --rounds (default\n"
                  "%d): others' traffic on a shared link moves their time over seconds, so their\n"
                  "figure needs more moments of it. The extra rounds run those cases alone,\n"
-                 "between the others",
+                 "between the others. The cheap cases of a family's small_rounds rule (its\n"
+                 "descriptor) ride in them too: copies under 256 MiB, events, launches",
                  kDefaultLinkRounds),
        formatted("rounds for the copies at the host link's throughput (pinned and registered copies of 1 MiB "
                  "and more, AllHost), where more than `--rounds` (default %d)",
@@ -249,11 +250,11 @@ std::vector<flag> make_flags() {
       {"--host_rounds", true,
        [](options& o, const std::string& v) { o.host_rounds = static_cast<int>(parse_int(v, "--host_rounds", 1, 20)); },
        needs_value("--host_rounds"), S::own, "--host_rounds=N",
-       "rounds for the costlier cases timed by the host's own work (HostBlocking, Batch,\n"
-       "pageable SmallCopy), where that is more than --rounds (default: as --rounds). The\n"
+       "rounds for the costlier cases timed by the host's own work (Batch, HostBlocking's\n"
+       "256 MiB copies), where that is more than --rounds (default: as --rounds). The\n"
        "CPU's state moves them between processes; the extra rounds run those cases alone,\n"
-       "between the others. SyncPlacement, Events and Launch take --link_rounds instead",
-       "rounds for HostBlocking, Batch and pageable SmallCopy, where more than `--rounds` (default: as `--rounds`)"},
+       "between the others. The cheaper ones take --link_rounds instead",
+       "rounds for Batch and HostBlocking's 256 MiB copies, where more than `--rounds` (default: as `--rounds`)"},
       {"--placements", true,
        [](options& o, const std::string& v) { o.placements = static_cast<int>(parse_int(v, "--placements", 1, 32)); },
        needs_value("--placements"), S::own, "--placements=N",

@@ -232,6 +232,7 @@ context_list family_context() {
     c.emplace_back(k + "link_span", f.link_span);
     c.emplace_back(k + "host_rounds", f.host_rounds);
     c.emplace_back(k + "small_rounds", f.small_rounds);
+    if (f.small_rounds != "no") c.emplace_back(k + "small_rounds_below", std::to_string(f.small_rounds_below));
     c.emplace_back(k + "fast_cpu", f.fast_cpu);
     c.emplace_back(k + "machine_variance", f.machine_variance);
     if (f.machine_variance != "no") c.emplace_back(k + "machine_variance_cause", f.machine_variance_cause);

@@ -104,6 +104,9 @@ struct family_descriptor {
   // not remove. A host-timed call (an event record, a launch) follows the CPU's state, a draw of each moment.
   // Both cost milliseconds a round, so five rounds cost the run seconds (docs/methodology.md).
   std::string small_rounds = "no";
+  // The size from which a case of the small_rounds rule no longer rides the link rounds (of a case with a bytes
+  // axis): 1 MiB, where a pinned copy runs at the link's rate; larger where a family's costlier cases stay cheap.
+  std::uint64_t small_rounds_below = 1ull << 20;
   // Which cases sample on a CPU in its fast state under --cpu=fast (thread_cpu.hpp): "yes", "no", or key:value
   // tokens joined by '|', as host_link. Those the host's own work times or paces, and the pageable copies the
   // CPU stages. Not yet managed copies: with the thread held on one CPU, they took up to three times the wall
@@ -217,7 +220,8 @@ bool is_link_bound(const std::string& name);
 bool takes_host_rounds(const family_descriptor& d, const std::string& name);
 bool takes_host_rounds(const std::string& name);
 // Whether a case of `d` named `name` takes --link_rounds rounds beside the link-bound cases, by the descriptor's
-// small_rounds rule and its size (under 1 MiB, where it has one); the same for a registered case by its name alone.
+// small_rounds rule and its size (under the family's small_rounds_below, where it has one); the same for a registered
+// case by its name alone.
 bool takes_small_rounds(const family_descriptor& d, const std::string& name);
 bool takes_small_rounds(const std::string& name);
 

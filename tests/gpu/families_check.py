@@ -66,14 +66,15 @@ def evaluate(c, exe, out):
     stream = get("Launch/op:empty_kernel/kernels:100", "host_per_kernel_us")
     if None not in (graph, stream):
         c.check_effect(graph < stream, f"graph replay {graph:.3f} us/kernel on the host is not below stream launches {stream:.3f}")
-    # Launches take their samples from every placement's stream in turn; the host-timed calls and launches
-    # ride the link rounds, so they take as many rounds as the link-bound copies.
+    # Launches take their samples from every placement's stream in turn; the host-timed calls, launches, small
+    # copies and HostBlocking's copies under 256 MiB ride the link rounds, so they take as many rounds as the
+    # link-bound copies.
     context = (doc or {}).get("context", {})
     placements, link_rounds = int(context.get("gpu_bench.placements", 1)), int(context.get("gpu_bench.link_rounds", 0))
     for name, b in ok.items():
         if name.startswith("Launch/"):
             c.check(b.get("placements") == placements, f"{name}: placements {b.get('placements')}, not {placements}")
-        if name.startswith(("Launch/", "Events/", "SyncPlacement/")):
+        if name.startswith(("Launch/", "Events/", "SyncPlacement/", "SmallCopy/", "HostBlocking/")):
             c.check(b.get("rounds") == link_rounds, f"{name}: {b.get('rounds')} rounds, not the link's {link_rounds}")
 
     for name, b in ok.items():

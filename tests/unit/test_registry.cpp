@@ -301,39 +301,49 @@ TEST(Registry, ACaseVariesWithTheMachineWhereItsRuleHolds) {
 }
 
 TEST(Registry, TheCostlierHostDrivenFamiliesTakeHostRounds) {
-  for (const char* name : {"SmallCopy", "Batch", "HostBlocking"})
+  for (const char* name : {"Batch", "HostBlocking"})
     EXPECT_TRUE(takes_host_rounds(declared(name), std::string(name) + "/any/manual_time")) << name;
-  for (const char* name : {"Alloc", "Transfer", "Overlap", "Streams", "Latency", "AllHost"})
+  for (const char* name : {"SmallCopy", "Alloc", "Transfer", "Overlap", "Streams", "Latency", "AllHost"})
     EXPECT_FALSE(takes_host_rounds(declared(name), std::string(name) + "/any/manual_time")) << name;
   EXPECT_TRUE(takes_host_rounds("Batch/api:loop/copies:1/bytes:4/manual_time"));
   EXPECT_FALSE(takes_host_rounds("Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time"));
   EXPECT_FALSE(takes_host_rounds("NoSuchFamily/x"));
 }
 
-TEST(Registry, ASmallRoundsCaseMatchesTheRuleAndIsUnderAMebibyte) {
+TEST(Registry, ASmallRoundsCaseMatchesTheRuleAndIsUnderItsFamilysSize) {
   family_descriptor f = copy_family();
   f.small_rounds = "dir:h2d";
   EXPECT_TRUE(takes_small_rounds(f, "Copy/dir:h2d/bytes:4/manual_time"));
   EXPECT_TRUE(takes_small_rounds(f, "Copy/dir:h2d/bytes:1048575/manual_time"));
-  EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:h2d/bytes:1048576/manual_time"));  // a mebibyte: the link's
+  EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:h2d/bytes:1048576/manual_time"));  // a mebibyte, by default
   EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:d2h/bytes:4/manual_time"));        // no token of the rule
   EXPECT_TRUE(takes_small_rounds(f, "Copy/dir:h2d"));                             // no size to judge by: the rule alone
   EXPECT_EQ(round_kind_of(f, "Copy/dir:h2d/bytes:4/manual_time"), round_kind::link);
   f.host_rounds = "yes";
   EXPECT_EQ(round_kind_of(f, "Copy/dir:h2d/bytes:4/manual_time"), round_kind::link);  // the link rounds first
   EXPECT_EQ(round_kind_of(f, "Copy/dir:d2h/bytes:4/manual_time"), round_kind::host);
+  f.small_rounds_below = 64ull << 20;
+  EXPECT_TRUE(takes_small_rounds(f, "Copy/dir:h2d/bytes:1048576/manual_time"));
+  EXPECT_FALSE(takes_small_rounds(f, "Copy/dir:h2d/bytes:67108864/manual_time"));
+  EXPECT_EQ(round_kind_of(f, "Copy/dir:h2d/bytes:67108864/manual_time"), round_kind::host);
 }
 
-TEST(Registry, SmallCopiesOfMemoryTheEnginesReachStraightTakeTheSmallRounds) {
-  EXPECT_TRUE(takes_small_rounds("Transfer/dir:h2d/mem:pinned/bytes:4/manual_time"));
-  EXPECT_TRUE(takes_small_rounds("Transfer/dir:bidir/mem:write_combined/bytes:262144/manual_time"));
+TEST(Registry, CopiesUnder256MiBOfEveryKindTakeTheSmallRounds) {
+  for (const char* mem :
+       {"pinned", "write_combined", "registered", "mapped", "pageable", "managed_prefetch", "managed_fault"}) {
+    const std::string kind = mem;
+    EXPECT_TRUE(takes_small_rounds("Transfer/dir:h2d/mem:" + kind + "/bytes:4/manual_time")) << mem;
+    EXPECT_TRUE(takes_small_rounds("Transfer/dir:bidir/mem:" + kind + "/bytes:67108864/manual_time")) << mem;
+    EXPECT_FALSE(takes_small_rounds("Transfer/dir:d2h/mem:" + kind + "/bytes:268435456/manual_time")) << mem;
+  }
   EXPECT_TRUE(takes_small_rounds("Transfer/dir:d2d/mem:device/cache:cold/bytes:65536/manual_time"));
-  EXPECT_TRUE(takes_small_rounds("SmallCopy/dir:d2h/mem:mapped/bytes:64/manual_time"));
-  EXPECT_FALSE(takes_small_rounds("Transfer/dir:h2d/mem:pageable/bytes:4/manual_time"));
-  EXPECT_FALSE(takes_small_rounds("Transfer/dir:h2d/mem:managed_prefetch/bytes:4/manual_time"));
-  EXPECT_FALSE(takes_small_rounds("SmallCopy/dir:h2d/mem:pageable/bytes:4/manual_time"));
-  EXPECT_FALSE(takes_small_rounds("Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time"));
-  EXPECT_EQ(round_kind_of("SmallCopy/dir:h2d/mem:pageable/bytes:4/manual_time"), round_kind::host);
+  EXPECT_EQ(round_kind_of("Transfer/dir:h2d/mem:pageable/bytes:67108864/manual_time"), round_kind::link);
+  EXPECT_EQ(round_kind_of("Transfer/dir:h2d/mem:managed_fault/bytes:1073741824/manual_time"), round_kind::full);
+  EXPECT_EQ(round_kind_of("Transfer/dir:h2d/mem:pinned/bytes:1073741824/manual_time"), round_kind::link);  // bound
+  EXPECT_EQ(round_kind_of("SmallCopy/dir:h2d/mem:pageable/bytes:4/manual_time"), round_kind::link);
+  EXPECT_EQ(round_kind_of("SmallCopy/dir:d2h/mem:mapped/bytes:64/manual_time"), round_kind::link);
+  EXPECT_EQ(round_kind_of("HostBlocking/mem:pinned/bytes:16777216/mode:async_copy/manual_time"), round_kind::link);
+  EXPECT_EQ(round_kind_of("HostBlocking/mem:pageable/bytes:268435456/mode:sync_copy/manual_time"), round_kind::host);
 }
 
 TEST(Registry, TheHostTimedMicroOpsRideTheLinkRounds) {
@@ -345,7 +355,7 @@ TEST(Registry, TheHostTimedMicroOpsRideTheLinkRounds) {
   EXPECT_EQ(round_kind_of("Events/op:record/timing:off/manual_time"), round_kind::link);
   EXPECT_EQ(round_kind_of("SyncPlacement/op:copy/sync:before/manual_time"), round_kind::link);
   EXPECT_EQ(round_kind_of("Launch/op:graph_replay/kernels:100/manual_time"), round_kind::link);
-  for (const char* name : {"HostBlocking", "Batch", "Alloc"})
+  for (const char* name : {"Batch", "Alloc"})
     EXPECT_FALSE(takes_small_rounds(declared(name), std::string(name) + "/op:any/manual_time")) << name;
 }
 
@@ -402,4 +412,8 @@ TEST(Registry, TheContextNamesEachFamilysMachineVarianceAndItsCause) {
   EXPECT_EQ(value("family.transfer.fast_cpu"), "mem:pageable");  // the CPU stages a pageable copy
   EXPECT_EQ(value("family.allhost.revisions"), "2=dir:bidir");
   EXPECT_EQ(value("family.streams.revisions"), std::nullopt);
+  // The size from which a case of the small_rounds rule keeps three rounds; none where no case rides them.
+  EXPECT_EQ(value("family.transfer.small_rounds_below"), "268435456");
+  EXPECT_EQ(value("family.events.small_rounds_below"), "1048576");
+  EXPECT_EQ(value("family.alloc.small_rounds_below"), std::nullopt);
 }

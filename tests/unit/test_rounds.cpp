@@ -95,12 +95,13 @@ TEST(Rounds, ALinkBoundCaseTakesLinkRoundsWhereThatIsMore) {
 TEST(Rounds, TheLinkRoundsFilterSelectsExactlyTheSelectedCasesTheyRun) {
   const std::vector<std::string> names = {"Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time",
                                           "Transfer/dir:h2d/mem:pinned/bytes:65536/manual_time",
-                                          "Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time",
+                                          "Transfer/dir:h2d/mem:pageable/bytes:268435456/manual_time",
                                           "Transfer/dir:bidir/mem:registered/bytes:67108864/manual_time",
                                           "Transfer/dir:bidir/mem:registered/bytes:67108864/device:1/manual_time",
                                           "Overlap/schedule:serial/mem:pinned/streams:1/bytes:536870912/manual_time"};
   const std::string all = link_round_filter("", names);
-  // The pinned 64 KiB copy takes the small rounds: it rides with the link-bound cases.
+  // The pinned 64 KiB copy takes the small rounds: it rides with the link-bound cases. The pageable 256 MiB one
+  // takes neither.
   EXPECT_EQ(filter_matches(all, names), (std::vector<std::string>{names[0], names[1], names[3], names[4]})) << all;
   const std::string bidir = link_round_filter("dir:bidir/.*device:1", names);
   EXPECT_EQ(filter_matches(bidir, names), (std::vector<std::string>{names[4]})) << bidir;
@@ -111,11 +112,12 @@ TEST(Rounds, TheLinkRoundsFilterSelectsExactlyTheSelectedCasesTheyRun) {
 TEST(Rounds, TheHostRoundsHoldTheCasesOfHostDrivenFamiliesThatTheFilterSelects) {
   const std::vector<std::string> names = {
       "Batch/api:loop/copies:1/bytes:4/manual_time",
-      "HostBlocking/mem:pinned/bytes:65536/mode:sync_copy/manual_time",
+      "HostBlocking/mem:pinned/bytes:268435456/mode:sync_copy/manual_time",
       "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time",
       "Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time",
       "Alloc/op:malloc_host/bytes:1048576/manual_time",
-      "Events/op:record/timing:off/manual_time"};  // the link rounds': not the host rounds'
+      "Events/op:record/timing:off/manual_time",                          // the link rounds': not the host rounds'
+      "HostBlocking/mem:pinned/bytes:65536/mode:sync_copy/manual_time"};  // the link rounds' too
   EXPECT_EQ(host_round_cases("", names), (std::vector<std::string>{names[0], names[1]}));
   EXPECT_EQ(host_round_cases("^HostBlocking/", names), (std::vector<std::string>{names[1]}));
   EXPECT_TRUE(host_round_cases("^Transfer/", names).empty());
@@ -466,12 +468,12 @@ TEST(Rounds, TheLinkRoundsRunTheLinkBoundCasesAndTheSmallRoundsOnes) {
       "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time",        // link-bound
       "Transfer/dir:h2d/mem:pinned/bytes:4/manual_time",              // small rounds
       "Transfer/dir:d2d/mem:device/cache:warm/bytes:64/manual_time",  // small rounds
-      "Transfer/dir:h2d/mem:pageable/bytes:4/manual_time",            // neither
-      "Transfer/dir:h2d/mem:mapped/bytes:1048576/manual_time",        // neither
+      "Transfer/dir:h2d/mem:pageable/bytes:4/manual_time",            // small rounds
+      "Transfer/dir:h2d/mem:mapped/bytes:268435456/manual_time",      // neither
       "Batch/api:loop/copies:1/bytes:4/manual_time",                  // host rounds
       "Events/op:record/timing:off/manual_time",                      // small rounds: no bytes axis
   };
-  EXPECT_EQ(link_round_cases("", names), (std::vector<std::string>{names[0], names[1], names[2], names[6]}));
+  EXPECT_EQ(link_round_cases("", names), (std::vector<std::string>{names[0], names[1], names[2], names[3], names[6]}));
   EXPECT_EQ(link_round_cases("pinned", names), std::vector<std::string>(names.begin(), names.begin() + 2));
   EXPECT_EQ(host_round_cases("", names), std::vector<std::string>{names[5]});
 }
