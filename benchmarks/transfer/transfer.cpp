@@ -61,11 +61,13 @@ const family_registration registration{[](family_descriptor& f) {
   // Both directions at once share the link in a way that changes over tenths of a second (each direction alone
   // holds within a tenth of a percent), and a round of a few copies' milliseconds sees one such state.
   f.link_span = "dir:bidir";
-  // Every copy under 256 MiB rides the link rounds: five rounds, a process each. A small copy of memory a copy
-  // engine or kernel reaches straight follows where each process placed its buffers and streams. A pageable or
-  // managed copy follows the host's state in each process: its CPU's and its memory's. The copies of 1 to 64
-  // MiB cost tens of milliseconds a round; those of 256 MiB and 1 GiB cost seconds, so they keep three rounds.
-  f.small_rounds = "yes";
+  // Copies under 256 MiB but managed ones ride the link rounds: five rounds, a process each. A small copy of
+  // memory a copy engine or kernel reaches straight follows where each process placed its buffers and streams.
+  // A pageable copy follows the host's state in each process. The copies of 1 to 64 MiB cost tens of
+  // milliseconds a round; those of 256 MiB and 1 GiB cost seconds, so they keep three rounds. A managed copy
+  // follows the cases before it in its process: in the link rounds an h2d managed_fault copy of 4 B read 33 to
+  // 49 us, in the full rounds 66 to 72 us (an H200, docs/methodology.md).
+  f.small_rounds = "mem:pinned|mem:write_combined|mem:registered|mem:mapped|mem:device|mem:pageable";
   f.small_rounds_below = 256ull << 20;
   // The CPU stages a pageable copy, at the speed of the state its virtual CPU holds at the moment. Held in the
   // fast state, seven one-round processes on an H200 spread 4.2% (median sd over the 45 pageable cases), not

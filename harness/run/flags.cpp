@@ -223,7 +223,8 @@ std::vector<flag> make_flags() {
                  "%d): others' traffic on a shared link moves their time over seconds, so their\n"
                  "figure needs more moments of it. The extra rounds run those cases alone,\n"
                  "between the others. The cheap cases of a family's small_rounds rule (its\n"
-                 "descriptor) ride in them too: copies under 256 MiB, events, launches",
+                 "descriptor) ride in them too: copies under 256 MiB but managed ones, events,\n"
+                 "launches",
                  kDefaultLinkRounds),
        formatted("rounds for the copies at the host link's throughput (pinned and registered copies of 1 MiB "
                  "and more, AllHost), where more than `--rounds` (default %d)",
