@@ -99,10 +99,12 @@ struct family_descriptor {
   std::string host_rounds = "no";
   // Which cheap cases take --link_rounds rounds, run with the link-bound cases in their rounds' processes (but
   // never in the extra rounds those take where their rounds disagree): "yes", "no", or key:value tokens joined
-  // by '|', as host_link; of a case with a bytes axis, only one under 1 MiB. A small copy's fixed cost follows
-  // where its buffers and streams landed, a draw of each process that rotating its placements narrows but does
-  // not remove. A host-timed call (an event record, a launch) follows the CPU's state, a draw of each moment.
-  // Both cost milliseconds a round, so five rounds cost the run seconds (docs/methodology.md).
+  // by '|', as host_link; of a case with a bytes axis, only one under small_rounds_below. A small copy's fixed
+  // cost follows where its buffers and streams landed, a draw of each process that rotating its placements
+  // narrows but does not remove. A host-timed call (an event record, a launch) or a pageable copy follows the
+  // host's state, a draw of each process. Each costs milliseconds a round, so five rounds cost the run seconds
+  // (docs/methodology.md). A case that follows the cases before it in its process stays out: the link rounds
+  // run other cases before it.
   std::string small_rounds = "no";
   // The size from which a case of the small_rounds rule no longer rides the link rounds (of a case with a bytes
   // axis): 1 MiB, where a pinned copy runs at the link's rate; larger where a family's costlier cases stay cheap.
