@@ -151,11 +151,13 @@ struct family_descriptor {
 // on a virtual machine a process draws a fast or a slow CPU, and the driver's host work follows it.
 inline constexpr const char* kHostCpuStateCause =
     "the host CPU's state, which a virtual machine changes between processes (host.clock_read_ns)";
-// The machine_variance_cause of copies from or to pageable or managed memory: the CPU stages a pageable copy,
-// and managed pages move through the host's memory.
+// The machine_variance_cause of copies from or to pageable or managed memory. The CPU stages a pageable copy at
+// the speed of its state at the moment, not by which CPU it is; what is left follows the host's memory. Managed
+// pages move through the host's memory too, and a managed copy follows the cases its process ran before it
+// (docs/methodology.md).
 inline constexpr const char* kPageableCopyCause =
-    "the CPU the process lands on and its state, and for managed memory the host's memory, which a virtual machine "
-    "changes between processes";
+    "the host CPU's state and the host's memory, which a virtual machine changes between processes, and for "
+    "managed memory the cases its process ran before it";
 
 // Declares a family from its own file, before main runs:
 //   const family_registration registration{[](family_descriptor& f) { f.name = "Transfer"; ... }};

@@ -20,8 +20,8 @@ RUNS = [REPO / "results/aa/h200_default_f799a91" / f"default_h200_run{i}.json.gz
 MACHINES = [RUNS[0], REPO / "results/aa/h100_default_f799a91/default_h100_run1.json.gz"]
 # What gpu_bench writes since its descriptors carry the rule (harness/run/registry.hpp, the families' files).
 HOST_CPU = "the host CPU's state, which a virtual machine changes between processes (host.clock_read_ns)"
-TRANSFER_CAUSE = ("the CPU the process lands on and its state, and for managed memory the host's memory, which a "
-                  "virtual machine changes between processes")
+TRANSFER_CAUSE = ("the host CPU's state and the host's memory, which a virtual machine changes between processes, "
+                  "and for managed memory the cases its process ran before it")
 RULES = {"syncplacement": "yes", "events": "yes", "launch": "yes", "hostblocking": "yes", "alloc": "yes",
          "smallcopy": "yes", "batch": "yes", "transfer": "mem:pageable|mem:managed_prefetch|mem:managed_fault"}
 # The planted cases: each run's second round twelve times the first's, the second run's 20% slower; one case
