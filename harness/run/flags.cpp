@@ -218,13 +218,11 @@ std::vector<flag> make_flags() {
       {"--link_rounds", true,
        [](options& o, const std::string& v) { o.link_rounds = static_cast<int>(parse_int(v, "--link_rounds", 1, 20)); },
        needs_value("--link_rounds"), S::own, "--link_rounds=N",
-       formatted("rounds for copies at the host link's throughput (pinned and registered copies\n"
-                 "of 1 MiB and more, and AllHost's), where that is more than --rounds (default\n"
-                 "%d): others' traffic on a shared link moves their time over seconds, so their\n"
-                 "figure needs more moments of it. The extra rounds run those cases alone,\n"
-                 "between the others. The cheap cases of a family's small_rounds rule (its\n"
-                 "descriptor) ride in them too: copies under 256 MiB but managed ones, events,\n"
-                 "launches",
+       formatted("rounds for copies at the host link's throughput (pinned and registered copies of\n"
+                 "1 MiB and more, and AllHost's), where more than --rounds (default %d): others'\n"
+                 "traffic on a shared link moves their time over seconds, so their figure needs\n"
+                 "more moments of it. Their extra rounds run them alone, between the others. Cheaper\n"
+                 "cases ride in them too: copies under 256 MiB but managed ones, events, launches",
                  kDefaultLinkRounds),
        formatted("rounds for the copies at the host link's throughput (pinned and registered copies of 1 MiB "
                  "and more, AllHost), where more than `--rounds` (default %d)",
