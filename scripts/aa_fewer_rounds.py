@@ -13,8 +13,6 @@ Exit status: 0, or 2 when a file cannot be read or no case matches.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 import re
 import statistics
@@ -22,18 +20,20 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from gpu_bench_tools.aa.figures import round_times  # noqa: E402
+from gpu_bench_tools.reading.benchmark_json import load_file  # noqa: E402
+from gpu_bench_tools.reading.errors import InputError  # noqa: E402
 from gpu_bench_tools.stats import rounds as model  # noqa: E402
 
 
-def load(path: str) -> dict[str, dict]:
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        doc = json.load(f)
-    return {b["name"].removesuffix("/manual_time"): b for b in doc["benchmarks"] if b.get("run_type") == "iteration"}
+def load(path: str) -> dict[str, list[float]]:
+    """Each case's round times, by the tools' own reading of the file."""
+    f = load_file(path)
+    return {key: round_times(f, key) for key in f.cases}
 
 
-def figures(run: dict[str, dict], pick) -> dict[str, model.RoundFigure]:
-    rounds = {n: pick(n, b["round_times_s"]) for n, b in run.items() if len(b.get("round_times_s", [])) >= 2}
+def figures(run: dict[str, list[float]], pick) -> dict[str, model.RoundFigure]:
+    rounds = {n: pick(n, t) for n, t in run.items() if len(t) >= 2}
     priors = model.fit_file_priors(rounds)
     return {n: model.combine(t, 0.0, priors[n]) for n, t in rounds.items()}
 
@@ -61,12 +61,11 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         runs = [load(path) for path in a.runs]
-    except (OSError, ValueError, KeyError) as e:
+    except InputError as e:
         print(f"aa_fewer_rounds: cannot read the runs: {e}", file=sys.stderr)
         return 2
     pattern = re.compile(a.cases)
-    names = [n for n in runs[0] if pattern.search(n) and n in runs[1]
-             and len(runs[0][n]["round_times_s"]) == len(runs[1][n]["round_times_s"]) == a.rounds]
+    names = [n for n in runs[0] if pattern.search(n) and n in runs[1] and len(runs[0][n]) == len(runs[1][n]) == a.rounds]
     if not names:
         print(f"aa_fewer_rounds: no case matches {a.cases} with {a.rounds} rounds in both runs", file=sys.stderr)
         return 2

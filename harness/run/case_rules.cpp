@@ -34,8 +34,6 @@ bool crosses_host_link(const family_descriptor& d, const std::string& name) {
 }
 
 namespace {
-// Below a mebibyte a copy's time is its fixed costs more than the link's throughput.
-constexpr unsigned long long kLinkBoundFrom = 1ull << 20;
 
 // The case's bytes axis, where it has one.
 std::optional<unsigned long long> bytes_of(const std::string& name) {
@@ -47,7 +45,7 @@ std::optional<unsigned long long> bytes_of(const std::string& name) {
 
 bool is_link_bound(const family_descriptor& d, const std::string& name) {
   const auto bytes = bytes_of(name);
-  return rule_holds(d.link_bound, name) && bytes && *bytes >= kLinkBoundFrom;
+  return rule_holds(d.link_bound, name) && bytes && *bytes >= kLinkBoundFromBytes;
 }
 
 bool takes_small_rounds(const family_descriptor& d, const std::string& name) {

@@ -55,6 +55,10 @@ struct shown_axis {
 
 // Everything the harness and the tools know of a family (docs/json.md spells its context keys), declared by
 // named fields in the lambda a family_registration runs.
+// From this size a copy's time is the link's throughput more than its fixed costs: the smallest link-bound case,
+// and the size from which a small_rounds case keeps --rounds unless its family says otherwise.
+inline constexpr std::uint64_t kLinkBoundFromBytes = 1ull << 20;
+
 struct family_descriptor {
   std::string name;        // starts every case name: a capitalised word
   std::string summary;     // one line for --help and the context
@@ -108,7 +112,7 @@ struct family_descriptor {
   std::string small_rounds = "no";
   // The size from which a case of the small_rounds rule no longer rides the link rounds (of a case with a bytes
   // axis): 1 MiB, where a pinned copy runs at the link's rate; larger where a family's costlier cases stay cheap.
-  std::uint64_t small_rounds_below = 1ull << 20;
+  std::uint64_t small_rounds_below = kLinkBoundFromBytes;
   // Which cases sample on a CPU in its fast state under --cpu=fast (thread_cpu.hpp): "yes", "no", or key:value
   // tokens joined by '|', as host_link. Those the host's own work times or paces, and the pageable copies the
   // CPU stages. Not yet managed copies: with the thread held on one CPU, they took up to three times the wall
