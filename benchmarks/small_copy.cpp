@@ -78,9 +78,11 @@ const family_registration registration{[](family_descriptor& f) {
           const transfer_case c{d, k, n};
           case_name name("SmallCopy");
           name.add("dir", d).add("mem", k).add("bytes", n);
-          register_case(name, [c](benchmark::State& st) { run_small_copy(st, c); })
-              ->ComputeStatistics("p50", p50)
-              ->ComputeStatistics("p99", p99);
+          register_case(
+              name, [c](benchmark::State& st) { run_small_copy(st, c); }, {},
+              [](benchmark::internal::Benchmark* b) {
+                b->ComputeStatistics("p50", p50)->ComputeStatistics("p99", p99);
+              });
         }
   };
 }};

@@ -54,6 +54,24 @@ std::string& running_name() {
   return name;
 }
 
+// A registered case not yet handed to Google Benchmark, which runs its cases in the order they reach it.
+struct held_case {
+  std::string name;
+  std::function<void(benchmark::State&)> run;
+  std::vector<int> gpus;
+  round_kind rounds;
+  std::function<void(benchmark::internal::Benchmark*)> configure;
+};
+std::vector<held_case>* g_held = nullptr;  // where register_case holds its cases while register_all_families runs
+
+void hand_over(held_case c) {
+  auto* b = benchmark::RegisterBenchmark(c.name.c_str(), std::move(c.run));
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+  if (c.configure) c.configure(b);
+  name_list().push_back(c.name + "/manual_time");
+  gpu_list().push_back(std::move(c.gpus));
+}
+
 std::string slug_of(const std::string& family) {
   std::string s;
   for (char c : family) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -271,11 +289,19 @@ void register_family(const family_descriptor& f, int device, bool name_device) {
 }
 
 void register_all_families(const std::vector<int>& devices, bool name_devices) {
+  std::vector<held_case> held;
+  g_held = &held;
+  struct done {
+    ~done() { g_held = nullptr; }
+  } reset;
   for (int d : devices)
     for (const auto& f : family_list())
       if (f.scope == family_scope::single_gpu) register_family(f, d, name_devices);
   for (const auto& f : family_list())
     if (f.scope == family_scope::multi_gpu) register_family(f, -1, false);
+  std::vector<round_kind> kinds;
+  for (const held_case& c : held) kinds.push_back(c.rounds);
+  for (std::size_t i : round_order(kinds)) hand_over(std::move(held[i]));
 }
 
 int registering_device() {
@@ -315,8 +341,8 @@ const std::string& current_case_name() {
   return running_name();
 }
 
-benchmark::internal::Benchmark* register_case(const case_name& name, std::function<void(benchmark::State&)> fn,
-                                              std::vector<int> gpus) {
+void register_case(const case_name& name, std::function<void(benchmark::State&)> fn, std::vector<int> gpus,
+                   std::function<void(benchmark::internal::Benchmark*)> configure) {
   if (g_registering.family == nullptr) throw std::logic_error("register_case outside a family's registration");
   if (const std::string problem = case_name_problem(*g_registering.family, name); !problem.empty())
     throw std::logic_error("family " + g_registering.family->name + " registered " + name.str() + ": " + problem);
@@ -335,8 +361,8 @@ benchmark::internal::Benchmark* register_case(const case_name& name, std::functi
   const int poll_ms = health_poll_ms_for(*g_registering.family, n, current_options().health_poll_ms);
   const bool fast_cpu = holds_fast_cpu(*g_registering.family, n);
   const std::string family = g_registering.family->name;
-  auto* b = benchmark::RegisterBenchmark(n.c_str(), [fn = std::move(fn), n, family, device, gpus, host_link, rounds,
-                                                     span_s, poll_ms, fast_cpu](benchmark::State& st) {
+  auto run = [fn = std::move(fn), n, family, device, gpus, host_link, rounds, span_s, poll_ms,
+              fast_cpu](benchmark::State& st) {
     running_name() = n;
     // Placed first: the sampler's polling thread starts on this thread's CPUs, and after a case that held the
     // fast state those are one CPU until this case lets the thread go.
@@ -365,11 +391,12 @@ benchmark::internal::Benchmark* register_case(const case_name& name, std::functi
     report_health(st, n, host_link, gpus, health);
     set_running_case(n, nullptr);
     if (progress* p = run_progress()) p->finished(family);
-  });
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
-  name_list().push_back(n + "/manual_time");
-  gpu_list().push_back(gpus);
-  return b;
+  };
+  held_case c{n, std::move(run), gpus, rounds, std::move(configure)};
+  if (g_held != nullptr)
+    g_held->push_back(std::move(c));
+  else
+    hand_over(std::move(c));
 }
 
 }  // namespace gpu_bench

@@ -252,7 +252,8 @@ int health_poll_ms_for(const family_descriptor& d, const std::string& name, int 
 
 // Registers every family's cases: the single-GPU families once for each of `devices` in turn (every case
 // of the first device, then every case of the next), their names ending in /device:N when `name_devices`;
-// then the multi-GPU families, once.
+// then the multi-GPU families, once. Google Benchmark gets them in round_order: the cases of the link rounds
+// first, so each meets the same cases before it in a full round as in a link round.
 void register_all_families(const std::vector<int>& devices, bool name_devices);
 
 // Registers the cases of one family, on `device` (-1 for a multi-GPU family), as register_all_families does.
@@ -264,9 +265,10 @@ void register_family(const family_descriptor& f, int device, bool name_device);
 // reads); a multi-GPU family's case names in `gpus` every GPU it uses and makes current whichever it
 // needs. Every GPU a case uses is sampled for health and keeps its cached buffers. Throws std::logic_error
 // for a name case_name_problem refuses. No per-case MinTime: Google Benchmark would write it into the
-// case's name.
-benchmark::internal::Benchmark* register_case(const case_name& name, std::function<void(benchmark::State&)> fn,
-                                              std::vector<int> gpus = {});
+// case's name. `configure`, where given, sets more of the case in Google Benchmark (its statistics). Outside
+// register_all_families the case reaches Google Benchmark at once.
+void register_case(const case_name& name, std::function<void(benchmark::State&)> fn, std::vector<int> gpus = {},
+                   std::function<void(benchmark::internal::Benchmark*)> configure = {});
 
 // The device whose cases a single-GPU family's register_cases is registering; -1 for a multi-GPU family's,
 // or outside any registration.

@@ -84,6 +84,14 @@ std::vector<std::string> round_arguments(const std::vector<std::string>& user_ar
   return out;
 }
 
+std::vector<std::size_t> round_order(const std::vector<round_kind>& kinds) {
+  std::vector<std::size_t> order;
+  for (round_kind group : {round_kind::link, round_kind::host, round_kind::full})
+    for (std::size_t i = 0; i < kinds.size(); ++i)
+      if (kinds[i] == group) order.push_back(i);
+  return order;
+}
+
 std::vector<std::string> link_round_cases(const std::string& user_filter, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const std::string& name : filter_matches(user_filter, names))

@@ -8,6 +8,7 @@
 // between two of the others so that the case's rounds meet the link at moments far apart. The cheap cases a
 // family's small_rounds rule names (small copies, host-timed calls) ride in those rounds too. The cases a
 // family's host_rounds rule names take --host_rounds rounds the same way, in processes of their own.
+#include <cstddef>
 #include <map>
 #include <string>
 #include <utility>
@@ -21,6 +22,11 @@ namespace gpu_bench {
 // selected case; `link`, of the link-bound cases alone; `host`, of the cases a family's host_rounds rule
 // names alone.
 enum class round_kind { full, link, host };
+
+// The order a round runs cases of these kinds in, as indices into `kinds`: the link rounds' cases, then the
+// host rounds', then the rest, each group in its given order. A case follows the cases its process ran before it
+// (the buffers they left, the allocators' state); this way it meets the same ones in every round it takes.
+std::vector<std::size_t> round_order(const std::vector<round_kind>& kinds);
 
 // How many rounds a case of `kind` takes: --rounds, or --link_rounds (link) or --host_rounds (host) where
 // that is more (and --rounds is at least 2: one round is one process, whatever the case).

@@ -329,6 +329,22 @@ class DeviceAll(unittest.TestCase):
             self.assertIn("no CUDA GPU is visible", lines[0])
             self.assertEqual(os.listdir(d), [])
 
+    def test_the_link_rounds_cases_come_first(self):
+        # Each round runs the cases in this order. Those the link rounds run come first, so in a full round
+        # they follow the same cases as in a link round; Alloc, which starts no link round, follows them all.
+        r = run("--benchmark_list_tests", env=self.NO_GPU)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = r.stdout.split()
+        at = {n.replace("/manual_time", ""): i for i, n in enumerate(names)}
+        link = ("Events/op:record/timing:on", "HostBlocking/mem:pageable/bytes:16777216/mode:sync_copy",
+                "SyncPlacement/op:add/sync:before", "Transfer/dir:h2d/mem:pageable/bytes:67108864",
+                "Transfer/dir:bidir/mem:pinned/bytes:1073741824")
+        rest = ("Batch/api:kernel/copies:1/bytes:4", "Alloc/op:malloc/bytes:1048576",
+                "Transfer/dir:h2d/mem:pageable/bytes:268435456", "Overlap/")
+        first_rest = min(i for n, i in at.items() if n.startswith(rest))
+        self.assertLess(max(at[n] for n in link), first_rest)
+        self.assertLess(at["Events/op:record/timing:on"], at["HostBlocking/mem:pageable/bytes:16777216/mode:sync_copy"])
+
     def test_a_numbered_device_keeps_todays_names(self):
         default = run("--benchmark_list_tests", env=self.NO_GPU)
         one = run("--benchmark_list_tests", "--device=1", env=self.NO_GPU)

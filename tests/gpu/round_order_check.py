@@ -2,7 +2,7 @@
 """GPU test: every round of a case meets the allocators in the same state. An allocation of 1 MiB costs a
 few microseconds where the process's allocators already hold memory (another case's pinned and device
 buffers) and hundreds where they hold none; so a case whose rounds ran after different cases read 100-fold
-apart. Alloc's cases run before SmallCopy's in the order the cases are registered; every round must keep
+apart. SmallCopy's cases, which ride the link rounds, run before Alloc's in every round; every round must keep
 that order, so each case's median round lies within RATIO of its fastest. One round may still run slow for
 the machine's own reasons (a cudaMalloc of 1 MiB read 187.9 us in one round of five, the others 46.7 to 63.8,
 on two H200s' GPU 0), so the slowest is held only under SLOWEST, below the states' split.

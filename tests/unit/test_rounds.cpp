@@ -41,6 +41,15 @@ TEST(Rounds, EveryRoundRunsItsCasesInTheOrderTheUserChose) {
   EXPECT_EQ(shuffled.front(), "--benchmark_enable_random_interleaving=true");
 }
 
+TEST(Rounds, TheLinkRoundsCasesRunFirstInEveryRound) {
+  // A link round runs its cases alone; a full round runs them before every other case, so in both they
+  // follow the same cases. The others keep their order after them.
+  const round_kind F = round_kind::full, L = round_kind::link, H = round_kind::host;
+  EXPECT_EQ(round_order({F, L, F, H, L, F}), (std::vector<std::size_t>{1, 4, 3, 0, 2, 5}));
+  EXPECT_EQ(round_order({F, F}), (std::vector<std::size_t>{0, 1}));
+  EXPECT_TRUE(round_order({}).empty());
+}
+
 TEST(Rounds, ARoundOfTheLinkBoundCasesSelectsThemByNameAndShowsNoProgress) {
   const std::vector<std::string> user = {"--benchmark_filter=Transfer", "--preset=nightly", "--progress=on",
                                          "--sizes=1M", "--benchmark_out=x.json"};
