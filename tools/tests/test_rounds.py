@@ -305,6 +305,32 @@ def test_the_aa_report_sets_each_runs_rounds_beside_the_process_they_ran_in(tmp_
     assert bare.round_kinds == [] and "rounds by their process" not in render(bare)
 
 
+def test_the_aa_report_sets_each_familys_full_rounds_beside_its_link_rounds(tmp_path):
+    # Five rounds (round_1, link_1, round_2, link_2, the last): SmallCopy's cases read 10% slower in their full
+    # rounds, as where other cases ran before them there alone; Transfer's agree in every round.
+    base = synth.make_run(schema="2", sample_times=True, errors=False, aggregates=False, reps=1,
+                          families=("SmallCopy", "Transfer"), sizes=[4, 1 << 20])
+    kinds = ["full", "link", "full", "link", "full"]
+    doc = scaled(base, 1.0, rounds=[1.0] * 5, keep_samples=False)
+    doc["context"]["gpu_bench.round_processes"] = ("round_1=70.1/68.5/34.2 link_1=6.0/5.2/2.5 "
+                                                   "round_2=72.0/70.1/35.7 link_2=6.2/5.4/2.9")
+    for e in runs_of(doc):
+        t = e["round_times_s"][0]
+        slow = e["name"].startswith("SmallCopy/")
+        e["round_times_s"] = [t * (1.10 if slow and k == "full" else 1.0) for k in kinds]
+    files = [load_file(write(tmp_path, f"split{i}", doc)) for i in range(2)]
+    r = report(files)
+    assert r.full_over_link["SmallCopy"] == pytest.approx([10.0, 10.0])
+    assert r.full_over_link["Transfer/mem:pinned"] == pytest.approx([0.0, 0.0])
+    text = render(r)
+    assert "full rounds over link rounds, by family, worst first" in text, text
+    assert "in both): SmallCopy +10.00%, +10.00%; " in text, text
+    # With rounds of the host-driven cases alone, a case's count of rounds cannot tell its kind: left out.
+    doc["context"]["gpu_bench.round_processes"] += " host_1=4.0/3.6/1.9"
+    hosted = report([load_file(write(tmp_path, f"hosted{i}", doc)) for i in range(2)])
+    assert hosted.full_over_link == {} and "full rounds over link rounds" not in render(hosted)
+
+
 def test_the_aa_report_writes_floors_compare_reads(tmp_path, capsys):
     files = [f.path for f in _aa_files(tmp_path, (1.0, 1.01, 0.99), rounds=(1.0, 1.02, 0.98))]
     floor = tmp_path / "floor.toml"

@@ -195,6 +195,8 @@ class Report:
     families: dict[str, FamilyAgreement] = field(default_factory=dict)  # worst first: see worst_first
     # Per run: its cases whose detectable_pct is DETECTABLE_PCT_LIMIT or less, of those that wrote one.
     detectable_runs: list[MatrixShare] = field(default_factory=list)
+    # Per family, per run: its cases' full rounds over their link rounds in percent (host_link.full_over_link).
+    full_over_link: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def one_machine(self) -> bool:

@@ -1,5 +1,6 @@
 """The host link between runs and within a run: how the pinned and registered copies of 1 MiB and more
-moved from one run to the next, and how each round of them reads by the kind of process it ran in."""
+moved from one run to the next, and how each round of them reads by the kind of process it ran in; and, for
+every family, how its full rounds read against its link rounds."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 import statistics
 
 from ..reading.results import BenchmarkFile
-from .agreement import LinkDrift, RoundKinds
+from .agreement import LinkDrift, RoundKinds, family_of
 from .figures import headline_and_noise, is_detection_copy, round_times
 
 DRIFT_MIN_CASES = 6  # fewer changes than this are not tested
@@ -40,17 +41,51 @@ def link_drift(files: list[BenchmarkFile]) -> list[LinkDrift]:
     return out
 
 
+def _round_labels(f: BenchmarkFile) -> list[str]:
+    """The labels of `f`'s child rounds in the order they ran (round_K, link_K, host_K, extra_K)."""
+    return [p.partition("=")[0] for p in str(f.fact("gpu_bench.round_processes") or "").split()]
+
+
+def _planned_kinds(labels: list[str]) -> list[str]:
+    """The kinds of the child rounds that run copies, in order: 'full' for round_K, 'link' for link_K."""
+    return ["full" if label.startswith("round_") else "link" for label in labels
+            if label.startswith(("round_", "link_"))]
+
+
+def full_over_link(files: list[BenchmarkFile]) -> dict[str, list[float]]:
+    """Per family (family_of) and run: each case that took every full and every link round and no extra one,
+    its middle full round (the last included) over its middle link round, as a change in percent (+ where the
+    full rounds read slower); the median over the family's cases, NaN in a run where none did. A case that
+    meets the same cases before it in both kinds of process reads about 0. A run with rounds of the host-driven
+    cases alone (--host_rounds) is left out: their cases' count of rounds could match a link round's case's."""
+    out: dict[str, list[float]] = {}
+    for run, f in enumerate(files):
+        labels = _round_labels(f)
+        planned = _planned_kinds(labels)
+        if "link" not in planned or any(label.startswith("host_") for label in labels):
+            continue
+        kinds = planned + ["full"]
+        for key, case in f.cases.items():
+            times = round_times(f, key)
+            if len(times) != len(kinds) or min(times) <= 0:
+                continue
+            full = statistics.median(t for t, k in zip(times, kinds) if k == "full")
+            link = statistics.median(t for t, k in zip(times, kinds) if k == "link")
+            changes = out.setdefault(family_of(case), [[] for _ in files])
+            changes[run].append(100.0 * (full / link - 1.0))
+    return {fam: [statistics.median(c) if c else math.nan for c in runs] for fam, runs in sorted(out.items())}
+
+
 def round_kinds(f: BenchmarkFile, run: int) -> RoundKinds | None:
     """`f`'s copies' rounds by the kind of process each ran in; None for a file without
     gpu_bench.round_processes. A copy's rounds are in the order they ran: every child round it was in (every
     full and link round, then the first of the extra rounds), then the last; a round of the host-driven cases
     alone (host_K) holds no copy. A copy whose count of rounds fits no such order (one of its rounds failed) is
     left out."""
-    labels = [p.partition("=")[0] for p in str(f.fact("gpu_bench.round_processes") or "").split()]
+    labels = _round_labels(f)
     if not labels:
         return None
-    planned = ["full" if label.startswith("round_") else "link" for label in labels
-               if label.startswith(("round_", "link_"))]
+    planned = _planned_kinds(labels)
     extras = sum(1 for label in labels if label.startswith("extra_"))
     excess: dict[str, dict[str, list[float]]] = {}
     for key, case in f.cases.items():

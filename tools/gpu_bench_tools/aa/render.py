@@ -98,6 +98,14 @@ def render(r: Report) -> str:
                 parts.append(f"{group} " + ", ".join(f"{kind} {kinds[kind]:.2f}% ({k.rounds[group][kind]})"
                                                    for kind in ROUND_KINDS if kind in kinds))
         lines.append(f"    run {k.run}: " + "; ".join(parts))
+    if r.full_over_link:
+        worst = sorted(r.full_over_link.items(),
+                       key=lambda kv: -max((abs(v) for v in kv[1] if math.isfinite(v)), default=0.0))
+        lines.append("  full rounds over link rounds, by family, worst first (each case that took every full and "
+                     "link round: its middle full round over its middle link round, + slower in the full rounds; the "
+                     "median over the family's cases, per run; about 0 where a case meets the same cases before it "
+                     "in both): " + "; ".join(f"{fam} " + ", ".join(f"{v:+.2f}%" if math.isfinite(v) else "none" for v in runs)
+                                          for fam, runs in worst))
     lines += _render_families(r.families)
     worst = sorted(r.cases, key=lambda c: c.covered / max(1, c.pairs))[:8]
     lines.append("  least covered cases: " + "; ".join(
