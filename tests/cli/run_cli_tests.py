@@ -331,19 +331,20 @@ class DeviceAll(unittest.TestCase):
 
     def test_the_link_rounds_cases_come_first(self):
         # Each round runs the cases in this order. Those the link rounds run come first, so in a full round
-        # they follow the same cases as in a link round; Alloc, which starts no link round, follows them all.
+        # they follow the same cases as in a link round. Alloc's cases under 1 GiB are the first of them.
         r = run("--benchmark_list_tests", env=self.NO_GPU)
         self.assertEqual(r.returncode, 0, r.stderr)
-        names = r.stdout.split()
-        at = {n.replace("/manual_time", ""): i for i, n in enumerate(names)}
-        link = ("Events/op:record/timing:on", "HostBlocking/mem:pageable/bytes:16777216/mode:sync_copy",
-                "SyncPlacement/op:add/sync:before", "Transfer/dir:h2d/mem:pageable/bytes:67108864",
-                "Transfer/dir:bidir/mem:pinned/bytes:1073741824")
-        rest = ("Batch/api:kernel/copies:1/bytes:4", "Alloc/op:malloc/bytes:1048576",
+        names = [n.replace("/manual_time", "") for n in r.stdout.split()]
+        at = {n: i for i, n in enumerate(names)}
+        self.assertTrue(names[0].startswith("Alloc/") and names[0].endswith("/bytes:1048576"), names[0])
+        link = ("Alloc/op:malloc/bytes:67108864", "Events/op:record/timing:on",
+                "HostBlocking/mem:pageable/bytes:16777216/mode:sync_copy", "SyncPlacement/op:add/sync:before",
+                "Transfer/dir:h2d/mem:pageable/bytes:67108864", "Transfer/dir:bidir/mem:pinned/bytes:1073741824")
+        rest = ("Batch/api:kernel/copies:1/bytes:4", "Alloc/op:malloc/bytes:1073741824",
                 "Transfer/dir:h2d/mem:pageable/bytes:268435456", "Overlap/")
         first_rest = min(i for n, i in at.items() if n.startswith(rest))
         self.assertLess(max(at[n] for n in link), first_rest)
-        self.assertLess(at["Events/op:record/timing:on"], at["HostBlocking/mem:pageable/bytes:16777216/mode:sync_copy"])
+        self.assertLess(at["Alloc/op:malloc/bytes:67108864"], at["Events/op:record/timing:on"])
 
     def test_a_numbered_device_keeps_todays_names(self):
         default = run("--benchmark_list_tests", env=self.NO_GPU)

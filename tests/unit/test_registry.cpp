@@ -356,8 +356,10 @@ TEST(Registry, TheHostTimedMicroOpsRideTheLinkRounds) {
   EXPECT_EQ(round_kind_of("Events/op:record/timing:off/manual_time"), round_kind::link);
   EXPECT_EQ(round_kind_of("SyncPlacement/op:copy/sync:before/manual_time"), round_kind::link);
   EXPECT_EQ(round_kind_of("Launch/op:graph_replay/kernels:100/manual_time"), round_kind::link);
-  for (const char* name : {"Batch", "Alloc"})
-    EXPECT_FALSE(takes_small_rounds(declared(name), std::string(name) + "/op:any/manual_time")) << name;
+  EXPECT_FALSE(takes_small_rounds(declared("Batch"), "Batch/op:any/manual_time"));
+  // Alloc's cases under 1 GiB ride them as their first cases, so they run first in every round.
+  EXPECT_EQ(round_kind_of("Alloc/op:malloc_host/bytes:67108864/manual_time"), round_kind::link);
+  EXPECT_EQ(round_kind_of("Alloc/op:malloc_host/bytes:1073741824/manual_time"), round_kind::full);
 }
 
 TEST(Registry, NvmlReadsNoCaseThatVariesWithTheMachineWhileItRuns) {
@@ -416,5 +418,7 @@ TEST(Registry, TheContextNamesEachFamilysMachineVarianceAndItsCause) {
   // The size from which a case of the small_rounds rule keeps three rounds; none where no case rides them.
   EXPECT_EQ(value("family.transfer.small_rounds_below"), "268435456");
   EXPECT_EQ(value("family.events.small_rounds_below"), "1048576");
-  EXPECT_EQ(value("family.alloc.small_rounds_below"), std::nullopt);
+  EXPECT_EQ(value("family.alloc.small_rounds_below"), "1073741824");
+  EXPECT_EQ(value("family.batch.small_rounds_below"), std::nullopt);
+  EXPECT_EQ(value("family.alloc.revisions"), "2=bytes:1073741824");
 }
