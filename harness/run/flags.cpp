@@ -203,14 +203,13 @@ std::vector<flag> make_flags() {
                  "one after the other (each in the last round's order), the last in this one (default\n"
                  "%d, 1 to 20). A case's time is the median of its rounds' medians, or from five\n"
                  "rounds the mean of their fastest half (rounds other traffic slowed cannot move\n"
-                 "it); noise_pct is the half-width of a\n"
-                 "95%% prediction interval for the next run's figure, from the rounds' spread\n"
-                 "moderated by that of the cases of its family, memory kind, direction and size\n"
-                 "band (never narrower than one round's own interval or the timer's tick);\n"
-                 "detectable_pct is the smallest change gpu-bench-compare calls against a run\n"
-                 "like it (at least 1%%). With --rounds=1, noise_pct is the 95%% confidence\n"
-                 "interval of this process's median alone, which says nothing of the next run,\n"
-                 "and there is no detectable_pct (docs/methodology.md)",
+                 "it); noise_pct is the half-width of a 95%% prediction interval for the next run's\n"
+                 "figure, from the rounds' spread moderated by that of the cases of its family,\n"
+                 "memory kind, direction and size band (never narrower than one round's own\n"
+                 "interval or the timer's tick); detectable_pct is the smallest change\n"
+                 "gpu-bench-compare calls against a run like it (at least 1%%). With --rounds=1,\n"
+                 "noise_pct is the 95%% confidence interval of this process's median alone, which\n"
+                 "says nothing of the next run, and there is no detectable_pct (docs/methodology.md)",
                  kDefaultRounds),
        formatted("rounds, each a process of its own (default %d); with `--rounds=1`, `noise_pct` says nothing "
                  "of the next run",
@@ -222,7 +221,8 @@ std::vector<flag> make_flags() {
                  "1 MiB and more, and AllHost's), where more than --rounds (default %d): others'\n"
                  "traffic on a shared link moves their time over seconds, so their figure needs\n"
                  "more moments of it. Their extra rounds run them alone, between the others. Cheaper\n"
-                 "cases ride in them too: copies under 256 MiB but managed ones, events, launches",
+                 "cases ride in them too, first in every round: allocations under 1 GiB, copies under\n"
+                 "256 MiB but managed ones, events, launches",
                  kDefaultLinkRounds),
        formatted("rounds for the copies at the host link's throughput (pinned and registered copies of 1 MiB "
                  "and more, AllHost), where more than `--rounds` (default %d)",
