@@ -107,8 +107,8 @@ struct family_descriptor {
   // cost follows where its buffers and streams landed, a draw of each process that rotating its placements
   // narrows but does not remove. A host-timed call (an event record, a launch) or a pageable copy follows the
   // host's state, a draw of each process. Each costs milliseconds a round, so five rounds cost the run seconds
-  // (docs/methodology.md). A case that follows the cases before it in its process stays out: the link rounds
-  // run other cases before it.
+  // (docs/methodology.md). Every round runs these cases first (round_order), so each meets the same cases before
+  // it in every round.
   std::string small_rounds = "no";
   // The size from which a case of the small_rounds rule no longer rides the link rounds (of a case with a bytes
   // axis): 1 MiB, where a pinned copy runs at the link's rate; larger where a family's costlier cases stay cheap.
