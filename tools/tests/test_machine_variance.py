@@ -21,7 +21,7 @@ MACHINES = [RUNS[0], REPO / "results/aa/h100_default_f799a91/default_h100_run1.j
 # What gpu_bench writes since its descriptors carry the rule (harness/run/registry.hpp, the families' files).
 HOST_CPU = "the host CPU's state, which a virtual machine changes between processes (host.clock_read_ns)"
 TRANSFER_CAUSE = ("the host CPU's state and the host's memory, which a virtual machine changes between processes, "
-                  "and for managed memory the cases its process ran before it")
+                  "and for managed memory the latency the driver's page migration settles on in each process")
 RULES = {"syncplacement": "yes", "events": "yes", "launch": "yes", "hostblocking": "yes", "alloc": "yes",
          "smallcopy": "yes", "batch": "yes", "transfer": "mem:pageable|mem:managed_prefetch|mem:managed_fault"}
 # The planted cases: each run's second round twelve times the first's, the second run's 20% slower; one case
