@@ -65,8 +65,8 @@ const family_registration registration{[](family_descriptor& f) {
   // memory a copy engine or kernel reaches straight follows where each process placed its buffers and streams.
   // A pageable copy follows the host's state in each process. The copies of 1 to 64 MiB cost tens of
   // milliseconds a round; those of 256 MiB and 1 GiB cost seconds, so they keep three rounds. A managed copy
-  // follows the cases before it in its process: in the link rounds an h2d managed_fault copy of 4 B read 33 to
-  // 49 us, in the earlier full rounds 66 to 73 us (an H200, docs/methodology.md).
+  // keeps three too: each process draws a step of about 9 us of its own, and on an H200 one-round processes
+  // spread 20 to 28% by median, so five rounds would still leave it far from 5% (docs/methodology.md).
   f.small_rounds = "mem:pinned|mem:write_combined|mem:registered|mem:mapped|mem:device|mem:pageable";
   f.small_rounds_below = 256ull << 20;
   // The CPU stages a pageable copy, at the speed of the state its virtual CPU holds at the moment. Held in the
