@@ -195,11 +195,11 @@ const family_registration registration{[](family_descriptor& f) {
   // An allocator that holds memory another case freed serves 1 MiB in microseconds; one that never held any
   // takes hundreds. Alloc's cases under 1 GiB ride the link rounds and are their first cases (round_order), so
   // in every round they run before any other case has allocated. Those of 1 GiB cost about a second each, so
-  // they keep three rounds, and run after the link rounds' cases.
+  // they keep three rounds, and run after the link rounds' cases, as any larger case of --sizes does.
   f.small_rounds = "yes";
   f.small_rounds_below = 1ull << 30;
-  // Way 2: the cases of 1 GiB run after the link rounds' cases, not first.
-  f.revisions = "2=bytes:1073741824";
+  // Way 2: the cases of 1 GiB and more run after the link rounds' cases, not first.
+  f.revisions = "2=bytes>=" + std::to_string(f.small_rounds_below);
   f.plot = "x=bytes;series=op";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Alloc/";

@@ -12,19 +12,33 @@ namespace gpu_bench {
 
 namespace {
 
-// Whether `rule` ("yes", "no", or key:value tokens joined by '|') holds for a case named `name`: one of
-// its tokens is a whole key:value of the name, after a '/' and before the next '/' or the end.
+// Whether one token of a rule holds for a case named `name`. key:value: the name holds that whole key:value,
+// after a '/' and before the next '/' or the end. key>=N: the name's value of key is a whole number, N or more.
+bool token_holds(const std::string& token, const std::string& name) {
+  if (const std::size_t ge = token.find(">="); ge != std::string::npos) {
+    const std::string framed = "/" + token.substr(0, ge) + ":";
+    const std::size_t at = name.find(framed);
+    if (at == std::string::npos) return false;
+    const std::size_t from = at + framed.size();
+    const std::string value = name.substr(from, name.find('/', from) - from);
+    if (value.empty() || value.size() > 19 || value.find_first_not_of("0123456789") != std::string::npos) return false;
+    return std::stoull(value) >= std::stoull(token.substr(ge + 2));
+  }
+  const std::string framed = "/" + token;
+  for (std::size_t at = name.find(framed); at != std::string::npos; at = name.find(framed, at + 1)) {
+    const std::size_t after = at + framed.size();
+    if (after == name.size() || name[after] == '/') return true;
+  }
+  return false;
+}
+
+// Whether `rule` ("yes", "no", or tokens joined by '|': key:value or key>=N) holds for a case named `name`:
+// whether one of its tokens does.
 bool rule_holds(const std::string& rule, const std::string& name) {
   if (rule == "yes") return true;
   if (rule == "no") return false;
-  for (const std::string& token : split(rule, '|')) {
-    const std::string framed = "/" + token;
-    for (std::size_t at = name.find(framed); at != std::string::npos; at = name.find(framed, at + 1)) {
-      const std::size_t after = at + framed.size();
-      if (after == name.size() || name[after] == '/') return true;
-    }
-  }
-  return false;
+  const std::vector<std::string> tokens = split(rule, '|');
+  return std::any_of(tokens.begin(), tokens.end(), [&](const std::string& t) { return token_holds(t, name); });
 }
 
 }  // namespace

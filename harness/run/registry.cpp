@@ -161,12 +161,21 @@ std::string declaration_problem(const family_descriptor& d) {
   if (d.headline.empty() || d.unit.empty()) return of + "no headline or unit";
   if (!d.register_cases) return of + "no register_cases";
   if (d.buffers_of_size == 0) return of + "buffers_of_size is 0: a case holds at least one buffer of its size";
-  // A rule's key:value tokens joined by '|' must name declared axes.
+  // A rule's tokens joined by '|' must name declared axes: key:value, or key>=N with N a whole number.
   auto rule_problem = [&](const std::string& what, const std::string& rule) -> std::string {
     if (rule == "yes" || rule == "no") return {};
-    for (const std::string& token : split(rule, '|'))
-      if (!declares_axis(d, token.substr(0, token.find(':'))))
-        return of + what + " names " + token + ", not a value of a declared axis";
+    for (const std::string& token : split(rule, '|')) {
+      const std::size_t ge = token.find(">=");
+      if (ge == std::string::npos) {
+        if (!declares_axis(d, token.substr(0, token.find(':'))))
+          return of + what + " names " + token + ", not a value of a declared axis";
+        continue;
+      }
+      const std::string n = token.substr(ge + 2);
+      if (!declares_axis(d, token.substr(0, ge)) || n.empty() || n.size() > 19 ||
+          n.find_first_not_of("0123456789") != std::string::npos)
+        return of + what + " names " + token + ", not a declared axis at a whole number or more";
+    }
     return {};
   };
   for (const auto& [what, rule] : {std::pair<const char*, const std::string&>{"host_link", d.host_link},

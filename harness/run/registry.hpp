@@ -68,8 +68,9 @@ struct family_descriptor {
   std::string unit;        // the headline's unit: "GB/s", "us"
   better better_is = better::higher;
   headline_kind kind = headline_kind::rate;
-  // Whether a case crosses the host link: "yes", "no", or key:value tokens joined by '|', any of which in
-  // a case's name means yes. A low-power link state during a case that does not cross it says nothing.
+  // Whether a case crosses the host link: "yes", "no", or tokens joined by '|', any of which holding means
+  // yes. A key:value token holds where the case's name has it; key>=N where the name's value of key is a whole
+  // number, N or more. A low-power link state during a case that does not cross it says nothing.
   std::string host_link = "no";
   std::string plot;  // generic-plot hints: "x=bytes;series=mem;panel=dir", each a declared axis
   family_scope scope = family_scope::single_gpu;
@@ -126,7 +127,7 @@ struct family_descriptor {
   // "no", empty where it is.
   std::string machine_variance_cause;
   // Which cases gpu_bench measures in a way its earlier versions did not: "N=RULE" entries joined by ';', N
-  // the way's number (2 and up) and RULE key:value tokens joined by '|', as host_link. A case takes the
+  // the way's number (2 and up) and RULE tokens joined by '|', as host_link. A case takes the
   // highest N whose rule holds, and way 1 where none does. The tools compare a case's figures only between
   // files that measured it the same way (docs/json.md); CHANGELOG.md says what each way changed.
   std::string revisions;

@@ -131,6 +131,10 @@ TEST(Registry, RefusesAMalformedDeclaration) {
   EXPECT_NE(with([](family_descriptor& f) { f.revisions = "1=dir:bidir"; }), "");  // way 1 is every other case's
   EXPECT_NE(with([](family_descriptor& f) { f.revisions = "dir:bidir"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.revisions = "2=mem:pinned"; }), "");  // not an axis of the family
+  EXPECT_EQ(with([](family_descriptor& f) { f.revisions = "2=bytes>=1073741824|engine:sm"; }), "");
+  EXPECT_NE(with([](family_descriptor& f) { f.revisions = "2=size>=4"; }), "");     // not an axis of the family
+  EXPECT_NE(with([](family_descriptor& f) { f.revisions = "2=bytes>=1e9"; }), "");  // not a whole number
+  EXPECT_NE(with([](family_descriptor& f) { f.host_link = "bytes>="; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;series=mem"; }), "");
   EXPECT_NE(with([](family_descriptor& f) { f.plot = "x=bytes;colour=dir"; }), "");
   EXPECT_EQ(with([](family_descriptor& f) { f.plot = "x=bytes;series=dir,engine;xlabel=copy size"; }), "");
@@ -310,6 +314,18 @@ TEST(Registry, TheCostlierHostDrivenFamiliesTakeHostRounds) {
   EXPECT_FALSE(takes_host_rounds("NoSuchFamily/x"));
 }
 
+TEST(Registry, ARulesSizeTokenHoldsFromItsNumberUp) {
+  family_descriptor f = copy_family();
+  f.host_link = "bytes>=1073741824|engine:sm";
+  EXPECT_TRUE(crosses_host_link(f, "Copy/dir:h2d/bytes:1073741824/manual_time"));
+  EXPECT_TRUE(crosses_host_link(f, "Copy/dir:h2d/bytes:4294967296/manual_time"));  // any size above
+  EXPECT_FALSE(crosses_host_link(f, "Copy/dir:h2d/bytes:1073741823/manual_time"));
+  EXPECT_FALSE(crosses_host_link(f, "Copy/dir:h2d/bytes:67108864/manual_time"));
+  EXPECT_TRUE(crosses_host_link(f, "Copy/dir:h2d/engine:sm/bytes:4/manual_time"));  // the other token
+  EXPECT_FALSE(crosses_host_link(f, "Copy/dir:h2d"));                               // no size to judge by
+  EXPECT_FALSE(crosses_host_link(f, "Copy/dir:h2d/bytes:big/manual_time"));         // not a whole number
+}
+
 TEST(Registry, ASmallRoundsCaseMatchesTheRuleAndIsUnderItsFamilysSize) {
   family_descriptor f = copy_family();
   f.small_rounds = "dir:h2d";
@@ -420,5 +436,5 @@ TEST(Registry, TheContextNamesEachFamilysMachineVarianceAndItsCause) {
   EXPECT_EQ(value("family.events.small_rounds_below"), "1048576");
   EXPECT_EQ(value("family.alloc.small_rounds_below"), "1073741824");
   EXPECT_EQ(value("family.batch.small_rounds_below"), std::nullopt);
-  EXPECT_EQ(value("family.alloc.revisions"), "2=bytes:1073741824");
+  EXPECT_EQ(value("family.alloc.revisions"), "2=bytes>=1073741824");
 }

@@ -138,3 +138,17 @@ def test_fleet_judges_a_case_beside_gpus_that_measured_it_the_same_way(tmp_path,
     # three of way 2; the one GPU of way 1 is too few for its bidir copies.
     cohort = report["cohorts"][0]
     assert (cohort["gpus"], cohort["cases_judged"], cohort["cases_too_few"]) == (4, 30, 15)
+
+
+def test_a_size_token_holds_from_its_number_up():
+    # Alloc's way 2 is its cases of 1 GiB and more: a --sizes run's 4 GiB case is measured as its 1 GiB one.
+    from gpu_bench_tools.reading.families import parse_revisions, way_of
+
+    revisions = parse_revisions("2=bytes>=1073741824", "family.alloc.revisions")
+    assert way_of(revisions, "Alloc/op:malloc_host/bytes:1073741824") == 2
+    assert way_of(revisions, "Alloc/op:malloc_host/bytes:4294967296") == 2
+    assert way_of(revisions, "Alloc/op:malloc_host/bytes:67108864") == 1
+    assert way_of(revisions, "Alloc/op:malloc_async/pool:warm") == 1  # no size to judge by
+    old = parse_revisions("2=bytes:1073741824", "family.alloc.revisions")  # as earlier files write it
+    assert way_of(old, "Alloc/op:malloc_host/bytes:1073741824") == 2
+    assert way_of(old, "Alloc/op:malloc_host/bytes:4294967296") == 1

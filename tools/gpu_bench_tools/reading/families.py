@@ -108,13 +108,23 @@ def link_bound_oracle(case: Case) -> bool:
 
 
 def rule_matches(rule: str, case_key: str) -> bool:
-    """A descriptor's yes/no rule for one case: 'yes', 'no', or key:value tokens joined by '|', any of which
-    among the case name's parts means yes."""
+    """A descriptor's yes/no rule for one case: 'yes', 'no', or tokens joined by '|', any of which holding means
+    yes. A key:value token holds where it is one of the case name's parts; key>=N where the name's value of key
+    is a whole number, N or more."""
     rule = rule.strip()
     if rule in ("yes", "no", ""):
         return rule == "yes"
-    parts = set(case_key.split("/")[1:])
-    return any(tok.strip() in parts for tok in rule.split("|"))
+    parts = case_key.split("/")[1:]
+    values = dict(p.split(":", 1) for p in parts if ":" in p)
+
+    def holds(token: str) -> bool:
+        key, ge, least = token.strip().partition(">=")
+        if not ge:
+            return key in parts
+        value = values.get(key, "")
+        return value.isdigit() and least.isdigit() and int(value) >= int(least)
+
+    return any(holds(tok) for tok in rule.split("|"))
 
 
 def beyond_machine_variance_pct(*pcts: float | None) -> bool:
