@@ -182,3 +182,18 @@ def test_the_aa_report_counts_the_cases_above_25_pct_by_whether_they_name_the_ma
     # Files without the key name no cause: every such case counts as one that names none.
     run_cli(cli_aa.main, ["report", *old_pair, "--json", str(out)], capsys)
     assert json.loads(out.read_text())["above_machine_variance_pct"]["named_cause"] == 0
+
+
+def test_compare_words_a_cause_once_when_its_files_word_it_differently(new_pair, tmp_path, capsys):
+    # The first file from a gpu_bench that worded SyncPlacement's cause otherwise: one warning, in the last
+    # file's words.
+    doc = json.loads(Path(new_pair[0]).read_text())
+    doc["context"]["family.syncplacement.machine_variance_cause"] = "an older wording of the host's state"
+    older = tmp_path / "older_wording.json"
+    older.write_text(json.dumps(doc))
+    code, text, _ = run_cli(cli_compare.main, [str(older), new_pair[1]], capsys)
+    assert code == 0
+    notes = [line for line in text.splitlines() if line.startswith("warning: the machine's own variance: ")]
+    syncplacement = [line for line in notes if "SyncPlacement" in line]
+    assert len(syncplacement) == 1, notes
+    assert f"vary with {HOST_CPU};" in syncplacement[0] and "older wording" not in syncplacement[0]

@@ -223,11 +223,13 @@ def compare(
         fams = sorted({r.family for r in host_rows})
         notes.append(f"the host CPU differs: [1] {host_cpu(files[0])}; {which}: "
                      f"{len(host_rows)} host-side figure(s) ({', '.join(fams)}) measure the host as much as the GPU")
+    # One warning per cause, in the words of the last file that names one: files of two gpu_bench versions
+    # may word a family's cause differently.
     by_cause: dict[str, list[Row]] = {}
     for r in rows:
         for v in r.versus:
             if v is not None and v.machine_variance:
-                by_cause.setdefault(v.machine_cause, []).append(r)
+                by_cause.setdefault(_last_files_cause(files, r) or v.machine_cause, []).append(r)
     for cause, some in by_cause.items():
         notes.append(f"{MACHINE_VERDICT}: {len({r.key for r in some})} case(s) ({_which_cases(some, rows)}) spread "
                      f"beyond {MACHINE_VARIANCE_PCT:g}% and vary with {cause}; gpu_bench cannot remove that, so no "
@@ -258,6 +260,15 @@ def compare(
         min_effect_pct=effect_rounds if min_effect_pct is None else min_effect_pct,
         floors_path=floors.path,
     )
+
+
+def _last_files_cause(files: list[BenchmarkFile], row: Row) -> str | None:
+    """The machine_variance_cause the last of `files` whose descriptor names one gives the row's case."""
+    for f in reversed(files):
+        d = f.descriptor(row.family)
+        if d is not None and (cause := d.machine_cause(row.key)):
+            return cause
+    return None
 
 
 def _which_cases(some: list[Row], rows: list[Row]) -> str:
