@@ -93,12 +93,14 @@ def test_the_aa_report_gives_each_family_its_detectable_pct_coverage_and_catches
     assert code == 0, err
     lines = text.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("  by family, worst first"))
-    assert lines[head + 1].split() == ["family", "cases", "spread", "coverage", "floor", "det", "p50", "det", "p90",
-                                       "runs/rounds", "5%", "slower", "10%", "slower"]
+    assert lines[head + 1].split() == ["family", "cases", "spread", "shift", "coverage", "floor", "det", "p50", "det",
+                                       "p90", "runs/rounds", "5%", "slower", "10%", "slower"]
     rows = [line.split() for line in lines[head + 2:head + 2 + len(fams)]]
     assert [row[0] for row in rows] == list(fams)
-    assert rows[0][1:2] + rows[0][3:4] + rows[0][5:] == ["21", "100.0%", "40.00%", "48.00%", "0.00", "0.0%", "0.0%"]
-    assert rows[1][1:2] + rows[1][3:4] + rows[1][5:] == ["21", "85.7%", "1.75%", "2.30%",
+    # Three pinned copies of 21 moved: the family's median case did not.
+    assert rows[0][1:2] + rows[0][3:5] + rows[0][6:] == ["21", "+0.00%", "100.0%", "40.00%", "48.00%", "0.00", "0.0%",
+                                                         "0.0%"]
+    assert rows[1][1:2] + rows[1][3:5] + rows[1][6:] == ["21", "+0.00%", "85.7%", "1.75%", "2.30%",
                                                          f"{pinned.runs_over_rounds:.2f}", "100.0%", "100.0%"]
     doc = json.loads(out.read_text())
     assert list(doc["families"]) == list(fams)
@@ -108,6 +110,44 @@ def test_the_aa_report_gives_each_family_its_detectable_pct_coverage_and_catches
     assert p["runs_over_rounds"] == pytest.approx(pinned.runs_over_rounds)
     assert [(s["pct"], s["rate"]) for s in doc["families"]["Transfer/mem:pageable"]["slowdowns"]] == [(5.0, 0.0),
                                                                                                    (10.0, 0.0)]
+
+
+def test_a_familys_shift_is_its_median_case_moved_between_runs_either_way_up(tmp_path, capsys):
+    """Run 2 of the pair reads every pageable copy (a rate) 5% slower, every SmallCopy case (a time) 4% faster,
+    and two of 21 pinned copies 8% slower: the shift is each family's median case, + slower."""
+    base = synth.make_run(schema="2", errors=False, aggregates=False, reps=1, families=("Transfer", "SmallCopy"))
+    paths = []
+    for run in (1, 2):
+        doc = copy.deepcopy(base)
+        pinned = 0
+        for e in doc["benchmarks"]:
+            name = e["name"]
+            k = 1.0
+            if run == 2 and name.startswith("Transfer/") and "/mem:pageable/" in name:
+                k = 1.05
+            elif run == 2 and name.startswith("SmallCopy/"):
+                k = 0.96
+            elif name.startswith("Transfer/") and "/mem:pinned/" in name:
+                pinned += 1
+                k = 1.08 if run == 2 and pinned <= 2 else 1.0
+            t = e["real_time"] * UNIT_S[e["time_unit"]] * k
+            e["round_times_s"] = [t * r for r in TIGHT]
+            e["rounds"] = len(TIGHT)
+            e["real_time"] *= k
+            for c in ("gbps", "bytes_per_second"):
+                if c in e:
+                    e[c] /= k
+        paths.append(synth.write(tmp_path / f"run{run}.json", doc))
+    fams = report([load_file(p) for p in paths]).families
+    assert fams["Transfer/mem:pageable"].shift_pct == pytest.approx(5.0, abs=1e-6)
+    assert fams["SmallCopy"].shift_pct == pytest.approx(-4.0, abs=1e-6)
+    assert fams["Transfer/mem:pinned"].shift_pct == pytest.approx(0.0, abs=1e-6)
+    out = tmp_path / "aa.json"
+    code, text, err = run_cli(cli_aa.main, ["report", *paths, "--json", str(out)], capsys)
+    assert code == 0, err
+    row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["Transfer/mem:pageable"])
+    assert row[3] == "+5.00%"
+    assert json.loads(out.read_text())["families"]["SmallCopy"]["shift_pct"] == pytest.approx(-4.0, abs=1e-6)
 
 
 def test_the_report_says_whether_the_gate_fires_between_runs_of_one_build(capsys):

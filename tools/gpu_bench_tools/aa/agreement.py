@@ -42,6 +42,7 @@ class CaseAgreement:
     detectable_pct: list[float] = field(default_factory=list)  # each run's, where it wrote one
     detection: bool = False  # a pinned or registered copy of 1 MiB and more
     machine_cause: str | None = None  # what its descriptor says it varies with between processes, if anything
+    slower_pct: list[float] = field(default_factory=list)  # each later run's figure over the one before, + slower
 
     @property
     def beyond_machine_variance_pct(self) -> bool:
@@ -108,6 +109,10 @@ class FamilyAgreement:
     # where a state does, which more rounds within a run cannot sample. NaN where no case has two runs of two
     # rounds or more.
     runs_over_rounds: float = math.nan
+    # How far its cases moved together between runs: the median over its cases of a later run's figure over the
+    # one before, + slower; of several consecutive pairs, the one largest in size. A state that holds for a
+    # whole run moves a family's cases together; a family's own noise scatters them about 0.
+    shift_pct: float = math.nan
 
     @property
     def coverage_next(self) -> float:

@@ -107,7 +107,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         cases.append(CaseAgreement(key, first.family, values, noises,
                                    (max(values) - min(values)) / abs(mid) * 100.0 if mid else 0.0, rel_sd,
                                    covered, len(values) - 1, detectable, is_detection_copy(files[0], first),
-                                   next((c for c in causes if c), None)))
+                                   next((c for c in causes if c), None), slower_pcts(files[0], first, values)))
     pairs = sum(c.pairs for c in cases)
     coverage_next = sum(c.covered for c in cases) / pairs if pairs else math.nan
 
@@ -193,6 +193,27 @@ def worst_first(f: FamilyAgreement) -> tuple:
             f.family)
 
 
+def slower_pcts(f: BenchmarkFile, case, values: list[float]) -> list[float]:
+    """Each later run's figure over the one before, in percent, + slower: a rate headline read the other way
+    up. None where a figure is not above 0."""
+    d = f.descriptor(case.family)
+    rate = d is not None and d.headline_kind == "rate" and d.higher_is_better
+    out = []
+    for a, b in zip(values, values[1:]):
+        if a > 0 and b > 0:
+            out.append(((a / b) if rate else (b / a)) * 100.0 - 100.0)
+    return out
+
+
+def family_shift(cases: list[CaseAgreement]) -> float:
+    """The median over `cases` of each consecutive pair's slower_pct; of several pairs, the one largest in size.
+    NaN where no case has one."""
+    pairs = max((len(c.slower_pct) for c in cases), default=0)
+    medians = [statistics.median(v) for v in ([c.slower_pct[i] for c in cases if len(c.slower_pct) > i]
+                                               for i in range(pairs)) if v]
+    return max(medians, key=abs, default=math.nan)
+
+
 def runs_over_rounds(files: list[BenchmarkFile], keys: list[str]) -> float:
     """The between-run mean square of the cases `keys` over their within-run one, pooled over the cases: each
     case's runs are the groups of a one-way analysis of variance of its round logarithms (runs of fewer than
@@ -230,5 +251,5 @@ def families(files: list[BenchmarkFile], cases: list[CaseAgreement], floors: dic
             sum(c.pairs for c in cs), floors.get(name, math.nan),
             statistics.median(detectable) if detectable else math.nan, p90(detectable),
             [FamilyCatch(pct, sum(called[pct].get(c.key, 0) for c in cs), len(cs) * pairs) for pct in called],
-            runs_over_rounds(files, [c.key for c in cs])))
+            runs_over_rounds(files, [c.key for c in cs]), family_shift(cs)))
     return {f.family: f for f in sorted(out, key=worst_first)}
