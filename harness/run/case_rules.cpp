@@ -20,9 +20,9 @@ bool token_holds(const std::string& token, const std::string& name) {
     const std::size_t at = name.find(framed);
     if (at == std::string::npos) return false;
     const std::size_t from = at + framed.size();
-    const std::string value = name.substr(from, name.find('/', from) - from);
-    if (value.empty() || value.size() > 19 || value.find_first_not_of("0123456789") != std::string::npos) return false;
-    return std::stoull(value) >= std::stoull(token.substr(ge + 2));
+    const std::optional<std::uint64_t> value = whole_number(name.substr(from, name.find('/', from) - from));
+    const std::optional<std::uint64_t> least = whole_number(token.substr(ge + 2));
+    return value && least && *value >= *least;
   }
   const std::string framed = "/" + token;
   for (std::size_t at = name.find(framed); at != std::string::npos; at = name.find(framed, at + 1)) {

@@ -137,6 +137,12 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return parts;
 }
 
+std::optional<std::uint64_t> whole_number(const std::string& text) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoull(text);
+}
+
 const family_descriptor* family_of_case(const std::string& name) {
   const std::string family = name.substr(0, name.find('/'));
   for (const family_descriptor& d : family_list())
@@ -171,9 +177,7 @@ std::string declaration_problem(const family_descriptor& d) {
           return of + what + " names " + token + ", not a value of a declared axis";
         continue;
       }
-      const std::string n = token.substr(ge + 2);
-      if (!declares_axis(d, token.substr(0, ge)) || n.empty() || n.size() > 19 ||
-          n.find_first_not_of("0123456789") != std::string::npos)
+      if (!declares_axis(d, token.substr(0, ge)) || !whole_number(token.substr(ge + 2)))
         return of + what + " names " + token + ", not a declared axis at a whole number or more";
     }
     return {};
@@ -189,9 +193,8 @@ std::string declaration_problem(const family_descriptor& d) {
   if (!d.revisions.empty())
     for (const std::string& entry : split(d.revisions, ';')) {  // N=RULE
       const std::size_t eq = entry.find('=');
-      const std::string n = entry.substr(0, eq);
-      if (eq == std::string::npos || n.empty() || n.find_first_not_of("0123456789") != std::string::npos ||
-          std::stoul(n) < 2)
+      const std::optional<std::uint64_t> n = whole_number(entry.substr(0, eq));
+      if (eq == std::string::npos || !n || *n < 2)
         return of + "revisions entry " + entry + " is not N=RULE with N from 2";
       if (std::string problem = rule_problem("revisions", entry.substr(eq + 1)); !problem.empty()) return problem;
     }

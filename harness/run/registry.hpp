@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -210,6 +211,8 @@ std::string spread_group(const std::string& name);
 const family_descriptor* family_of_case(const std::string& name);
 // `text` cut at every `sep`: n separators give n + 1 parts, empty ones included.
 std::vector<std::string> split(const std::string& text, char sep);
+// `text` as a whole number: decimal digits alone, at most 19 of them (so it fits); nothing otherwise.
+std::optional<std::uint64_t> whole_number(const std::string& text);
 
 // Whether a case of `d` named `name` crosses the host link, by the descriptor's host_link rule.
 bool crosses_host_link(const family_descriptor& d, const std::string& name);

@@ -53,7 +53,7 @@ from ..stats.rounds import spread_group
 from .agreement import (DETECTABLE_PCT_LIMIT, FAMILY_SLOWDOWNS, CaseAgreement, FamilyAgreement, FamilyCatch,
                         MatrixShare, Report, Slowdown, family_of, floor_key)
 from .altered import slowed
-from .figures import headline_and_noise, is_detection_copy, judged_figure, round_times, run_time
+from .figures import headline_and_noise, is_detection_copy, judged_figure, round_times, run_time, slower_pct
 from .host_link import full_over_link, link_drift, round_kinds
 from .one_round import one_round_comparisons
 
@@ -194,15 +194,8 @@ def worst_first(f: FamilyAgreement) -> tuple:
 
 
 def slower_pcts(f: BenchmarkFile, case, values: list[float]) -> list[float]:
-    """Each later run's figure over the one before, in percent, + slower: a rate headline read the other way
-    up. None where a figure is not above 0."""
-    d = f.descriptor(case.family)
-    rate = d is not None and d.headline_kind == "rate" and d.higher_is_better
-    out = []
-    for a, b in zip(values, values[1:]):
-        if a > 0 and b > 0:
-            out.append(((a / b) if rate else (b / a)) * 100.0 - 100.0)
-    return out
+    """Each later run's figure over the one before (slower_pct), where both are above 0."""
+    return [slower_pct(f, case, a, b) for a, b in zip(values, values[1:]) if a > 0 and b > 0]
 
 
 def family_shift(cases: list[CaseAgreement]) -> float:

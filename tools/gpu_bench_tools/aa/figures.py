@@ -7,7 +7,7 @@ import math
 
 from ..reading.facts import fact_number
 from ..reading.families import link_bound_oracle
-from ..reading.load import metric_for
+from ..reading.load import metric_for, unit_and_direction
 from ..reading.results import BenchmarkFile
 from .agreement import RunTime
 
@@ -22,18 +22,29 @@ def run_time(f: BenchmarkFile) -> RunTime:
                    fact_number(f, "host.uptime_s"))
 
 
+def noise_metric(f: BenchmarkFile, case) -> str:
+    """The metric headline_and_noise reads: the headline where noise_pct is about it (a rate or a time), else
+    the case's time, which noise_pct is about."""
+    d = f.descriptor(case.family)
+    return metric_for(f, case, None) if d is None or d.headline_kind in ("rate", "time") else "real_time"
+
+
 def headline_and_noise(f: BenchmarkFile, case) -> tuple[float | None, float | None]:
-    """(figure, noise_pct) of a case in a file, or (None, None) where it has none: the headline where
-    noise_pct is about it (a rate or a time), else the case's time, which noise_pct is about."""
+    """(figure, noise_pct) of a case in a file, or (None, None) where it has none (noise_metric's figure)."""
     if not case.ok:
         return None, None
-    d = f.descriptor(case.family)
-    metric = metric_for(f, case, None) if d is None or d.headline_kind in ("rate", "time") else "real_time"
-    v = case.center(metric)
+    v = case.center(noise_metric(f, case))
     noise = case.written_noise_pct()
     if v is None or not math.isfinite(v):
         return None, None
     return v, noise
+
+
+def slower_pct(f: BenchmarkFile, case, earlier: float, later: float) -> float:
+    """`later` over `earlier`, two of the case's headline_and_noise figures, in percent: + where `later` is
+    slower, a rate read the other way up."""
+    higher = unit_and_direction(f, case.family, noise_metric(f, case), case.time_unit)[1]
+    return 100.0 * ((earlier / later) if higher else (later / earlier)) - 100.0
 
 
 def judged_figure(f: BenchmarkFile, case) -> float | None:

@@ -9,7 +9,7 @@ import statistics
 
 from ..reading.results import BenchmarkFile
 from .agreement import LinkDrift, RoundKinds, family_of
-from .figures import headline_and_noise, is_detection_copy, round_times
+from .figures import headline_and_noise, is_detection_copy, round_times, slower_pct
 
 DRIFT_MIN_CASES = 6  # fewer changes than this are not tested
 
@@ -30,8 +30,7 @@ def link_drift(files: list[BenchmarkFile]) -> list[LinkDrift]:
                 va, vb = headline_and_noise(a, case)[0], headline_and_noise(b, b.cases[key])[0]
                 if not va or not vb or va <= 0 or vb <= 0:
                     continue
-                d = a.descriptor(case.family)
-                changes.append(100.0 * ((va / vb) if d is None or d.headline_kind == "rate" else (vb / va)) - 100.0)
+                changes.append(slower_pct(a, case, va, vb))
             if not changes:
                 continue
             p = math.nan
