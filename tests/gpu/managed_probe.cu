@@ -6,10 +6,13 @@
 //           gpu_bench's gated cases issue it
 //   idle    the prefetch between two events on an idle stream, called at once
 //   host    the host clock around the idle prefetch and the stream's synchronize
+// Each size is timed in BUFFERS allocations of its own, one after the other: where they differ within one
+// process, the step belongs to the buffer, and gpu_bench could spread a case's samples over several.
 // Before each sample the pages go back to where the copy starts, and that side writes them. After the last
 // d2h sample the host checks every byte the GPU wrote.
-// One JSON object a line: {"pid", "cpu", "clock_read_ns", "case", "p10_us", "p50_us", "p90_us"}.
-// usage: managed_probe [SAMPLES] [DEVICE]
+// One JSON object a line: {"pid", "cpu", "clock_read_ns", "case", "buffer", "address", "p10_us", "p50_us",
+// "p90_us"}.
+// usage: managed_probe [SAMPLES] [DEVICE] [BUFFERS]
 #include <cuda_runtime_api.h>
 #include <sched.h>
 #include <unistd.h>
@@ -98,8 +101,9 @@ double at_share(std::vector<double> v, double share) {
 int main(int argc, char** argv) {
   const int samples = argc > 1 ? std::atoi(argv[1]) : 31;
   const int device = argc > 2 ? std::atoi(argv[2]) : 0;
-  if (samples <= 0) {
-    std::fprintf(stderr, "managed_probe: SAMPLES must be positive\n");
+  const int buffers = argc > 3 ? std::atoi(argv[3]) : 4;
+  if (samples <= 0 || buffers <= 0) {
+    std::fprintf(stderr, "managed_probe: SAMPLES and BUFFERS must be positive\n");
     return 2;
   }
   int count = 0;
@@ -113,28 +117,31 @@ int main(int argc, char** argv) {
     const double clock_ns = gpu_bench::steady_clock_read_ns(15, 200);
     const std::pair<how, const char*> ways[] = {{how::queued, "queued"}, {how::idle, "idle"}, {how::host, "host"}};
     for (const std::size_t n : {std::size_t{4}, std::size_t{64} << 10, std::size_t{1} << 20}) {
-      char* p = nullptr;
-      CUDA_CHECK(cudaMallocManaged(&p, n));
+      std::vector<char*> bufs(static_cast<std::size_t>(buffers), nullptr);
+      for (char*& p : bufs) CUDA_CHECK(cudaMallocManaged(&p, n));
       for (const bool h2d : {true, false}) {
         for (const auto& [way, way_name] : ways) {
-          std::vector<double> us;
-          for (int s = 0; s < samples; ++s) {
-            pr.refill(p, n, !h2d, 1 + s % 250);
-            us.push_back(pr.sample(p, n, h2d, way));
+          for (std::size_t b = 0; b < bufs.size(); ++b) {
+            char* p = bufs[b];
+            std::vector<double> us;
+            for (int s = 0; s < samples; ++s) {
+              pr.refill(p, n, !h2d, 1 + s % 250);
+              us.push_back(pr.sample(p, n, h2d, way));
+            }
+            if (!h2d) {  // the host now holds the pages the GPU wrote last
+              const int seed = 1 + (samples - 1) % 250;
+              for (std::size_t i = 0; i < n; ++i)
+                if (static_cast<unsigned char>(p[i]) != seed) throw std::runtime_error("d2h byte " + std::to_string(i));
+            }
+            std::printf(
+                "{\"pid\": %d, \"cpu\": %d, \"clock_read_ns\": %.2f, \"case\": \"%s_%s_%zuB\", \"buffer\": %zu, "
+                "\"address\": \"%p\", \"p10_us\": %.3f, \"p50_us\": %.3f, \"p90_us\": %.3f}\n",
+                static_cast<int>(getpid()), sched_getcpu(), clock_ns, h2d ? "h2d" : "d2h", way_name, n, b,
+                static_cast<void*>(p), at_share(us, 0.1), at_share(us, 0.5), at_share(us, 0.9));
           }
-          if (!h2d) {  // the host now holds the pages the GPU wrote last
-            const int seed = 1 + (samples - 1) % 250;
-            for (std::size_t i = 0; i < n; ++i)
-              if (static_cast<unsigned char>(p[i]) != seed) throw std::runtime_error("d2h byte " + std::to_string(i));
-          }
-          std::printf(
-              "{\"pid\": %d, \"cpu\": %d, \"clock_read_ns\": %.2f, \"case\": \"%s_%s_%zuB\", \"p10_us\": %.3f, "
-              "\"p50_us\": %.3f, \"p90_us\": %.3f}\n",
-              static_cast<int>(getpid()), sched_getcpu(), clock_ns, h2d ? "h2d" : "d2h", way_name, n, at_share(us, 0.1),
-              at_share(us, 0.5), at_share(us, 0.9));
         }
       }
-      CUDA_CHECK(cudaFree(p));
+      for (char* p : bufs) CUDA_CHECK(cudaFree(p));
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {
