@@ -238,6 +238,10 @@ const family_registration registration{[](family_descriptor& f) {
   f.fast_cpu = "yes";
   f.machine_variance = "yes";
   f.host_rounds = "yes";
+  // Its copies under 64 KiB cost 0.7 to 0.9 s a round on an H200, and one round in three of theirs read 10 to
+  // 55% slow in an A/A pair (e7b9227's): from five rounds, the fastest half leaves such a round out.
+  f.small_rounds = "yes";
+  f.small_rounds_below = 64 << 10;
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=api;panel=copies";
   f.scope = family_scope::single_gpu;

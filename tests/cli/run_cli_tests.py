@@ -339,8 +339,9 @@ class DeviceAll(unittest.TestCase):
         self.assertTrue(names[0].startswith("Alloc/") and names[0].endswith("/bytes:1048576"), names[0])
         link = ("Alloc/op:malloc/bytes:67108864", "Events/op:record/timing:on",
                 "HostBlocking/mem:pageable/bytes:16777216/mode:sync_copy", "SyncPlacement/op:add/sync:before",
-                "Transfer/dir:h2d/mem:pageable/bytes:67108864", "Transfer/dir:bidir/mem:pinned/bytes:1073741824")
-        rest = ("Batch/api:kernel/copies:1/bytes:4", "Alloc/op:malloc/bytes:1073741824",
+                "Transfer/dir:h2d/mem:pageable/bytes:67108864", "Transfer/dir:bidir/mem:pinned/bytes:1073741824",
+                "Batch/api:batch/copies:1024/bytes:4096")
+        rest = ("Batch/api:kernel/copies:1/bytes:65536", "Alloc/op:malloc/bytes:1073741824",
                 "Transfer/dir:h2d/mem:pageable/bytes:268435456", "Overlap/")
         first_rest = min(i for n, i in at.items() if n.startswith(rest))
         self.assertLess(max(at[n] for n in link), first_rest)

@@ -372,7 +372,9 @@ TEST(Registry, TheHostTimedMicroOpsRideTheLinkRounds) {
   EXPECT_EQ(round_kind_of("Events/op:record/timing:off/manual_time"), round_kind::link);
   EXPECT_EQ(round_kind_of("SyncPlacement/op:copy/sync:before/manual_time"), round_kind::link);
   EXPECT_EQ(round_kind_of("Launch/op:graph_replay/kernels:100/manual_time"), round_kind::link);
-  EXPECT_FALSE(takes_small_rounds(declared("Batch"), "Batch/op:any/manual_time"));
+  // Batch's copies under 64 KiB ride them too; its larger ones keep --host_rounds.
+  EXPECT_EQ(round_kind_of("Batch/api:batch/copies:1024/bytes:4096/manual_time"), round_kind::link);
+  EXPECT_EQ(round_kind_of("Batch/api:loop/copies:4096/bytes:65536/manual_time"), round_kind::host);
   // Alloc's cases under 1 GiB ride them as their first cases, so they run first in every round.
   EXPECT_EQ(round_kind_of("Alloc/op:malloc_host/bytes:67108864/manual_time"), round_kind::link);
   EXPECT_EQ(round_kind_of("Alloc/op:malloc_host/bytes:1073741824/manual_time"), round_kind::full);
@@ -435,6 +437,6 @@ TEST(Registry, TheContextNamesEachFamilysMachineVarianceAndItsCause) {
   EXPECT_EQ(value("family.transfer.small_rounds_below"), "268435456");
   EXPECT_EQ(value("family.events.small_rounds_below"), "1048576");
   EXPECT_EQ(value("family.alloc.small_rounds_below"), "1073741824");
-  EXPECT_EQ(value("family.batch.small_rounds_below"), std::nullopt);
+  EXPECT_EQ(value("family.batch.small_rounds_below"), "65536");
   EXPECT_EQ(value("family.alloc.revisions"), "2=bytes>=1073741824");
 }

@@ -120,7 +120,7 @@ TEST(Rounds, TheLinkRoundsFilterSelectsExactlyTheSelectedCasesTheyRun) {
 
 TEST(Rounds, TheHostRoundsHoldTheCasesOfHostDrivenFamiliesThatTheFilterSelects) {
   const std::vector<std::string> names = {
-      "Batch/api:loop/copies:1/bytes:4/manual_time",
+      "Batch/api:loop/copies:1/bytes:65536/manual_time",
       "HostBlocking/mem:pinned/bytes:268435456/mode:sync_copy/manual_time",
       "Transfer/dir:h2d/mem:pinned/bytes:1048576/manual_time",
       "Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time",
@@ -479,7 +479,7 @@ TEST(Rounds, TheLinkRoundsRunTheLinkBoundCasesAndTheSmallRoundsOnes) {
       "Transfer/dir:d2d/mem:device/cache:warm/bytes:64/manual_time",  // small rounds
       "Transfer/dir:h2d/mem:pageable/bytes:4/manual_time",            // small rounds
       "Transfer/dir:h2d/mem:mapped/bytes:268435456/manual_time",      // neither
-      "Batch/api:loop/copies:1/bytes:4/manual_time",                  // host rounds
+      "Batch/api:loop/copies:1/bytes:65536/manual_time",              // host rounds
       "Events/op:record/timing:off/manual_time",                      // small rounds: no bytes axis
   };
   EXPECT_EQ(link_round_cases("", names), (std::vector<std::string>{names[0], names[1], names[2], names[3], names[6]}));
