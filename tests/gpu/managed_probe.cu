@@ -6,6 +6,8 @@
 //           gpu_bench's gated cases issue it
 //   idle    the prefetch between two events on an idle stream, called at once
 //   host    the host clock around the idle prefetch and the stream's synchronize
+//   host_evented  the host clock around the idle way's events and prefetch, to its stop event's synchronize:
+//           what recording the events costs the prefetch
 // Each size is timed in BUFFERS allocations of its own, one after the other: where they differ within one
 // process, the step belongs to the buffer, and gpu_bench could spread a case's samples over several.
 // Before each sample the pages go back to where the copy starts, and that side writes them. After the last
@@ -32,7 +34,7 @@
 
 namespace {
 
-enum class how { queued, idle, host };
+enum class how { queued, idle, host, host_evented };
 
 struct probe {
   int device;
@@ -79,12 +81,15 @@ struct probe {
       CUDA_CHECK(cudaStreamSynchronize(stream));
       return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     }
+    const auto t0 = std::chrono::steady_clock::now();
     if (way == how::queued) hold<<<1, 1, 0, stream>>>(1000000ull);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaEventRecord(start, stream));
     CUDA_CHECK(cudaMemPrefetchAsync(p, n, where(h2d), 0, stream));
     CUDA_CHECK(cudaEventRecord(stop, stream));
     CUDA_CHECK(cudaEventSynchronize(stop));
+    if (way == how::host_evented)
+      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     return ms * 1e3;
@@ -115,7 +120,8 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaSetDevice(device));
     probe pr(device);
     const double clock_ns = gpu_bench::steady_clock_read_ns(15, 200);
-    const std::pair<how, const char*> ways[] = {{how::queued, "queued"}, {how::idle, "idle"}, {how::host, "host"}};
+    const std::pair<how, const char*> ways[] = {
+        {how::queued, "queued"}, {how::idle, "idle"}, {how::host, "host"}, {how::host_evented, "host_evented"}};
     for (const std::size_t n : {std::size_t{4}, std::size_t{64} << 10, std::size_t{1} << 20}) {
       std::vector<char*> bufs(static_cast<std::size_t>(buffers), nullptr);
       for (char*& p : bufs) CUDA_CHECK(cudaMallocManaged(&p, n));
