@@ -238,8 +238,9 @@ const family_registration registration{[](family_descriptor& f) {
   f.fast_cpu = "yes";
   f.machine_variance = "yes";
   f.host_rounds = "yes";
-  // Its copies under 64 KiB cost 0.7 to 0.9 s a round on an H200, and one round in three of theirs read 10 to
-  // 55% slow in an A/A pair (e7b9227's): from five rounds, the fastest half leaves such a round out.
+  // Its copies under 64 KiB cost 1.4 to 1.8 s a round on an H200 (e7b9227's A/A pair). In that pair 10 of their
+  // 48 case-runs had a round 10% to 3 times slower than their fastest: from five rounds, the fastest half
+  // leaves such a round out (docs/methodology.md, "More rounds for the host-driven cases").
   f.small_rounds = "yes";
   f.small_rounds_below = 64 << 10;
   f.machine_variance_cause = kHostCpuStateCause;
