@@ -23,6 +23,7 @@
 
 #include "harness/cuda/check.hpp"
 #include "tests/gpu/hold_kernel.cuh"
+#include "tests/gpu/skip_without_gpu.hpp"
 
 namespace {
 
@@ -53,11 +54,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool pageable = kind_name == "pageable";
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "bare_memcpy: no CUDA GPU is visible\n");
-    return 77;
-  }
+  if (!gpu_bench::test::gpu_visible("bare_memcpy")) return gpu_bench::test::kSkipCode;
   try {
     CUDA_CHECK(cudaSetDevice(device));
     void *host = nullptr, *dev = nullptr;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness/cuda/check.hpp"
+#include "tests/gpu/skip_without_gpu.hpp"
 
 namespace {
 using clock_type = std::chrono::steady_clock;
@@ -77,11 +78,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "host_state_probe: SECONDS and PERIOD_S must be positive\n");
     return 2;
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "host_state_probe: no CUDA GPU is visible\n");
-    return 77;
-  }
+  if (!gpu_bench::test::gpu_visible("host_state_probe")) return gpu_bench::test::kSkipCode;
   try {
     CUDA_CHECK(cudaSetDevice(device));
     calls c;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "harness/cuda/check.hpp"
+#include "tests/gpu/skip_without_gpu.hpp"
 
 namespace {
 
@@ -37,11 +38,7 @@ int main(int argc, char** argv) {
   const double seconds = std::atof(argv[1]);
   const unsigned seed = argc > 2 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)) : 1u;
   const int device = argc > 3 ? std::atoi(argv[3]) : 0;
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "link_load: no CUDA GPU is visible\n");
-    return 77;
-  }
+  if (!gpu_bench::test::gpu_visible("link_load")) return gpu_bench::test::kSkipCode;
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   try {

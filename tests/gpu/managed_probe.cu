@@ -31,6 +31,7 @@
 #include "harness/context/host_facts.hpp"
 #include "harness/cuda/check.hpp"
 #include "tests/gpu/hold_kernel.cuh"
+#include "tests/gpu/skip_without_gpu.hpp"
 
 namespace {
 
@@ -111,11 +112,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "managed_probe: SAMPLES and BUFFERS must be positive\n");
     return 2;
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "managed_probe: no CUDA GPU is visible\n");
-    return 77;
-  }
+  if (!gpu_bench::test::gpu_visible("managed_probe")) return gpu_bench::test::kSkipCode;
   try {
     CUDA_CHECK(cudaSetDevice(device));
     probe pr(device);

@@ -25,6 +25,7 @@
 #include "harness/context/host_facts.hpp"
 #include "harness/cuda/check.hpp"
 #include "harness/run/thread_cpu.hpp"
+#include "tests/gpu/skip_without_gpu.hpp"
 
 namespace {
 using clock_type = std::chrono::steady_clock;
@@ -136,11 +137,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pageable_probe: PASSES must be positive\n");
     return 2;
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "pageable_probe: no CUDA GPU is visible\n");
-    return 77;
-  }
+  if (!gpu_bench::test::gpu_visible("pageable_probe")) return gpu_bench::test::kSkipCode;
   try {
     CUDA_CHECK(cudaSetDevice(device));
     const std::vector<int> cpus = gpu_bench::allowed_cpus();

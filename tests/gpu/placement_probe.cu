@@ -27,6 +27,7 @@
 
 #include "harness/cuda/check.hpp"
 #include "tests/gpu/hold_kernel.cuh"
+#include "tests/gpu/skip_without_gpu.hpp"
 
 namespace {
 
@@ -126,11 +127,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "placement_probe: ROUNDS must be at least 1 and K at least 2\n");
     return 2;
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "placement_probe: no CUDA GPU is visible\n");
-    return 77;
-  }
+  if (!gpu_bench::test::gpu_visible("placement_probe")) return gpu_bench::test::kSkipCode;
   try {
     CUDA_CHECK(cudaSetDevice(device));
     for (int r = 0; r < rounds; ++r) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/cuda/check.hpp"
+#include "tests/gpu/skip_without_gpu.hpp"
 
 namespace {
 
@@ -73,11 +74,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "seed_overlap: at least one repetition\n");
     return 2;
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "seed_overlap: no CUDA GPU is visible\n");
-    return 77;
-  }
+  if (!gpu_bench::test::gpu_visible("seed_overlap")) return gpu_bench::test::kSkipCode;
   try {
     // The demo's byte counts are int, which 512 MiB would overflow: size_t here.
     const std::size_t total = static_cast<std::size_t>(n) * sizeof(float);

@@ -40,6 +40,7 @@
 
 #include "harness/cuda/check.hpp"
 #include "tests/gpu/hold_kernel.cuh"
+#include "tests/gpu/skip_without_gpu.hpp"
 
 namespace {
 
@@ -228,11 +229,7 @@ int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : (bidir ? 12 : 6);
   const int device = argc > 2 ? std::atoi(argv[2]) : 0;
   const double pause_s = argc > 3 ? std::atof(argv[3]) : 2.0;
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "variance_probe: no CUDA GPU is visible\n");
-    return 77;
-  }
+  if (!gpu_bench::test::gpu_visible("variance_probe")) return gpu_bench::test::kSkipCode;
   try {
     CUDA_CHECK(cudaSetDevice(device));
     if (bidir) {
