@@ -94,13 +94,13 @@ def test_the_aa_report_gives_each_family_its_detectable_pct_coverage_and_catches
     lines = text.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("  by family, worst first"))
     assert lines[head + 1].split() == ["family", "cases", "spread", "shift", "coverage", "floor", "det", "p50", "det",
-                                       "p90", "runs/rounds", "5%", "slower", "10%", "slower"]
+                                       "p90", "det>5%", "runs/rounds", "5%", "slower", "10%", "slower"]
     rows = [line.split() for line in lines[head + 2:head + 2 + len(fams)]]
     assert [row[0] for row in rows] == list(fams)
     # Three pinned copies of 21 moved: the family's median case did not.
-    assert rows[0][1:2] + rows[0][3:5] + rows[0][6:] == ["21", "+0.00%", "100.0%", "40.00%", "48.00%", "0.00", "0.0%",
-                                                         "0.0%"]
-    assert rows[1][1:2] + rows[1][3:5] + rows[1][6:] == ["21", "+0.00%", "85.7%", "1.75%", "2.30%",
+    assert rows[0][1:2] + rows[0][3:5] + rows[0][6:] == ["21", "+0.00%", "100.0%", "40.00%", "48.00%", "42/42", "0.00",
+                                                         "0.0%", "0.0%"]
+    assert rows[1][1:2] + rows[1][3:5] + rows[1][6:] == ["21", "+0.00%", "85.7%", "1.75%", "2.30%", "0/42",
                                                          f"{pinned.runs_over_rounds:.2f}", "100.0%", "100.0%"]
     doc = json.loads(out.read_text())
     assert list(doc["families"]) == list(fams)
@@ -108,6 +108,10 @@ def test_the_aa_report_gives_each_family_its_detectable_pct_coverage_and_catches
     assert {"cases", "coverage_next", "detectable_median_pct", "detectable_p90_pct", "slowdowns"} <= set(p)
     assert p["coverage_next"] == pytest.approx(18 / 21) and p["detectable_p90_pct"] == pytest.approx(2.3)
     assert p["runs_over_rounds"] == pytest.approx(pinned.runs_over_rounds)
+    # Each case-run's detectable_pct above 5%: every pageable one (30% and up), no pinned one (1 to 2.5%).
+    assert (pageable.detectable_over_limit, pageable.detectable_written) == (42, 42)
+    assert (pinned.detectable_over_limit, pinned.detectable_written) == (0, 42)
+    assert (p["detectable_over_limit"], p["detectable_written"]) == (0, 42)
     assert [(s["pct"], s["rate"]) for s in doc["families"]["Transfer/mem:pageable"]["slowdowns"]] == [(5.0, 0.0),
                                                                                                    (10.0, 0.0)]
 

@@ -113,6 +113,10 @@ class FamilyAgreement:
     # one before, + slower; of several consecutive pairs, the one largest in size. A state that holds for a
     # whole run moves a family's cases together; a family's own noise scatters them about 0.
     shift_pct: float = math.nan
+    # Of its cases' detectable_pct, one a run, how many lie above DETECTABLE_PCT_LIMIT, of how many written: its
+    # share of the cases the whole matrix's target lets lie there.
+    detectable_over_limit: int = 0
+    detectable_written: int = 0
 
     @property
     def coverage_next(self) -> float:

@@ -244,5 +244,6 @@ def families(files: list[BenchmarkFile], cases: list[CaseAgreement], floors: dic
             sum(c.pairs for c in cs), floors.get(name, math.nan),
             statistics.median(detectable) if detectable else math.nan, p90(detectable),
             [FamilyCatch(pct, sum(called[pct].get(c.key, 0) for c in cs), len(cs) * pairs) for pct in called],
-            runs_over_rounds(files, [c.key for c in cs]), family_shift(cs)))
+            runs_over_rounds(files, [c.key for c in cs]), family_shift(cs),
+            sum(d > DETECTABLE_PCT_LIMIT for d in detectable), len(detectable)))
     return {f.family: f for f in sorted(out, key=worst_first)}

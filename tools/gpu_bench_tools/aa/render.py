@@ -139,19 +139,22 @@ def _render_families(families: dict[str, FamilyAgreement]) -> list[str]:
     lines = ["  by family, worst first (Transfer by memory kind): its cases' median spread, their shift (the median "
              "over its cases of the later run over the earlier, + slower; of several pairs, the largest: a whole "
              "run's state moves a family together), coverage of the next run, "
-             "floor (p90 relative sd), detectable_pct's median and p90 over every case and run, runs/rounds (the "
+             "floor (p90 relative sd), detectable_pct's median and p90 over every case and run, how many of those "
+             f"lie above {DETECTABLE_PCT_LIMIT:g}%, runs/rounds (the "
              "between-run mean square of its rounds over the within-run one: about 1 where nothing holds for a "
              "whole run, well above it where more rounds cannot help), and the share of its cases compare calls "
              "slower with every figure of the later run that much slower"]
     width = max([len("family"), *(len(name) for name in families)])
+    over = f"det>{DETECTABLE_PCT_LIMIT:g}%"
     lines.append(f"    {'family':{width}s} {'cases':>5s} {'spread':>7s} {'shift':>7s} {'coverage':>8s} {'floor':>8s} "
-                 f"{'det p50':>9s} {'det p90':>9s} {'runs/rounds':>11s}  {caught}")
+                 f"{'det p50':>9s} {'det p90':>9s} {over:>9s} {'runs/rounds':>11s}  {caught}")
     for name, f in families.items():
         ratio = "n/a" if math.isnan(f.runs_over_rounds) else f"{f.runs_over_rounds:.2f}"
         shift = "n/a" if math.isnan(f.shift_pct) else f"{f.shift_pct:+.2f}%"
         lines.append(f"    {name:{width}s} {f.cases:5d} {pct_of(f.median_spread_pct):>7s} {shift:>7s} "
                      f"{_pct(f.coverage_next):>8s} "
                      f"{pct_of(f.floor_pct):>8s} {pct_of(f.detectable_median_pct):>9s} "
-                     f"{pct_of(f.detectable_p90_pct):>9s} {ratio:>11s}  "
+                     f"{pct_of(f.detectable_p90_pct):>9s} {f'{f.detectable_over_limit}/{f.detectable_written}':>9s} "
+                     f"{ratio:>11s}  "
                      + "  ".join(f"{_pct(f.caught(pct)):>{len(f'{pct:g}% slower')}s}" for pct in FAMILY_SLOWDOWNS))
     return lines
