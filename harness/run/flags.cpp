@@ -222,7 +222,7 @@ std::vector<flag> make_flags() {
                  "traffic on a shared link moves their time over seconds, so their figure needs\n"
                  "more moments of it. Their extra rounds run them alone, between the others. Cheaper\n"
                  "cases ride in them too, first in every round: allocations under 1 GiB, copies under\n"
-                 "256 MiB but managed ones, events, launches",
+                 "256 MiB but managed ones, batches of copies under 64 KiB, events, launches",
                  kDefaultLinkRounds),
        formatted("rounds for the copies at the host link's throughput (pinned and registered copies of 1 MiB "
                  "and more, AllHost), where more than `--rounds` (default %d)",
