@@ -194,7 +194,11 @@ struct copy_case::held {
 
   const transfer_case c;
   const int device = current_device();
-  const bool gated = !enqueue_may_block(c.mem);
+  // A managed prefetch is timed by the host clock: events around it doubled a small one's time on an H200
+  // and added steps of about 9 us that differ by stream and process (docs/methodology.md, "Managed copies and
+  // the host clock"). So it runs ungated, as an application issues it.
+  const bool host_timed = c.mem == mem_kind::managed_prefetch;
+  const bool gated = !enqueue_may_block(c.mem) && !host_timed;
   // Both directions by the SMs: one kernel, half its blocks each way (two kernels would each fill the GPU
   // and run one after the other).
   const bool mapped_bidir = c.dir == direction::bidir && c.engine_used() == copy_engine::sm;
@@ -254,7 +258,8 @@ struct copy_case::held {
 
   // One sample of `enqueue` on the current placement, which the next sample then follows.
   sample measure_and_move_on(const std::function<void()>& enqueue) {
-    sample s = places[at].streams->measure(gated, enqueue, hooks);
+    sample s = host_timed ? places[at].streams->measure_by_host_clock(enqueue)
+                          : places[at].streams->measure(gated, enqueue, hooks);
     s.placement = static_cast<int>(at);
     places[at].sampled = true;
     at = (at + 1) % places.size();
@@ -264,7 +269,8 @@ struct copy_case::held {
   case_plan plan() {
     case_plan plan;
     plan.placements = static_cast<int>(places.size());
-    if (!gated) plan.notes.emplace_back("ungated");
+    if (host_timed) plan.timer = timer_kind::host_clock;  // the loop labels it "host clock"
+    if (!gated && !host_timed) plan.notes.emplace_back("ungated");
     // Managed memory is written afresh before every sample anyway (below), under a new seed.
     if (!is_managed(c.mem))
       plan.reset_output = [this] {

@@ -1,7 +1,7 @@
 // Transfer: one copy of N bytes per iteration between host memory of each kind and the GPU (h2d, d2h),
 // both ways at once on two streams (bidir, 2N bytes counted), or within the GPU (d2d, N bytes counted once).
 // GPU time from CUDA events around the copy, behind the gate except for pageable memory, whose enqueue
-// waits for the copy; gbps = bytes moved / GPU time, GB = 1e9 bytes.
+// waits for the copy; a managed prefetch by the host clock, ungated. gbps = bytes moved / that time, GB = 1e9 bytes.
 #include <vector>
 
 #include "benchmarks/shared/copy_case.hpp"
@@ -45,7 +45,10 @@ const family_registration registration{[](family_descriptor& f) {
            "               set's median, and the counter says how many sets.\n"
            "    Pageable cases run without the gate (their enqueue waits for the copy) and are labelled ungated.\n"
            "    Copy-engine cases prime their engine behind the gate with a copy between buffers of their own.\n"
-           "    Managed cases move pages the source side has just written, before every sample.\n"
+           "    Managed cases move pages the source side has just written, before every sample. managed_prefetch\n"
+           "    is timed by the host clock, from the prefetch's call to the host finding its stream done, and is\n"
+           "    labelled host clock: events around it doubled a small prefetch's time. Its gbps_h2d and gbps_d2h\n"
+           "    come from the same clock, each direction to its own stream found done.\n"
            "  Where the host has more than one NUMA node with memory (and gpu_bench was built with libnuma), every\n"
            "  host buffer is on its GPU's node, and each pageable, pinned, write_combined, registered and mapped case\n"
            "  gains a twin with numa:remote after mem: its host buffer on another node, the thread still on the\n"
@@ -61,13 +64,14 @@ const family_registration registration{[](family_descriptor& f) {
   // Both directions at once share the link in a way that changes over tenths of a second (each direction alone
   // holds within a tenth of a percent), and a round of a few copies' milliseconds sees one such state.
   f.link_span = "dir:bidir";
-  // Copies under 256 MiB but managed ones ride the link rounds: five rounds, a process each. A small copy of
-  // memory a copy engine or kernel reaches straight follows where each process placed its buffers and streams.
-  // A pageable copy follows the host's state in each process. The copies of 1 to 64 MiB cost tens of
-  // milliseconds a round; those of 256 MiB and 1 GiB cost seconds, so they keep three rounds. A managed copy
-  // keeps three too: each process draws a step of about 9 us of its own, and on an H200 one-round processes
-  // spread 20 to 28% by median, so five rounds would still leave it far from 5% (docs/methodology.md).
-  f.small_rounds = "mem:pinned|mem:write_combined|mem:registered|mem:mapped|mem:device|mem:pageable";
+  // Copies under 256 MiB but faulted managed ones ride the link rounds: five rounds, a process each. A small
+  // copy of memory a copy engine or kernel reaches straight follows where each process placed its buffers and
+  // streams. A pageable copy, and a managed prefetch, follow the host's state in each process. The copies of 1
+  // to 64 MiB cost tens of milliseconds a round; those of 256 MiB and 1 GiB cost seconds, so they keep three
+  // rounds. A faulted managed copy keeps three: each process draws a step of its own, and on an H200 one-round
+  // processes spread 20 to 28% by median, so five rounds would still leave it far from 5% (docs/methodology.md).
+  f.small_rounds =
+      "mem:pinned|mem:write_combined|mem:registered|mem:mapped|mem:device|mem:pageable|mem:managed_prefetch";
   f.small_rounds_below = 256ull << 20;
   // The CPU stages a pageable copy, at the speed of the state its virtual CPU holds at the moment. Held in the
   // fast state, seven one-round processes on an H200 spread 4.2% (median sd over the 45 pageable cases), not
@@ -79,7 +83,8 @@ const family_registration registration{[](family_descriptor& f) {
   f.machine_variance_cause = kPageableCopyCause;
   // Way 2: a bidirectional copy's time is its slower direction's own span, not the earlier start to the later stop.
   // Way 3: a pageable copy samples on a CPU in its fast state.
-  f.revisions = "2=dir:bidir;3=mem:pageable";
+  // Way 4: a managed prefetch is timed by the host clock, without events.
+  f.revisions = "2=dir:bidir;3=mem:pageable;4=mem:managed_prefetch";
   f.plot = "x=bytes;series=mem,engine;panel=dir";
   f.scope = family_scope::single_gpu;
   f.smoke = "^Transfer/";

@@ -134,6 +134,30 @@ sample stream_set::measure_as_issued(const std::function<void(int stream)>& enqu
   return out;
 }
 
+sample stream_set::measure_by_host_clock(const std::function<void()>& enqueue) {
+  using clock = std::chrono::steady_clock;
+  sample out;
+  const std::size_t n = streams_.size();
+  out.spans.assign(n, -1.0);
+  const clock::time_point t0 = clock::now();
+  enqueue();
+  out.host_s = std::chrono::duration<double>(clock::now() - t0).count();
+  for (std::size_t left = n; left > 0;) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (out.spans[i] >= 0) continue;
+      device_scope on(devices_[i]);
+      const cudaError_t state = cudaStreamQuery(streams_[i].get());
+      if (state == cudaErrorNotReady) continue;
+      if (state != cudaSuccess) throw_cuda_error(state, "cudaStreamQuery", __FILE__, __LINE__);
+      out.spans[i] = std::chrono::duration<double>(clock::now() - t0).count();
+      --left;
+    }
+  }
+  out.seconds = *std::max_element(out.spans.begin(), out.spans.end());
+  out.wall_s = out.seconds;
+  return out;
+}
+
 void stream_set::read_spans(sample& out, bool joined, bool longest_stream) const {
   const std::size_t n = streams_.size();
   // Per device: from its first stream's start, the earliest start and the latest stop (or the join).

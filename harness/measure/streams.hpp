@@ -68,6 +68,13 @@ class stream_set {
   // other streams overlaps the work already running. seconds, host_s, wall_s and spans as measure's.
   sample measure_as_issued(const std::function<void(int stream)>& enqueue_one);
 
+  // One sample by the host clock alone, with no events: from the first enqueue call to the host finding
+  // every stream done, each polled in turn. spans[i]: from that call to stream i found done; seconds: the
+  // longest; host_s: the enqueue. For work that events around it change, as a managed prefetch: they
+  // double a small one's time and add steps of about 9 us that differ by stream and process
+  // (docs/methodology.md, "Managed copies and the host clock").
+  sample measure_by_host_clock(const std::function<void()>& enqueue);
+
   // Stream 0's start event of the last sample: the zero of a timeline.
   const cuda_event& start_event() const { return starts_.front(); }
 

@@ -93,7 +93,7 @@ def evaluate(c, exe, out):
         # gpu_bench.round_center names it (three rounds by default, each a process of its own; five for pinned
         # and registered copies of 1 MiB and more, whose time follows the host link's load, and up to
         # gpu_bench.link_max_rounds where their rounds disagree; five for every other copy under 256 MiB but
-        # managed ones, which rides in those rounds).
+        # faulted managed ones, which rides in those rounds).
         times = b.get("sample_times_s", [])
         rounds = b.get("round_times_s", [])
         link_bound = bytes_ >= 1 << 20 and ("mem:pinned" in name or "mem:registered" in name)
@@ -103,7 +103,7 @@ def evaluate(c, exe, out):
                 f"{name}: placements {b.get('placements')}, --placements {placements}")
         link_rounds = int(ctx["gpu_bench.link_rounds"])
         fewest, most = ((link_rounds, int(ctx["gpu_bench.link_max_rounds"])) if link_bound
-                        else (link_rounds, link_rounds) if bytes_ < 256 << 20 and "mem:managed" not in name
+                        else (link_rounds, link_rounds) if bytes_ < 256 << 20 and "mem:managed_fault" not in name
                         else (3, 3))
         c.check(len(times) == b.get("samples"), f"{name}: {len(times)} sample times for {b.get('samples')} samples")
         c.check(len(rounds) == b.get("rounds") and fewest <= len(rounds) <= most,
