@@ -117,8 +117,8 @@ struct family_descriptor {
   std::uint64_t small_rounds_below = kLinkBoundFromBytes;
   // Which cases sample on a CPU in its fast state under --cpu=fast (thread_cpu.hpp): "yes", "no", or key:value
   // tokens joined by '|', as host_link. Those the host's own work times or paces, and the pageable copies the
-  // CPU stages. Not yet managed copies: with the thread held on one CPU, they took up to three times the wall
-  // time, when their buffers' fills and checks still ran on that one CPU too (parallel_slices, pattern.hpp).
+  // CPU stages. Their buffers' fills and checks run on every CPU the process started with (parallel_slices,
+  // pattern.hpp): held on one, a managed copy's took up to three times the wall time.
   std::string fast_cpu = "no";
   // Which cases vary between processes with the machine's own state, which gpu_bench cannot remove (a virtual
   // machine's CPU speed, say): "yes", "no", or key:value tokens joined by '|', as host_link. The tools then show

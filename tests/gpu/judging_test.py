@@ -5,7 +5,8 @@ it); a ratio's interval comes from its factors' interval ends; an effect that mi
 and fails only when it misses twice; while other processes share the GPU an effect's miss is undecided; a
 refusal is found among gpu_bench's warnings; gpu_peer judges AllHost's aggregate and its GPUs' own rates on
 one round's samples, and the NVLink facts against nvidia-smi's files; gpu_fast_cpu passes rounds held in the
-fast state and fails rounds half of them slow, or a run whose context names no held state. Needs no GPU.
+fast state and fails rounds half of them slow, or a run whose context names no held state; gpu_managed_rounds
+fails a quarter of its rounds slow, an event-timed prefetch or no held state. Needs no GPU.
 
 usage: judging_test.py
 """
@@ -179,6 +180,21 @@ def main():
     expect(len(fast_cpu_failures(fast_cpu_run(3))) == 1, "three of seven a case (9 of 21) fail gpu_fast_cpu")
     expect(len(fast_cpu_failures(fast_cpu_run(0, policy="off", moves=""))) == 2,
            "a run that held no state fails gpu_fast_cpu, however its rounds read")
+
+    # gpu_managed_rounds on made-up runs: each case's rounds, `slow` of them 1.2 times the others.
+    import managed_rounds_check as mr
+
+    def managed_failures(slow, label="host clock", policy="fast state of 16 held"):
+        runs = [{"name": f"{n}/manual_time", "run_type": "iteration", "label": label,
+                 "round_times_s": [2.4e-5 if i < slow else 2e-5 for i in range(mr.ROUNDS)]} for n in mr.CASES]
+        c = g.Checker()
+        g.quiet(mr.judge, c, {"context": {"host.thread_cpu": policy}, "benchmarks": runs})
+        return c.failures
+
+    expect(not managed_failures(1), "one slow round of seven a case passes gpu_managed_rounds")
+    expect(len(managed_failures(2)) == 1, "two of seven a case (8 of 28) fail gpu_managed_rounds")
+    expect(len(managed_failures(0, label="")) == len(mr.CASES), "event-timed prefetches fail gpu_managed_rounds")
+    expect(len(managed_failures(0, policy="off")) == 1, "a run that held no state fails gpu_managed_rounds")
 
     import pageable_cpu_check as pc
 

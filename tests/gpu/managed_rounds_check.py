@@ -3,8 +3,9 @@
 process drew a step of about 9 us of its own: in eight committed default runs on H200 nodes, rounds of the 4 B
 and 64 KiB prefetches read 29.6 to 75.8 us, up to 1.97 times their case's fastest. Events around a prefetch double a small one's time and bring
 the step; the host clock around the call and the stream's end does not (docs/methodology.md, "Managed
-copies and the host clock"). Each round here is a process: at most SLOW_SHARE of them may read over RATIO
-times their case's fastest.
+copies and the host clock"). The host's work is then what it times, so it samples on a CPU in its fast
+state. Each round here is a process: at most SLOW_SHARE of them may read over RATIO times their case's
+fastest.
 
 usage: managed_rounds_check.py GPU_BENCH OUT.json
 """
@@ -19,7 +20,10 @@ CASES = tuple(f"Transfer/dir:{d}/mem:managed_prefetch/bytes:{n}" for d in ("h2d"
 
 
 def judge(c, doc):
-    """Checks a run of CASES: each timed by the host clock, and how many of its rounds ran slow."""
+    """Checks a run of CASES: each timed by the host clock on a CPU held in its fast state, and how many of its
+    rounds ran slow."""
+    policy = (doc or {}).get("context", {}).get("host.thread_cpu", "")
+    c.check(policy.startswith("fast state of"), f"host.thread_cpu reads {policy!r}, not the fast state held")
     _, ok = c.runs_by_name(doc)
     for name in CASES:
         label = (ok.get(name) or {}).get("label", "")
