@@ -116,6 +116,14 @@ class Checker:
             self.check(len(rounds) == expected, f"{name}: {len(rounds)} rounds, not {expected}")
         return rounds if rounds and min(rounds) > 0 else []
 
+    def held_fast_state(self, doc):
+        """Checks that a run's context says its thread held a CPU in its fast state (--cpu=fast); returns the
+        context."""
+        context = (doc or {}).get("context", {})
+        policy = context.get("host.thread_cpu", "")
+        self.check(policy.startswith("fast state of"), f"host.thread_cpu reads {policy!r}, not the fast state held")
+        return context
+
     def few_slow_rounds(self, ok, names, expected, ratio, share, slow_means):
         """Checks that at most `share` of the rounds of the cases `names` read over `ratio` times their case's
         fastest, printing each case's rounds; `slow_means` ends the failure's sentence."""
