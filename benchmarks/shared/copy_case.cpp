@@ -195,7 +195,7 @@ struct copy_case::held {
   const transfer_case c;
   const int device = current_device();
   // A managed prefetch is timed by the host clock: events around it doubled a small one's time on an H200
-  // and added steps of about 9 us that differ by stream and process (docs/methodology.md, "Managed copies and
+  // and added steps of about 9 us that differ by context and process (docs/methodology.md, "Managed copies and
   // the host clock"). So it runs ungated, as an application issues it.
   const bool host_timed = c.mem == mem_kind::managed_prefetch;
   const bool gated = !enqueue_may_block(c.mem) && !host_timed;

@@ -71,7 +71,7 @@ class stream_set {
   // One sample by the host clock alone, with no events: from the first enqueue call to the host finding
   // every stream done, each polled in turn. spans[i]: from that call to stream i found done; seconds: the
   // longest; host_s: the enqueue. For work that events around it change, as a managed prefetch: they
-  // double a small one's time and add steps of about 9 us that differ by stream and process
+  // double a small one's time and add steps of about 9 us that differ by context and process
   // (docs/methodology.md, "Managed copies and the host clock").
   sample measure_by_host_clock(const std::function<void()>& enqueue);
 
