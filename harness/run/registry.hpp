@@ -159,9 +159,9 @@ inline constexpr const char* kHostCpuStateCause =
     "the host CPU's state, which a virtual machine changes between processes (host.clock_read_ns)";
 // The machine_variance_cause of copies from or to pageable or managed memory. The CPU stages a pageable copy at
 // the speed of its state at the moment, not by which CPU it is; what is left follows the host's memory. A small
-// managed copy's time holds within a process and differs between processes by steps of a few microseconds,
-// whichever CPU state or cases before it the process had (docs/methodology.md, "What the interval does not
-// yet hold").
+// faulted managed copy's time holds within a process and differs between processes by steps of a few
+// microseconds, whichever CPU state or cases before it the process had (docs/methodology.md, "What the interval
+// does not yet hold"). A managed prefetch, timed by the host clock, follows the CPU's state and the host's memory.
 inline constexpr const char* kPageableCopyCause =
     "the host CPU's state and the host's memory, which a virtual machine changes between processes, and for "
     "managed memory the latency the driver's page migration settles on in each process";
