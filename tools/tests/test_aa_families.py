@@ -227,3 +227,29 @@ def test_the_whole_matrix_line_says_so_where_no_run_wrote_a_detectable_pct(pair,
     assert code == 0, err
     line = next(ln for ln in text.splitlines() if ln.startswith("  whole matrix: "))
     assert line.startswith("  whole matrix: detectable_pct 5% or less: no run wrote one (target at least 90%); "), line
+
+
+def test_the_aa_report_gives_each_runs_median_detectable_pct_of_the_pageable_copies_of_1_mib_and_more(
+        pair, tmp_path, capsys):
+    """The pair above: the pageable copies write 30 + their index, in the order h2d, d2h, bidir, seven sizes
+    each from 1 KiB. Those of 1 MiB and more (4 MiB, 32 MiB, 256 MiB) are indexes 4-6, 11-13 and 18-20, whose
+    median is 42 where every pageable copy's is 40. Run 2's write one more; a copy that writes none in a run
+    is left out of every run's median."""
+    def change(e):
+        if e["name"].startswith("Transfer/") and "/mem:pageable/" in e["name"]:
+            if "/dir:bidir/" in e["name"] and "/bytes:268435456/" in e["name"]:
+                del e["detectable_pct"]  # index 20: the median of 34-36, 41-43, 48, 49 (+1) is 41.5 (42.5)
+            else:
+                e["detectable_pct"] += 1.0
+
+    assert report([load_file(p) for p in pair]).large_pageable_detectable_by_run() == [42.0, 42.0]
+    _rewrite(pair[1], change)
+    r = report([load_file(p) for p in pair])
+    assert r.large_pageable_detectable_by_run() == [41.5, 42.5]
+    out = tmp_path / "aa.json"
+    code, text, err = run_cli(cli_aa.main, ["report", *pair, "--json", str(out)], capsys)
+    assert code == 0, err
+    assert ("  pageable copies of 1 MiB and more: median detectable_pct 41.50%, 42.50%, per run (target at most 3%)"
+            in text.splitlines())
+    assert json.loads(out.read_text())["large_pageable"] == {"median_detectable_pct_by_run": [41.5, 42.5],
+                                                             "target_pct": 3.0}

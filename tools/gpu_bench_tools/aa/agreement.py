@@ -22,6 +22,8 @@ DETECTABLE_PCT_LIMIT = 5.0
 DETECTABLE_SHARE_TARGET = 0.90
 CAUGHT_TARGETS = {5.0: 0.75, 10.0: 0.90}
 FAMILY_SLOWDOWNS = tuple(CAUGHT_TARGETS)  # each family's share caught is given at these, whatever --slowdown asks
+# The median detectable_pct each run's pageable copies of 1 MiB and more are held to.
+PAGEABLE_DETECTABLE_TARGET_PCT = 3.0
 # The most cases above MACHINE_VARIANCE_PCT whose descriptor names the machine's own cause, as a share of all
 # the cases; a case above it that names none is one too many.
 MACHINE_CAUSE_SHARE_LIMIT = 0.02
@@ -43,6 +45,7 @@ class CaseAgreement:
     detection: bool = False  # a pinned or registered copy of 1 MiB and more
     machine_cause: str | None = None  # what its descriptor says it varies with between processes, if anything
     slower_pct: list[float] = field(default_factory=list)  # each later run's figure over the one before, + slower
+    large_pageable: bool = False  # a pageable copy of 1 MiB and more, any direction
 
     @property
     def beyond_machine_variance_pct(self) -> bool:
@@ -231,6 +234,13 @@ class Report:
         registered copies of 1 MiB and more."""
         vals = [n for c in self.cases if c.detection for n in (c.noise_pct if what == "noise" else c.detectable_pct)]
         return statistics.median(vals) if vals else math.nan
+
+    def large_pageable_detectable_by_run(self) -> list[float]:
+        """Each run's median detectable_pct over the pageable copies of 1 MiB and more that wrote one in every
+        run; none where no such case did."""
+        runs = len(self.runs)
+        rows = [c.detectable_pct for c in self.cases if c.large_pageable and len(c.detectable_pct) == runs]
+        return [statistics.median(col) for col in zip(*rows)] if rows else []
 
     def caught_all(self, pct: float) -> MatrixShare:
         """The whole matrix's cases called slower with every figure of the later run `pct` percent slower (one of

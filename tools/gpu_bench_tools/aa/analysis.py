@@ -53,7 +53,8 @@ from ..stats.rounds import spread_group
 from .agreement import (DETECTABLE_PCT_LIMIT, FAMILY_SLOWDOWNS, CaseAgreement, FamilyAgreement, FamilyCatch,
                         MatrixShare, Report, Slowdown, family_of, floor_key)
 from .altered import slowed
-from .figures import headline_and_noise, is_detection_copy, judged_figure, round_times, run_time, slower_pct
+from .figures import (headline_and_noise, is_detection_copy, is_large_pageable_copy, judged_figure, round_times,
+                      run_time, slower_pct)
 from .host_link import full_over_link, link_drift, round_kinds
 from .one_round import one_round_comparisons
 
@@ -107,7 +108,8 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
         cases.append(CaseAgreement(key, first.family, values, noises,
                                    (max(values) - min(values)) / abs(mid) * 100.0 if mid else 0.0, rel_sd,
                                    covered, len(values) - 1, detectable, is_detection_copy(files[0], first),
-                                   next((c for c in causes if c), None), slower_pcts(files[0], first, values)))
+                                   next((c for c in causes if c), None), slower_pcts(files[0], first, values),
+                                   is_large_pageable_copy(first)))
     pairs = sum(c.pairs for c in cases)
     coverage_next = sum(c.covered for c in cases) / pairs if pairs else math.nan
 

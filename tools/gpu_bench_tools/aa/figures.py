@@ -64,6 +64,12 @@ def round_times(f: BenchmarkFile, key: str) -> list[float]:
     return [t for smp in case.samples for t in (smp.round_times_s or [])]
 
 
+def is_large_pageable_copy(case) -> bool:
+    """Whether a case is one of DETECTION_FAMILY's pageable copies of 1 MiB and more, whichever way it goes."""
+    size = case.axis_int("bytes")
+    return case.family == DETECTION_FAMILY and case.axis("mem") == "pageable" and size is not None and size >= 1 << 20
+
+
 def is_detection_copy(f: BenchmarkFile, case) -> bool:
     """Whether a case of `f` is one of the copies the slowdowns are planted in: link-bound by the file's own
     rule (family.transfer.link_bound), and of DETECTION_FAMILY."""

@@ -6,8 +6,8 @@ import math
 
 from ..reading.families import MACHINE_VARIANCE_PCT
 from .agreement import (CAUGHT_TARGETS, COVERAGE_TARGET, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET, DRIFT_P,
-                        FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, MACHINE_CAUSE_SHARE_LIMIT, ROUND_KINDS, RUN_TIME_TARGET_S,
-                        TIMED_SHARE_TARGET, FamilyAgreement, Report)
+                        FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, MACHINE_CAUSE_SHARE_LIMIT, PAGEABLE_DETECTABLE_TARGET_PCT,
+                        ROUND_KINDS, RUN_TIME_TARGET_S, TIMED_SHARE_TARGET, FamilyAgreement, Report)
 
 
 def _pct(x: float) -> str:
@@ -40,6 +40,11 @@ def render(r: Report) -> str:
         lines.append(f"  pinned and registered copies of 1 MiB and more: median noise_pct "
                      f"{r.detection_median('noise'):.2f}%"
                      + ("" if math.isnan(detectable) else f", median detectable_pct {detectable:.2f}%"))
+    pageable = r.large_pageable_detectable_by_run()
+    if pageable:
+        lines.append(f"  pageable copies of 1 MiB and more: median detectable_pct "
+                     f"{', '.join(f'{d:.2f}%' for d in pageable)}, per run (target at most "
+                     f"{PAGEABLE_DETECTABLE_TARGET_PCT:g}%)")
     named, unnamed = r.above_machine_variance_pct()
     examples = f": {', '.join(c.key for c in unnamed[:3])}{', ...' if len(unnamed) > 3 else ''}" if unnamed else ""
     share = _pct(len(named) / len(r.cases) if r.cases else math.nan)

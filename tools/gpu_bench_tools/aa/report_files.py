@@ -9,8 +9,8 @@ from dataclasses import asdict
 from ..reading.errors import InputError
 from ..reading.families import MACHINE_VARIANCE_PCT
 from ..reading.files import read_json
-from .agreement import (CAUGHT_TARGETS, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET, RUN_TIME_TARGET_S,
-                        TIMED_SHARE_TARGET, Report)
+from .agreement import (CAUGHT_TARGETS, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET,
+                        PAGEABLE_DETECTABLE_TARGET_PCT, RUN_TIME_TARGET_S, TIMED_SHARE_TARGET, Report)
 
 
 def write_json(r: Report, path: str) -> None:
@@ -32,6 +32,8 @@ def write_json(r: Report, path: str) -> None:
         out["moved"] = d.moved
     doc["detection_median_noise_pct"] = r.detection_median("noise")
     doc["detection_median_detectable_pct"] = r.detection_median("detectable")
+    doc["large_pageable"] = {"median_detectable_pct_by_run": r.large_pageable_detectable_by_run(),
+                             "target_pct": PAGEABLE_DETECTABLE_TARGET_PCT}
     named, unnamed = r.above_machine_variance_pct()
     doc["above_machine_variance_pct"] = {
         "pct": MACHINE_VARIANCE_PCT, "cases": len(r.cases), "named_cause": len(named),
