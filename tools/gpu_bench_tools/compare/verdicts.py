@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 
 from ..reading.facts import host_cpu, host_cpus_differ
 from ..reading.families import MACHINE_VARIANCE_PCT
@@ -56,6 +57,14 @@ from .record import (
     Comparison,
 )
 from .cells import _floor, case_gpus, _per_gpu, _cell, _has_rounds
+
+# A file's host-driven cases moved together against the first file's where at least this share of them moved
+# one way while the copies at the host link's rate held within LINK_HELD_PCT (their median change).
+HOST_LEAN_SHARE = 0.75
+LINK_HELD_PCT = 1.0
+# The fewest cases of each kind that host_lean_notes reads a lean from.
+HOST_LEAN_MIN_CASES = 20
+LINK_HELD_MIN_CASES = 4
 
 
 def compare(
@@ -223,6 +232,7 @@ def compare(
         fams = sorted({r.family for r in host_rows})
         notes.append(f"the host CPU differs: [1] {host_cpu(files[0])}; {which}: "
                      f"{len(host_rows)} host-side figure(s) ({', '.join(fams)}) measure the host as much as the GPU")
+    notes.extend(host_lean_notes(files, rows))
     # One warning per cause, in the words of the last file that names one: files of two gpu_bench versions
     # may word a family's cause differently.
     by_cause: dict[str, list[Row]] = {}
@@ -260,6 +270,45 @@ def compare(
         min_effect_pct=effect_rounds if min_effect_pct is None else min_effect_pct,
         floors_path=floors.path,
     )
+
+
+def host_lean_notes(files: list[BenchmarkFile], rows: list[Row]) -> list[str]:
+    """One note per file whose host-driven cases (those whose descriptor names the machine's cause) moved one
+    way together against the first file's, while its copies at the host link's rate held, and where compare
+    called some of them that way. A host slower or faster for a whole run moves them so; so does a change in
+    the driver's host path. Only a rerun tells the two apart (docs/methodology.md, "What the interval does not
+    yet hold")."""
+    notes = []
+    for i in range(1, len(files)):
+        host: list[tuple[Row, Versus]] = []
+        link: list[float] = []
+        for r in rows:
+            v = r.versus[i]
+            if v is None or v.ratio is None or v.measured_differently or r.key not in files[i].cases:
+                continue
+            d = files[0].descriptor(r.family)
+            if d is not None and d.machine_cause(r.key):
+                host.append((r, v))
+            elif d is not None and d.is_link_bound(files[0].cases[r.key]):
+                link.append(v.slowdown_pct)
+        if len(host) < HOST_LEAN_MIN_CASES or len(link) < LINK_HELD_MIN_CASES:
+            continue
+        held = statistics.median(link)
+        slower = [v for _, v in host if v.slowdown_pct > 0]
+        faster = [v for _, v in host if v.slowdown_pct < 0]
+        way, leaning = ("slower", slower) if len(slower) >= len(faster) else ("faster", faster)
+        called = [r for r, v in host if v.verdict == way]
+        if len(leaning) < HOST_LEAN_SHARE * len(host) or abs(held) >= LINK_HELD_PCT or not called:
+            continue
+        moved = statistics.median(v.slowdown_pct for _, v in host)
+        all_called = sum(1 for r in rows if r.versus[i] is not None and r.versus[i].verdict == way)
+        notes.append(
+            f"[{i + 1}]'s host-driven cases moved together: {len(leaning)} of the {len(host)} whose descriptor names "
+            f"the machine's cause read {way} than [1]'s (median {moved:+.2f}%, + slower), while the "
+            f"{len(link)} copies at the host link's rate held (median {held:+.2f}%). {len(called)} of the "
+            f"{all_called} {way} verdicts are among them ({_which_cases(called, rows)}). A host {way} for the "
+            "whole run reads so, as does a change in the driver's host path: rerun both to tell them apart")
+    return notes
 
 
 def _last_files_cause(files: list[BenchmarkFile], row: Row) -> str | None:
