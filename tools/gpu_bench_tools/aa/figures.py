@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..reading.facts import fact_number
-from ..reading.families import link_bound_oracle
+from ..reading.families import LINK_BOUND_MIN_BYTES, link_bound_oracle
 from ..reading.load import metric_for, unit_and_direction
 from ..reading.results import BenchmarkFile
 from .agreement import RunTime
@@ -65,9 +65,11 @@ def round_times(f: BenchmarkFile, key: str) -> list[float]:
 
 
 def is_large_pageable_copy(case) -> bool:
-    """Whether a case is one of DETECTION_FAMILY's pageable copies of 1 MiB and more, whichever way it goes."""
+    """Whether a case is one of DETECTION_FAMILY's pageable copies of 1 MiB and more, whichever way it goes: from
+    the size at which the pinned copies are held to the link's rate."""
     size = case.axis_int("bytes")
-    return case.family == DETECTION_FAMILY and case.axis("mem") == "pageable" and size is not None and size >= 1 << 20
+    return (case.family == DETECTION_FAMILY and case.axis("mem") == "pageable" and size is not None
+            and size >= LINK_BOUND_MIN_BYTES)
 
 
 def is_detection_copy(f: BenchmarkFile, case) -> bool:
