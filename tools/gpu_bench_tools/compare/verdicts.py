@@ -284,7 +284,7 @@ def host_lean_notes(files: list[BenchmarkFile], rows: list[Row]) -> list[str]:
         link: list[float] = []
         for r in rows:
             v = r.versus[i]
-            if v is None or v.ratio is None or v.measured_differently or r.key not in files[i].cases:
+            if v is None or v.ratio is None or v.measured_differently:
                 continue
             d = files[0].descriptor(r.family)
             if d is not None and d.machine_cause(r.key):
