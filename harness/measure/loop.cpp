@@ -48,9 +48,15 @@ double seconds_since(clock_type::time_point t0) {
 }
 
 sample take(const case_plan& plan, bool reset_output) {
-  hold_fast_cpu();  // under --cpu=fast, a case its family's fast_cpu rule names samples on a fast CPU
+  // Under --cpu=fast, a case its family's fast_cpu rule names samples on a fast CPU. A preparation that moves
+  // many pages through the host runs off that CPU, and the thread goes back to it after.
+  if (plan.prepare_on_any_cpu)
+    release_fast_cpu();
+  else
+    hold_fast_cpu();
   if (reset_output && plan.reset_output) plan.reset_output();
   if (plan.prepare) plan.prepare();
+  if (plan.prepare_on_any_cpu) hold_fast_cpu();
   return plan.measure();
 }
 

@@ -81,6 +81,8 @@ class sample_set {
 struct case_plan {
   timer_kind timer = timer_kind::gpu_events;
   std::function<void()> prepare;        // untimed, before every sample (warm-up included)
+  bool prepare_on_any_cpu = false;      // prepare moves many pages through the host: it runs off the CPU
+                                        // that --cpu=fast holds, and the sample back on it
   std::function<void()> reset_output;   // untimed, before every reported sample under --verify=each, before
                                         // prepare: leaves the output in a state the check rejects, so each
                                         // sample's check sees what that sample wrote

@@ -28,6 +28,8 @@ struct fast_policy {
   std::vector<int> candidates;  // the CPUs it may move the thread to
   std::vector<int> allowed;     // the thread's CPUs when the policy was set, for the other cases
   bool case_holds = false;      // the running case holds the fast state
+  int cpu = -1;                 // the CPU the last search chose: where the held thread runs
+  bool released = false;        // release_fast_cpu let the thread run anywhere until the next hold
   double fastest_ns = 0;        // the fastest clock read any search found
   std::chrono::steady_clock::time_point retry_after{};
   fast_cpu_counts counts;
@@ -48,6 +50,7 @@ bool run_on(const std::vector<int>& cpus) {
 void search_fast_cpu() {
   const cpu_choice c = pin_to_fastest_cpu(g_fast.candidates);
   if (c.cpu < 0) return;
+  g_fast.cpu = c.cpu;
   if (g_fast.fastest_ns <= 0 || c.clock_read_ns < g_fast.fastest_ns) g_fast.fastest_ns = c.clock_read_ns;
   if (c.clock_read_ns > g_fast.fastest_ns * kSlowCpuRatio)
     g_fast.retry_after = std::chrono::steady_clock::now() + kSlowCpuRetry;
@@ -126,11 +129,27 @@ void place_thread_for_case(bool holds_fast_state) {
   // Only a case that held the state left the thread on one CPU.
   if (!holds_fast_state && g_fast.case_holds) (void)run_on(g_fast.allowed);
   g_fast.case_holds = holds_fast_state;
+  g_fast.released = false;
   if (holds_fast_state) search_fast_cpu();
+}
+
+void release_fast_cpu() {
+  if (!g_fast.on || !g_fast.case_holds || g_fast.released) return;
+  g_fast.released = run_on(g_fast.allowed);
 }
 
 void hold_fast_cpu() {
   if (!g_fast.on || !g_fast.case_holds) return;
+  if (g_fast.released) {
+    g_fast.released = false;
+    // Back to the CPU the search chose, where the check below sees whether it is still fast.
+    if (g_fast.cpu < 0 || !run_on({g_fast.cpu})) {
+      ++g_fast.counts.checks;
+      ++g_fast.counts.searches;
+      search_fast_cpu();
+      return;
+    }
+  }
   ++g_fast.counts.checks;
   if (g_fast.fastest_ns > 0 && steady_clock_read_ns(kCheckBatches, kCheckReads) <= g_fast.fastest_ns * kSlowCpuRatio)
     return;

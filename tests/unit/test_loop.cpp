@@ -11,6 +11,7 @@
 #include "harness/measure/loop.hpp"
 #include "harness/run/options.hpp"
 #include "harness/run/rounds.hpp"
+#include "harness/run/thread_cpu.hpp"
 
 namespace gpu_bench {
 namespace {
@@ -27,6 +28,32 @@ sampling_rules rules(double noise_pct, double budget_s, int min_samples = 10) {
   r.budget_s = budget_s;
   r.min_samples = min_samples;
   return r;
+}
+
+// Under --cpu=fast, how many CPUs the thread may use in a held case's preparation and in its samples.
+std::pair<std::size_t, std::size_t> cpus_in_prepare_and_measure(bool prepare_on_any_cpu) {
+  const std::vector<int> before = allowed_cpus();
+  (void)set_thread_cpu_policy(kCpuFast, before);
+  place_thread_for_case(true);
+  std::size_t in_prepare = 0, in_measure = 0;
+  case_plan p = plan_of([&] {
+    in_measure = std::max(in_measure, allowed_cpus().size());
+    return 1e-3;
+  });
+  p.prepare = [&] { in_prepare = std::max(in_prepare, allowed_cpus().size()); };
+  p.prepare_on_any_cpu = prepare_on_any_cpu;
+  (void)calibrate(p, rules(0.5, 10.0));
+  place_thread_for_case(false);
+  (void)set_thread_cpu_policy(kCpuOff, before);
+  return {in_prepare, in_measure};
+}
+
+TEST(Loop, AHeavyPreparationRunsOffTheHeldCpuAndTheSampleOnIt) {
+  const std::size_t cpus = allowed_cpus().size();
+  if (cpus < 2) GTEST_SKIP() << "this process may use one CPU: nothing to release it to";
+  EXPECT_EQ(cpus_in_prepare_and_measure(true), std::make_pair(cpus, std::size_t{1}));
+  EXPECT_EQ(cpus_in_prepare_and_measure(false), std::make_pair(std::size_t{1}, std::size_t{1}));
+  EXPECT_EQ(allowed_cpus().size(), cpus);
 }
 
 TEST(Loop, SteadySamplesStopAtTheMinimum) {

@@ -98,6 +98,30 @@ TEST(ThreadCpu, FastPinsACaseThatHoldsItAndFreesTheOthers) {
   EXPECT_EQ(fast_cpu_text(), "");
 }
 
+TEST(ThreadCpu, AReleasedThreadRunsAnywhereUntilTheHoldTakesItBack) {
+  keep_cpus keep;
+  (void)set_thread_cpu_policy(kCpuFast, keep.before);
+  place_thread_for_case(true);
+  ASSERT_EQ(allowed_cpus().size(), 1u);
+  const int chosen = allowed_cpus().front();
+  release_fast_cpu();
+  EXPECT_EQ(allowed_cpus(), keep.before);
+  const long checks = fast_cpu_activity().checks;
+  hold_fast_cpu();
+  EXPECT_EQ(fast_cpu_activity().checks, checks + 1);
+  ASSERT_EQ(allowed_cpus().size(), 1u);
+  // Back on the chosen CPU, unless the check found it slow and a search moved the thread on.
+  if (fast_cpu_activity().searches == 0) {
+    EXPECT_EQ(allowed_cpus().front(), chosen);
+  }
+  place_thread_for_case(false);
+  release_fast_cpu();  // a case that does not hold the state has nothing to release
+  EXPECT_EQ(allowed_cpus(), keep.before);
+  hold_fast_cpu();
+  EXPECT_EQ(allowed_cpus(), keep.before);
+  (void)set_thread_cpu_policy(kCpuOff, keep.before);
+}
+
 TEST(ThreadCpu, FastWithNoCpusToChooseFromMovesNothingAndSaysSo) {
   keep_cpus keep;
   EXPECT_EQ(set_thread_cpu_policy(kCpuFast, {}), "off (the kernel does not say which CPUs this process may use)");
