@@ -89,10 +89,13 @@ def test_threshold_must_be_a_positive_percentage(tmp_path, capsys, bad):
     assert "argument --threshold" in err and len([ln for ln in err.splitlines() if "error" in ln]) == 1
 
 
-def values_night(tmp_path, n, values, noise_pct=None):
-    """A night of one case per entry of `values` (GB/s, one repetition each), with the given noise_pct."""
+def values_night(tmp_path, n, values, noise_pct=None, rounds=None):
+    """A night of one case per entry of `values` (GB/s, one repetition each), with the given noise_pct, and
+    with `rounds` its context's gpu_bench.rounds."""
     doc = synth.doc_from_values({name: [v] for name, v in values.items()},
                                 date=f"2025-05-{n:02d}T02:00:00+00:00")
+    if rounds is not None:
+        doc["context"]["gpu_bench.rounds"] = str(rounds)
     for e in doc["benchmarks"]:
         if noise_pct is not None:
             e["noise_pct"] = noise_pct[e["run_name"].removesuffix("/manual_time")]
@@ -121,6 +124,30 @@ def test_a_night_knows_its_own_noise(tmp_path, capsys):
     assert code == 1 and "from 6 night(s)" in out
     code, out, _ = run(0.3, 30.0, n_before=6)  # the newest night's own rounds disagree: a stray round
     assert code == 0 and "0 regression(s)" in out
+
+
+def test_a_night_of_one_round_knows_nothing_of_the_next_runs_noise(tmp_path, capsys):
+    """gpu_bench --rounds=1 writes a noise_pct of its one process: nights of it judge as nights without one.
+    Two nights 0.2% apart, noise 0.3%, then one 3% slower: a regression from three rounds a night, none from
+    one; five one-round nights before the step show it, unconfirmed on its first night."""
+    def run(rounds, n_before, steps=1):
+        db = tmp_path / f"db_{rounds}_{n_before}_{steps}.sqlite"
+        paths = [values_night(tmp_path, n, {CASE: 50.0 * (1 + 0.001 * (-1) ** n)}, {CASE: 0.3}, rounds)
+                 for n in range(1, n_before + 1)]
+        paths += [values_night(tmp_path, n, {CASE: 48.5}, {CASE: 0.3}, rounds)
+                  for n in range(n_before + 1, n_before + 1 + steps)]
+        ingest(db, paths, capsys)
+        return check(db, capsys)
+
+    code, out, _ = run(3, 2)
+    assert code == 1 and "3.0% worse" in out and "ran each case in one round" not in out
+    code, out, _ = run(1, 2)
+    assert code == 0 and "0 regression(s)" in out
+    assert "note: 3 of these runs ran each case in one round (gpu_bench --rounds=1)" in out
+    code, out, _ = run(1, 5)
+    assert code == 0 and f"unconfirmed  {CASE}" in out
+    code, out, _ = run(1, 5, steps=2)
+    assert code == 1 and "1 regression(s)" in out and "(1 run(s) ago)" in out
 
 
 def test_nights_that_know_nothing_of_their_noise_need_five_before_them(tmp_path, capsys):

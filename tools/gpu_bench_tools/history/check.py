@@ -74,6 +74,7 @@ class MachineCheck:
     other_facts: int = 0
     too_noisy: list[TooNoisy] = field(default_factory=list)
     not_positive: int = 0  # cases not judged: a night's figure is zero or below, which has no logarithm
+    one_round_runs: int = 0  # of the baseline runs and the newest, those of one round a case (one_round_run)
 
     @property
     def counts_for_exit(self) -> bool:
@@ -131,14 +132,22 @@ def night_sd(p: Point) -> float | None:
     t quantile is larger than 1.96), which is the standard deviation of its logarithm to first order (the
     delta method). A night without noise_pct but with repetitions: the standard deviation of one repetition
     (a run's repetitions share its process, so their mean's would understate the variation between nights).
-    None where the night knows nothing of its noise.
+    None where the night knows nothing of its noise, as in a gpu_bench run of one round a case
+    (one_round_run): its noise_pct and repetitions speak of its one process, not of the next run's.
     """
+    if one_round_run(p.run):
+        return None
     if p.noise_pct is not None and math.isfinite(p.noise_pct) and p.noise_pct >= 0:
         return p.noise_pct / _NOISE_PCT_PER_SD
     reps = [r for r in p.reps if r > 0 and math.isfinite(r)]
     if len(reps) >= 2:
         return statistics.stdev(math.log(r) for r in reps)
     return None
+
+
+def one_round_run(run: Run) -> bool:
+    """Whether a run is gpu_bench's with each case in one round (--rounds=1): its context says so."""
+    return str(run.context.get("gpu_bench.rounds", "")).strip() == "1"
 
 
 @dataclass
@@ -268,6 +277,7 @@ def _check_machine(conn, mid: int, mach: Machine, window: int, threshold_pct: fl
         if prev:
             change = series_change(prev.facts, newest.facts)
     mc = MachineCheck(mach, newest, base, change, [], 0)
+    mc.one_round_runs = sum(one_round_run(r) for r in base + [newest])
     if not base:
         mc.note = "only one run so far: nothing to compare with yet"
         return mc, {}

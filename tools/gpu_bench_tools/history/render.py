@@ -14,7 +14,7 @@ from ..compare.render import cut, fmt_num
 from ..reading.facts import host_cpu
 from ..reading.families import rule_matches
 from .series import load_series, machines, runs_of, store
-from .check import UNBOUNDED_NOISE_PCT, CheckReport
+from .check import FEW_NIGHTS, UNBOUNDED_NOISE_PCT, CheckReport
 from ..reading.load import InputError, metric_title
 
 MAX_FINDINGS = 50  # per machine and kind of line
@@ -87,6 +87,11 @@ def render_check(rep: CheckReport) -> str:
             lines.append(f"  note: {mc.other_facts} case(s) not checked: every earlier run of theirs was on another "
                          "host CPU (host-side figures) or another host link or NUMA node of their GPU, or "
                          "gpu_bench measured them in another way then (CHANGELOG.md)")
+        if mc.one_round_runs:
+            lines.append(f"  note: {mc.one_round_runs} of these runs ran each case in one round (gpu_bench "
+                         "--rounds=1): their noise_pct speaks of one process, not of the next run's, so it does "
+                         "not narrow a case's interval; where no run has rounds, a case is judged from "
+                         f"{FEW_NIGHTS} earlier runs on")
         if mc.not_positive:
             lines.append(f"  note: {mc.not_positive} case(s) not judged: a figure of zero or below, which has no "
                          "logarithm")
