@@ -7,9 +7,14 @@
 //          from pass to pass is the CPU's own; one that moves is its state at the moment.
 //   own    the thread where the scheduler puts it, as gpu_bench's pageable cases run, PASSES times.
 // Also a host memcpy of 16 MiB between two pageable buffers, the CPU's own copy rate.
+// MODE renew asks instead which renewal moves them, the thread free throughout. Each pass is a context of its
+// own (after cudaDeviceReset), which times the copies three times 0.2 s apart from one buffer touched at the
+// process's start ("same", the moment alone renewed), then once from a buffer allocated and touched in that
+// pass ("fresh"). Where the passes' contexts differ as much as processes do, the state is the context's (the
+// driver stages through buffers of its own); where "fresh" moves and "same" holds, it is where the pages landed.
 // One JSON object a line: {"phase", "pass", "cpu", "clock_read_ns", "case", "us"}; "cpu" is where the
-// thread was when the case ended.
-// usage: pageable_probe [PASSES] [DEVICE]
+// thread was when the case ended. In renew mode also "context" (the pass) and "moment" (0 to 2, "same" only).
+// usage: pageable_probe [PASSES] [DEVICE] [cpu|renew]
 #include <cuda_runtime_api.h>
 #include <sched.h>
 
@@ -20,6 +25,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness/context/host_facts.hpp"
@@ -92,10 +98,14 @@ struct gpu {
   }
 };
 
+// Where a line is printed in renew mode: the context and moment it belongs to (-1: not that mode's).
+int g_context = -1, g_moment = -1;
+
 void emit(const char* phase, int pass, double clock_ns, const std::string& name, double us) {
-  std::printf(
-      "{\"phase\": \"%s\", \"pass\": %d, \"cpu\": %d, \"clock_read_ns\": %.2f, \"case\": \"%s\", \"us\": %.3f}\n",
-      phase, pass, sched_getcpu(), clock_ns, name.c_str(), us);
+  std::printf("{\"phase\": \"%s\", \"pass\": %d, \"cpu\": %d, \"clock_read_ns\": %.2f, \"case\": \"%s\", \"us\": %.3f",
+              phase, pass, sched_getcpu(), clock_ns, name.c_str(), us);
+  if (g_context >= 0) std::printf(", \"context\": %d, \"moment\": %d", g_context, g_moment);
+  std::printf("}\n");
 }
 
 constexpr std::size_t kLarge = 256u << 20;
@@ -130,14 +140,45 @@ void pin(int cpu) {
 
 }  // namespace
 
+// Renew mode: each pass a context of its own, timing from the process's buffer at three moments and from a
+// buffer of its own.
+void renew(int passes, int device) {
+  pageable shared(kLarge), other(kMid);
+  for (int pass = 0; pass < passes; ++pass) {
+    if (pass > 0) CUDA_CHECK(cudaDeviceReset());
+    CUDA_CHECK(cudaSetDevice(device));
+    gpu g(kLarge);
+    g.copy_us(true, shared.p, kLarge, 1);  // this context's staging set up before any figure
+    g_context = pass;
+    for (g_moment = 0; g_moment < 3; ++g_moment) {
+      if (g_moment > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      measure("same", pass, g, shared.p, other.p);
+    }
+    g_moment = -1;
+    pageable fresh(kLarge);
+    measure("fresh", pass, g, fresh.p, other.p);
+    std::fflush(stdout);
+  }
+}
+
 int main(int argc, char** argv) {
   const int passes = argc > 1 ? std::atoi(argv[1]) : 3;
   const int device = argc > 2 ? std::atoi(argv[2]) : 0;
-  if (passes <= 0) {
-    std::fprintf(stderr, "pageable_probe: PASSES must be positive\n");
+  const std::string mode = argc > 3 ? argv[3] : "cpu";
+  if (passes <= 0 || (mode != "cpu" && mode != "renew")) {
+    std::fprintf(stderr, "pageable_probe: PASSES must be positive and MODE cpu or renew\n");
     return 2;
   }
   if (!gpu_bench::test::gpu_visible("pageable_probe")) return gpu_bench::test::kSkipCode;
+  if (mode == "renew") {
+    try {
+      renew(passes, device);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pageable_probe: %s\n", e.what());
+      return 1;
+    }
+    return 0;
+  }
   try {
     CUDA_CHECK(cudaSetDevice(device));
     const std::vector<int> cpus = gpu_bench::allowed_cpus();
