@@ -413,8 +413,7 @@ TEST(Registry, TheHostDrivenCasesAndPageableAndManagedCopiesVaryWithTheMachine) 
   EXPECT_EQ(overlap.machine_variance_cause, transfer.machine_variance_cause);
   for (const char* name : {"Streams", "Latency", "AllHost", "Peer", "PeerPattern"})
     EXPECT_EQ(declared(name).machine_variance, "no") << name;
-  const std::string peer_latency_name = "PeerLatency";
-  const family_descriptor& peer_latency = declared(peer_latency_name);
+  const family_descriptor& peer_latency = declared("PeerLatency");
   EXPECT_TRUE(varies_with_machine(peer_latency, "PeerLatency/src:0/dst:1/peer_access:off/bytes:4/manual_time"));
   EXPECT_FALSE(varies_with_machine(peer_latency, "PeerLatency/src:0/dst:1/peer_access:on/bytes:4/manual_time"));
   EXPECT_NE(peer_latency.machine_variance_cause.find("staging"), std::string::npos);
