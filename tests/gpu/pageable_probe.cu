@@ -12,9 +12,12 @@
 // process's start ("same", the moment alone renewed), then once from a buffer allocated and touched in that
 // pass ("fresh"). Where the passes' contexts differ as much as processes do, the state is the context's (the
 // driver stages through buffers of its own); where "fresh" moves and "same" holds, it is where the pages landed.
+// MODE held is renew with the thread held in the fast state as gpu_bench's --cpu=fast holds it: the check
+// before every copy, so what is left between moments is what a held round still meets.
 // One JSON object a line: {"phase", "pass", "cpu", "clock_read_ns", "case", "us"}; "cpu" is where the
-// thread was when the case ended. In renew mode also "context" (the pass) and "moment" (0 to 2, "same" only).
-// usage: pageable_probe [PASSES] [DEVICE] [cpu|renew]
+// thread was when the case ended. In renew and held modes also "context" (the pass), "moment" (0 to 2, "same"
+// only) and "held" (0 or 1).
+// usage: pageable_probe [PASSES] [DEVICE] [cpu|renew|held]
 #include <cuda_runtime_api.h>
 #include <sched.h>
 
@@ -30,6 +33,7 @@
 
 #include "harness/context/host_facts.hpp"
 #include "harness/cuda/check.hpp"
+#include "harness/run/options.hpp"
 #include "harness/run/thread_cpu.hpp"
 #include "tests/gpu/skip_without_gpu.hpp"
 
@@ -83,6 +87,7 @@ struct gpu {
   double copy_us(bool h2d, char* host, std::size_t bytes, int reps) {
     std::vector<double> us;
     for (int r = 0; r < reps; ++r) {
+      gpu_bench::hold_fast_cpu();  // nothing unless held mode set the fast policy
       CUDA_CHECK(cudaEventRecord(start, stream));
       if (h2d)
         CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream));
@@ -100,11 +105,13 @@ struct gpu {
 
 // Where a line is printed in renew mode: the context and moment it belongs to (-1: not that mode's).
 int g_context = -1, g_moment = -1;
+bool g_held = false;
 
 void emit(const char* phase, int pass, double clock_ns, const std::string& name, double us) {
   std::printf("{\"phase\": \"%s\", \"pass\": %d, \"cpu\": %d, \"clock_read_ns\": %.2f, \"case\": \"%s\", \"us\": %.3f",
               phase, pass, sched_getcpu(), clock_ns, name.c_str(), us);
-  if (g_context >= 0) std::printf(", \"context\": %d, \"moment\": %d", g_context, g_moment);
+  if (g_context >= 0)
+    std::printf(", \"context\": %d, \"moment\": %d, \"held\": %d", g_context, g_moment, g_held ? 1 : 0);
   std::printf("}\n");
 }
 
@@ -165,13 +172,18 @@ int main(int argc, char** argv) {
   const int passes = argc > 1 ? std::atoi(argv[1]) : 3;
   const int device = argc > 2 ? std::atoi(argv[2]) : 0;
   const std::string mode = argc > 3 ? argv[3] : "cpu";
-  if (passes <= 0 || (mode != "cpu" && mode != "renew")) {
-    std::fprintf(stderr, "pageable_probe: PASSES must be positive and MODE cpu or renew\n");
+  if (passes <= 0 || (mode != "cpu" && mode != "renew" && mode != "held")) {
+    std::fprintf(stderr, "pageable_probe: PASSES must be positive and MODE cpu, renew or held\n");
     return 2;
   }
   if (!gpu_bench::test::gpu_visible("pageable_probe")) return gpu_bench::test::kSkipCode;
-  if (mode == "renew") {
+  if (mode == "renew" || mode == "held") {
     try {
+      if (mode == "held") {
+        g_held = true;
+        gpu_bench::set_thread_cpu_policy(gpu_bench::kCpuFast, gpu_bench::allowed_cpus());
+        gpu_bench::place_thread_for_case(true);
+      }
       renew(passes, device);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "pageable_probe: %s\n", e.what());
