@@ -1,6 +1,6 @@
 """Where a pageable copy's spread lives: between processes, between contexts of one process, or between
-moments of one context. Reads pageable_probe's renew and held lines (gzipped JSON lines) in first/ and
-second/ and prints, per set and case, the spread at each level. Run as `python3 moments.py` in this folder."""
+moments of one context. Reads pageable_probe's renew and held lines (gzipped JSON lines) in first/,
+second/ and third/ and prints, per set and case, the spread at each level. Run as `python3 moments.py` in this folder."""
 import collections
 import gzip
 import json
@@ -64,7 +64,8 @@ def main():
     print("of a context's median over its 3 moments, within a process (pooled); a fresh buffer's time over its")
     print("context's; the correlation of the log time with the log cost of a clock read at that moment.")
     for folder, mode, what in [("first", "renew", "thread free"), ("second", "renew", "thread free"),
-                               ("second", "held", "thread held in the fast state")]:
+                               ("second", "held", "thread held in the fast state"), ("third", "renew", "thread free"),
+                               ("third", "held", "thread held in the fast state")]:
         gpu = (HERE / folder / "gpus.txt").read_text().strip().splitlines()[-1].split(",")[0]
         print(f"\n{folder}/{mode}: {what}, {gpu}")
         table(load(folder, mode))
