@@ -154,10 +154,6 @@ const family_registration registration{[](family_descriptor& f) {
   f.fast_cpu = "yes";
   f.machine_variance = "yes";
   f.small_rounds = "yes";
-  // A round samples an event call for milliseconds (14 ms by median in three default runs on one H200 at
-  // adf3da8): one moment of the host's state. Those rounds spread within a run as the runs did (runs/rounds
-  // 0.75), so samples spread over more moments narrow the figure.
-  f.visits = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "series=timing";
   f.scope = family_scope::single_gpu;

@@ -146,9 +146,6 @@ const family_registration registration{[](family_descriptor& f) {
   // 256 MiB take --host_rounds.
   f.small_rounds = "yes";
   f.small_rounds_below = 256ull << 20;
-  // The same cases sample for 29 ms a round by median (three default runs on one H200 at adf3da8), one moment
-  // of the host's state, and their rounds spread within a run as the runs did (runs/rounds 0.83).
-  f.visits = "yes";
   f.machine_variance_cause = kHostCpuStateCause;
   f.plot = "x=bytes;series=mode;panel=mem";
   f.scope = family_scope::single_gpu;

@@ -79,10 +79,6 @@ const family_registration registration{[](family_descriptor& f) {
   // A managed prefetch timed by the host clock is the host's work too: in seven one-round processes on an H200,
   // its small copies read one of two levels about 15% apart, the fast one in two processes.
   f.fast_cpu = "mem:pageable|mem:managed_prefetch";
-  // Held, a pageable copy still moves with the host's state at the moment it samples: one moment's copy of 1 MiB
-  // spread 3.4 to 8.9% within a process on two H200s, twelve moments' median 1.7 to 2.2% between processes.
-  // A round samples it for milliseconds, so under --visits its samples are spread through the round's process.
-  f.visits = "mem:pageable";
   // What is left of a pageable copy's spread moves with the host's memory at the moment; a managed one moves
   // pages through the host's memory too.
   f.machine_variance = "mem:pageable|mem:managed_prefetch|mem:managed_fault";

@@ -11,10 +11,8 @@
 #include "harness/cuda/device.hpp"
 #include "harness/measure/stats.hpp"
 #include "harness/measure/streams.hpp"
-#include "harness/measure/visits.hpp"
 #include "harness/run/failures.hpp"
 #include "harness/run/options.hpp"
-#include "harness/run/output_file.hpp"
 #include "harness/run/rounds.hpp"
 #include "harness/run/thread_cpu.hpp"
 
@@ -222,15 +220,6 @@ sampling_rules rules_from_options() {
   r.min_time_s = o.min_time_s / rounds;
   r.min_span_s = g_running.span_s;
   r.verify_each = o.verify_each;
-  if (const case_visit visit = current_case_visit(); visit.count > 1) {
-    // Each visit takes its share of the round; the visits' medians average to the round's figure, whose own
-    // noise is then a visit's over the square root of their count.
-    const double n = visit.count;
-    r.noise_pct *= std::sqrt(n);
-    r.budget_s /= n;
-    r.min_time_s /= n;
-    r.min_samples = std::max(kMinVisitSamples, static_cast<int>(std::ceil(r.min_samples / n)));
-  }
   return r;
 }
 
@@ -277,46 +266,15 @@ std::optional<sample_set> run_case(benchmark::State& state, const case_plan& pla
   g_running.notes.clear();
   if (plan.timer == timer_kind::host_clock) g_running.notes.emplace_back("host clock");
   g_running.notes.insert(g_running.notes.end(), plan.notes.begin(), plan.notes.end());
-  if (current_case_visit().count > 1)
-    g_running.notes.push_back(std::to_string(current_case_visit().count) + " visits a round");
   const auto sampling_started = clock_type::now();
   if (!plan.already_warm) warm_up(plan);
   std::optional<sample_set> set;
   sampled taken;
-  const case_visit visit = current_case_visit();
-  const bool earlier_visit = !visit.reports();
-  visits_so_far one_visit;  // a case of one visit keeps nothing between runs
-  visits_so_far& visited = visit.count > 1 ? earlier_visits(g_running.name) : one_visit;
   for (auto _ : state) {
-    // An earlier visit's failure fails the case at its last visit, which alone reports.
-    if (!earlier_visit && !visited.failure.empty()) {
-      taken.failure = visited.failure;
-      fail_case(state, taken.failure);  // before leaving the loop, as Google Benchmark requires
-      break;
-    }
     taken = sample_until(plan, rules, rules.verify_each);
-    if (earlier_visit) {
-      if (!taken.failure.empty()) visited.failure = taken.failure;
-      // Left out of every output, but above Google Benchmark 1.7's minimum time (options.cpp), or it would
-      // run the visit again.
-      double timed = 0;
-      for (const sample& s : taken.kept) timed += s.seconds;
-      state.SetIterationTime(std::max(timed, 1e-6));
-      continue;
-    }
     if (!taken.failure.empty()) {
       fail_case(state, taken.failure);  // before leaving the loop, as Google Benchmark requires
       break;
-    }
-    if (visit.count > 1) {
-      if (visited.visits + 1 < visit.count)  // an earlier visit did not run (a round interrupted, say)
-        g_running.notes.push_back(std::to_string(visited.visits + 1) + " of " + std::to_string(visit.count) +
-                                  " visits");
-      // The earlier visits' samples first, in the order taken; each visit a placement of its own.
-      std::vector<sample> own = as_this_visits(std::move(taken.kept), plan.placements);
-      taken.kept = std::move(visited.samples);
-      taken.kept.insert(taken.kept.end(), std::make_move_iterator(own.begin()), std::make_move_iterator(own.end()));
-      visited.samples.clear();
     }
     set.emplace(std::move(taken.kept));
     combine_with_prior_rounds(*set, rules.tick_s);
@@ -324,14 +282,6 @@ std::optional<sample_set> run_case(benchmark::State& state, const case_plan& pla
     state.SetIterationTime(std::max(set->time_s(), 1e-12));
   }
   g_running.sampling_wall_s += seconds_since(sampling_started);
-  if (earlier_visit) {
-    if (visited.failure.empty() && plan.verify && !rules.verify_each) visited.failure = plan.verify();
-    if (visited.failure.empty())
-      for (sample& s : as_this_visits(std::move(taken.kept), plan.placements)) visited.samples.push_back(std::move(s));
-    ++visited.visits;
-    state.counters[kVisitCounter] = visit.index;
-    return std::nullopt;
-  }
   if (!taken.failure.empty() || !set) return std::nullopt;
   if (plan.verify && !rules.verify_each) {
     if (const std::string bad = plan.verify(); !bad.empty()) {
@@ -391,24 +341,17 @@ void add_note(benchmark::State& state, const std::string& note) {
 
 void set_running_case(const std::string& name, const health_sampler* health, round_kind rounds, double span_s) {
   if (health) {  // a run starts
-    // A case's visits are one run of it: its last counts it.
-    g_running.repetition = current_case_visit().reports() ? g_runs_of[name]++ : g_runs_of[name];
+    g_running.repetition = g_runs_of[name]++;
     g_running.rounds = rounds_of_case(rounds);
     g_running.started = clock_type::now();
     g_running.sampling_wall_s = g_running.calibration_wall_s = 0;
-  } else if (g_running.name == name && !current_case_visit().reports()) {  // an earlier visit: its cost waits
-    visits_so_far& v = earlier_visits(name);
-    v.wall_s += seconds_since(g_running.started);
-    v.sampling_wall_s += g_running.sampling_wall_s;
-    v.calibration_wall_s += g_running.calibration_wall_s;
   } else if (g_running.name == name) {  // the run ends: what it cost, set-up and checks included
     // run_case recorded this run's times last, if it recorded any.
     if (g_recorded.empty() || g_recorded.back().name != name || g_recorded.back().repetition != g_running.repetition)
       g_recorded.push_back({name, g_running.repetition, {}, {}, {}});
-    const visits_so_far earlier = take_earlier_visits(name);  // every visit's cost, as one run's
-    g_recorded.back().wall_s = seconds_since(g_running.started) + earlier.wall_s;
-    g_recorded.back().sampling_wall_s = g_running.sampling_wall_s + earlier.sampling_wall_s;
-    g_recorded.back().calibration_wall_s = g_running.calibration_wall_s + earlier.calibration_wall_s;
+    g_recorded.back().wall_s = seconds_since(g_running.started);
+    g_recorded.back().sampling_wall_s = g_running.sampling_wall_s;
+    g_recorded.back().calibration_wall_s = g_running.calibration_wall_s;
   }
   g_running.name = name;
   g_running.health = health;

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "harness/run/options.hpp"
 #include "harness/run/registry.hpp"
 
 namespace gpu_bench {
@@ -71,12 +70,6 @@ bool takes_small_rounds(const family_descriptor& d, const std::string& name) {
 bool takes_small_rounds(const std::string& name) {
   const family_descriptor* d = family_of_case(name);
   return d != nullptr && takes_small_rounds(*d, name);
-}
-
-int visits_of_case(const family_descriptor& d, const std::string& name) {
-  const auto bytes = bytes_of(name);
-  const bool visits = rule_holds(d.visits, name) && (!bytes || *bytes < d.small_rounds_below);
-  return visits ? current_options().visits : 1;
 }
 
 bool varies_with_machine(const family_descriptor& d, const std::string& name) {

@@ -86,7 +86,7 @@ step_result run_rounds(run_state& run) {
     }
   }
   gpu_bench::set_run_progress(&progress);
-  const auto display = gpu_bench::round_display_reporter(opts.round, opts.visits);
+  const auto display = gpu_bench::round_display_reporter(opts.round);
   const std::size_t ran =
       display ? benchmark::RunSpecifiedBenchmarks(display.get()) : benchmark::RunSpecifiedBenchmarks();
   gpu_bench::set_run_progress(nullptr);

@@ -158,18 +158,6 @@ std::vector<flag> make_flags() {
        formatted("placements (host buffer, device buffer, streams) a copy under 1 MiB, not pageable or managed, takes "
                  "its samples from in turn (default %d; 1: one)",
                  kDefaultPlacements)},
-      {"--visits", true,
-       [](options& o, const std::string& v) { o.visits = static_cast<int>(parse_int(v, "--visits", 1, 16)); },
-       needs_value("--visits"), S::own, "--visits=N",
-       formatted("a round of a case whose figure follows the host's state at the moment (Transfer's\n"
-                 "pageable copies and HostBlocking's cases under 256 MiB, Events) takes its samples\n"
-                 "in N visits spread through the round's process, its figure the geometric mean of\n"
-                 "theirs (default %d, 1 to 16; 1: one visit). Not with --benchmark_repetitions or a\n"
-                 "--benchmark_out_format but json",
-                 kDefaultVisits),
-       formatted("visits, spread through a round's process, that a round of a case following the host's state at the "
-                 "moment takes its samples in (default %d; 1: one)",
-                 kDefaultVisits)},
       {"--noise", true, [](options& o, const std::string& v) { o.noise_pct = parse_seconds(v, "--noise", 0.01, 100); },
        needs_value("--noise"), S::own, "--noise=PCT",
        formatted("stop sampling a case in a round once the relative half-width of the 95%%\n"

@@ -43,8 +43,6 @@ inline constexpr double kDefaultTargetDetectablePct = 1.5;
 // A round's own minimum of samples, whatever the split: its median must stand on enough samples to
 // resist a burst of other traffic.
 inline constexpr int kMinRoundSamples = 10;
-// A visit's own minimum (kDefaultVisits): its median weighs as much as any other visit's in the round's figure.
-inline constexpr int kMinVisitSamples = 4;
 
 // A copy under 1 MiB (Transfer, SmallCopy) rotates its samples over this many placements: host buffer,
 // device buffer and streams of its own each. Such a copy's fixed cost follows where its host buffer landed
@@ -52,13 +50,6 @@ inline constexpr int kMinVisitSamples = 4;
 // draw renewed in every process. A mix of eight halves the spread between rounds that one draw gives
 // (docs/notes/variance_sources.md).
 inline constexpr int kDefaultPlacements = 8;
-
-// A case its family's visits rule names takes each round's samples in this many visits, spread through the
-// round's process. Such a case's figure follows the host's state at the moment it samples (the CPU's speed,
-// the host's memory), which moves over tenths of a second, and a round samples it for milliseconds; the
-// round's figure is then one moment's draw. The geometric mean of several visits' medians averages moments
-// (docs/methodology.md, "Host-driven cases and the CPU's state").
-inline constexpr int kDefaultVisits = 1;
 
 // How often, milliseconds, a case's GPUs are read by NVML while it runs (clocks, clock reasons, PCIe link):
 // what ties a throttled reading to the samples beside it (health.hpp).
@@ -89,7 +80,6 @@ struct options {
   int link_max_rounds = kDefaultLinkMaxRounds;  // --link_max_rounds=N: at most, for those whose rounds disagree
   int host_rounds = 0;  // --host_rounds=N: rounds of the cases a family's host_rounds rule names (0: --rounds)
   int placements = kDefaultPlacements;  // --placements=N: placements a copy under 1 MiB rotates over (1: one)
-  int visits = kDefaultVisits;          // --visits=N: visits a round of a case the visits rule names takes
   double target_detectable_pct = kDefaultTargetDetectablePct;  // --target_detectable=PCT
   int round = 0;                   // --round=K/N: this process is round K of N, run by the one that runs the last
   bool record_samples = false;     // --samples=on: every sample's time into the --benchmark_out file

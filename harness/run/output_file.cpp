@@ -157,11 +157,6 @@ std::string annotate_results(const std::string& path, const std::vector<std::pai
     }
   }
   for (const auto& [k, v] : context) doc["context"][k] = v;
-  // A case's visits are one run of it (loop.hpp's case_visit): its last visit's entry stands for them all.
-  if (doc.contains("benchmarks")) {
-    auto& runs = doc["benchmarks"];
-    for (auto it = runs.begin(); it != runs.end();) it = it->contains(kVisitCounter) ? runs.erase(it) : it + 1;
-  }
   if (!samples.empty() && doc.contains("benchmarks")) {
     std::map<std::pair<std::string, int>, const run_samples*> by_run;
     for (const auto& r : samples) by_run[{r.name, r.repetition}] = &r;

@@ -119,19 +119,6 @@ step_result take_filter(run_state& run, int argc, char** argv) {
     if (a.rfind("--benchmark_filter=", 0) == 0) run.filter = a.substr(19);
     if (a.rfind("--benchmark_repetitions=", 0) == 0) run.repetitions = std::max(1L, std::atol(a.c_str() + 24));
   }
-  if (run.opts.visits > 1) {
-    const bool json_out = std::none_of(run.benchmark_args.begin(), run.benchmark_args.end(), [](const std::string& a) {
-      return a.rfind("--benchmark_out_format=", 0) == 0 && a != "--benchmark_out_format=json";
-    });
-    if (run.repetitions > 1 || !json_out) {
-      std::fprintf(stderr,
-                   "gpu_bench: --visits=%d makes each case's visits one run of it, which only a JSON "
-                   "output of one repetition can show; drop --benchmark_repetitions or "
-                   "--benchmark_out_format, or --visits\n",
-                   run.opts.visits);
-      return 2;
-    }
-  }
   if (run.opts.preset == "gate") {
     if (!run.filter.empty()) {
       std::fprintf(stderr, "gpu_bench: --preset=gate selects its own cases; drop --benchmark_filter\n");

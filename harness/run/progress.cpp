@@ -6,8 +6,6 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/run/output_file.hpp"
-
 namespace gpu_bench {
 
 bool progress_shown(const std::string& when) {
@@ -21,34 +19,10 @@ class silent_reporter : public benchmark::BenchmarkReporter {
   bool ReportContext(const Context&) override { return true; }
   void ReportRuns(const std::vector<Run>&) override {}
 };
-
-// Google Benchmark's own display (--benchmark_format), less the runs of a case's visits that report no figure:
-// a case's visits are one run of it, which its last visit reports.
-class without_visits : public benchmark::BenchmarkReporter {
- public:
-  explicit without_visits(benchmark::BenchmarkReporter* shown) : shown_(shown) {}
-  bool ReportContext(const Context& context) override {
-    // Google Benchmark gives this reporter its streams; the one that prints writes to them.
-    shown_->SetOutputStream(&GetOutputStream());
-    shown_->SetErrorStream(&GetErrorStream());
-    return shown_->ReportContext(context);
-  }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> kept;
-    for (const Run& r : runs)
-      if (r.counters.find(kVisitCounter) == r.counters.end()) kept.push_back(r);
-    if (!kept.empty()) shown_->ReportRuns(kept);
-  }
-  void Finalize() override { shown_->Finalize(); }
-
- private:
-  benchmark::BenchmarkReporter* shown_;  // Google Benchmark's, which it keeps for the process
-};
 }  // namespace
 
-std::unique_ptr<benchmark::BenchmarkReporter> round_display_reporter(int round, int visits) {
+std::unique_ptr<benchmark::BenchmarkReporter> round_display_reporter(int round) {
   if (round > 0) return std::make_unique<silent_reporter>();
-  if (visits > 1) return std::make_unique<without_visits>(benchmark::CreateDefaultDisplayReporter());
   return nullptr;
 }
 

@@ -13,7 +13,6 @@
 #include "harness/context/profile.hpp"
 #include "harness/cuda/check.hpp"
 #include "harness/measure/loop.hpp"
-#include "harness/measure/visits.hpp"
 #include "harness/memory/cache_policy.hpp"
 #include "harness/memory/host_buffer.hpp"
 #include "harness/run/case_health.hpp"
@@ -62,23 +61,15 @@ struct held_case {
   std::vector<int> gpus;
   round_kind rounds;
   std::function<void(benchmark::internal::Benchmark*)> configure;
-  int visits = 1;  // visits_of_case
 };
 std::vector<held_case>* g_held = nullptr;  // where register_case holds its cases while register_all_families runs
 
-// Hands a case's visit `visit` of `c.visits` to Google Benchmark; its last visit names the case.
-void hand_over(held_case& c, int visit) {
-  auto run = [run = c.run, visit, count = c.visits](benchmark::State& st) {
-    set_case_visit({visit, count});
-    run(st);
-    set_case_visit({});
-  };
-  auto* b = benchmark::RegisterBenchmark(c.name.c_str(), std::move(run));
+void hand_over(held_case c) {
+  auto* b = benchmark::RegisterBenchmark(c.name.c_str(), std::move(c.run));
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
   if (c.configure) c.configure(b);
-  if (visit < c.visits) return;
   name_list().push_back(c.name + "/manual_time");
-  gpu_list().push_back(c.gpus);
+  gpu_list().push_back(std::move(c.gpus));
 }
 
 std::string slug_of(const std::string& family) {
@@ -196,7 +187,6 @@ std::string declaration_problem(const family_descriptor& d) {
                                    {"link_span", d.link_span},
                                    {"host_rounds", d.host_rounds},
                                    {"small_rounds", d.small_rounds},
-                                   {"visits", d.visits},
                                    {"fast_cpu", d.fast_cpu},
                                    {"machine_variance", d.machine_variance}})
     if (std::string problem = rule_problem(what, rule); !problem.empty()) return problem;
@@ -272,9 +262,7 @@ context_list family_context() {
     c.emplace_back(k + "link_span", f.link_span);
     c.emplace_back(k + "host_rounds", f.host_rounds);
     c.emplace_back(k + "small_rounds", f.small_rounds);
-    if (f.small_rounds != "no" || f.visits != "no")
-      c.emplace_back(k + "small_rounds_below", std::to_string(f.small_rounds_below));
-    c.emplace_back(k + "visits", f.visits);
+    if (f.small_rounds != "no") c.emplace_back(k + "small_rounds_below", std::to_string(f.small_rounds_below));
     c.emplace_back(k + "fast_cpu", f.fast_cpu);
     c.emplace_back(k + "machine_variance", f.machine_variance);
     if (f.machine_variance != "no") c.emplace_back(k + "machine_variance_cause", f.machine_variance_cause);
@@ -324,14 +312,8 @@ void register_all_families(const std::vector<int>& devices, bool name_devices) {
   for (const auto& f : family_list())
     if (f.scope == family_scope::multi_gpu) register_family(f, -1, false);
   std::vector<round_kind> kinds;
-  std::vector<int> visits;
-  // Listing names each case once: its visits are runs of one case.
-  for (held_case& c : held) {
-    if (current_options().list_only) c.visits = 1;
-    kinds.push_back(c.rounds);
-    visits.push_back(c.visits);
-  }
-  for (const auto& [i, visit] : visit_order(round_order(kinds), kinds, visits)) hand_over(held[i], visit);
+  for (const held_case& c : held) kinds.push_back(c.rounds);
+  for (std::size_t i : round_order(kinds)) hand_over(std::move(held[i]));
 }
 
 int registering_device() {
@@ -414,30 +396,19 @@ void register_case(const case_name& name, std::function<void(benchmark::State&)>
                                            o.all_devices ? gpus : gpus_kept_for(gpus, o.device));
       fn(st);
     } catch (const std::exception& e) {
-      if (current_case_visit().reports()) {
-        fail_case(st, e.what());
-      } else {
-        // The case fails once, at its last visit, which alone reports; this run is left out of every output.
-        fail_visit(n, e.what());
-        st.SkipWithError(e.what());
-      }
+      fail_case(st, e.what());
     }
     const std::vector<health_summary> health = sampler.stop();
-    // The last visit reports the case's health; an earlier visit's throttled samples were dropped as taken.
-    if (current_case_visit().reports()) {
-      report_edges(st, sampler.edges());
-      report_health(st, n, host_link, gpus, health);
-    } else {
-      st.counters[kVisitCounter] = current_case_visit().index;
-    }
+    report_edges(st, sampler.edges());
+    report_health(st, n, host_link, gpus, health);
     set_running_case(n, nullptr);
-    if (progress* p = run_progress(); p != nullptr && current_case_visit().reports()) p->finished(family);
+    if (progress* p = run_progress()) p->finished(family);
   };
-  held_case c{n, std::move(run), gpus, rounds, std::move(configure), visits_of_case(*g_registering.family, n)};
+  held_case c{n, std::move(run), gpus, rounds, std::move(configure)};
   if (g_held != nullptr)
     g_held->push_back(std::move(c));
   else
-    for (int visit = 1; visit <= c.visits; ++visit) hand_over(c, visit);
+    hand_over(std::move(c));
 }
 
 }  // namespace gpu_bench

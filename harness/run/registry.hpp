@@ -115,11 +115,6 @@ struct family_descriptor {
   // The size from which a case of the small_rounds rule no longer rides the link rounds (of a case with a bytes
   // axis): 1 MiB, where a pinned copy runs at the link's rate; larger where a family's costlier cases stay cheap.
   std::uint64_t small_rounds_below = kLinkBoundFromBytes;
-  // Which cases take each round's samples in --visits visits, spread through the round's process: "yes", "no",
-  // or key:value tokens joined by '|', as host_link; of a case with a bytes axis, only one under
-  // small_rounds_below. Those whose figure follows the host's state at the moment they sample, and whose
-  // samples cost little, so that the visits' extra warm-ups cost the run little.
-  std::string visits = "no";
   // Which cases sample on a CPU in its fast state under --cpu=fast (thread_cpu.hpp): "yes", "no", or key:value
   // tokens joined by '|', as host_link. Those the host's own work times or paces, and the pageable copies the
   // CPU stages. Their buffers' fills and checks run on every CPU the process started with (parallel_slices,
@@ -242,9 +237,6 @@ bool takes_host_rounds(const std::string& name);
 // case by its name alone.
 bool takes_small_rounds(const family_descriptor& d, const std::string& name);
 bool takes_small_rounds(const std::string& name);
-// How many visits a round of a case of `d` named `name` takes: --visits where the descriptor's visits rule names
-// it and its size is under the family's small_rounds_below, else 1.
-int visits_of_case(const family_descriptor& d, const std::string& name);
 
 // Which rounds a case of `d` named `name` takes: link where it is link-bound or takes the small rounds, else
 // host where it takes

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -91,42 +90,6 @@ std::vector<std::size_t> round_order(const std::vector<round_kind>& kinds) {
     for (std::size_t i = 0; i < kinds.size(); ++i)
       if (kinds[i] == group) order.push_back(i);
   return order;
-}
-
-std::vector<std::pair<std::size_t, int>> visit_order(const std::vector<std::size_t>& order,
-                                                     const std::vector<round_kind>& kinds,
-                                                     const std::vector<int>& visits) {
-  // Each kind's group: its first position in `order` and how many cases it holds (round_order keeps it whole).
-  std::map<round_kind, std::pair<std::size_t, std::size_t>> groups;
-  for (std::size_t pos = 0; pos < order.size(); ++pos) {
-    auto [it, first] = groups.try_emplace(kinds[order[pos]], pos, 0);
-    ++it->second.second;
-  }
-  struct slot {
-    double at;
-    bool moved;  // a later visit, which goes after a case that keeps the same place
-    std::size_t seq, index;
-  };
-  std::vector<slot> slots;
-  for (std::size_t pos = 0; pos < order.size(); ++pos) {
-    const std::size_t i = order[pos];
-    const auto [start, size] = groups.at(kinds[i]);
-    const int n = std::max(1, visits[i]);
-    for (int j = 0; j < n; ++j) {
-      const double step = static_cast<double>(size) / n;
-      const double at = static_cast<double>(start) +
-                        std::fmod(static_cast<double>(pos - start) + j * step, static_cast<double>(size));
-      slots.push_back({at, j > 0, slots.size(), i});
-    }
-  }
-  std::stable_sort(slots.begin(), slots.end(), [](const slot& a, const slot& b) {
-    if (a.at != b.at) return a.at < b.at;
-    return a.moved != b.moved ? !a.moved : a.seq < b.seq;
-  });
-  std::map<std::size_t, int> seen;
-  std::vector<std::pair<std::size_t, int>> out;
-  for (const slot& s : slots) out.emplace_back(s.index, ++seen[s.index]);
-  return out;
 }
 
 std::vector<std::string> link_round_cases(const std::string& user_filter, const std::vector<std::string>& names) {

@@ -28,15 +28,6 @@ enum class round_kind { full, link, host };
 // (the buffers they left, the allocators' state); this way it meets the same ones in every round it takes.
 std::vector<std::size_t> round_order(const std::vector<round_kind>& kinds);
 
-// Where the visits of each case go in a round (registry.hpp's visits rule): `order` as round_order gives it
-// for cases of `kinds`, each case taking `visits[i]` visits. A case's first visit keeps its place; the others
-// follow at equal steps through its kind's group, wrapping to the group's start, so that its visits meet the
-// host at moments apart in every round that runs the group. Returns (case index, visit number from 1) in
-// the order they run; a case's last visit is the one numbered visits[i].
-std::vector<std::pair<std::size_t, int>> visit_order(const std::vector<std::size_t>& order,
-                                                     const std::vector<round_kind>& kinds,
-                                                     const std::vector<int>& visits);
-
 // How many rounds a case of `kind` takes: --rounds, or --link_rounds (link) or --host_rounds (host) where
 // that is more (and --rounds is at least 2: one round is one process, whatever the case).
 int rounds_of_case(round_kind kind);

@@ -107,7 +107,6 @@ step_result describe_machine(run_state& run) {
   context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
   context.emplace_back("gpu_bench.health_poll_ms", std::to_string(opts.health_poll_ms));
   context.emplace_back("gpu_bench.link_rounds", std::to_string(gpu_bench::rounds_of_case(gpu_bench::round_kind::link)));
-  context.emplace_back("gpu_bench.visits", std::to_string(opts.visits));
   context.emplace_back("gpu_bench.host_rounds", std::to_string(gpu_bench::rounds_of_case(gpu_bench::round_kind::host)));
   context.emplace_back("gpu_bench.placements", std::to_string(opts.placements));
   context.emplace_back(

@@ -347,16 +347,6 @@ class DeviceAll(unittest.TestCase):
         self.assertLess(max(at[n] for n in link), first_rest)
         self.assertLess(at["Alloc/op:malloc/bytes:67108864"], at["Events/op:record/timing:on"])
 
-    def test_a_case_of_several_visits_is_listed_once(self):
-        # Its visits are runs of one case, registered once each; the listing names the case, not its runs.
-        for visits in ("1", "4"):
-            r = run(f"--visits={visits}", "--benchmark_list_tests", "--benchmark_filter=mem:pageable",
-                    env=self.NO_GPU)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            names = r.stdout.split()
-            self.assertIn("Transfer/dir:h2d/mem:pageable/bytes:1048576/manual_time", names)
-            self.assertEqual(len(names), len(set(names)), visits)
-
     def test_a_numbered_device_keeps_todays_names(self):
         default = run("--benchmark_list_tests", env=self.NO_GPU)
         one = run("--benchmark_list_tests", "--device=1", env=self.NO_GPU)
@@ -474,10 +464,7 @@ class SamplingAndPresets(unittest.TestCase):
                              (["--samples=on"], "give one"),
                              (["--noise=0"], "--noise takes a number"),
                              (["--max_time_per_case=forever"], "--max_time_per_case takes a number"),
-                             (["--preset=quick"], "--preset takes default, nightly or gate"),
-                             (["--visits=2", "--benchmark_repetitions=2"], "drop --benchmark_repetitions"),
-                             (["--visits=2", "--benchmark_out=x.csv", "--benchmark_out_format=csv"],
-                              "--benchmark_out_format")):
+                             (["--preset=quick"], "--preset takes default, nightly or gate")):
             with tempfile.TemporaryDirectory() as d:
                 r = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=d, timeout=60)
                 self.assertEqual(r.returncode, 2, args)

@@ -9,9 +9,7 @@
 
 #include "harness/context/health.hpp"
 #include "harness/measure/loop.hpp"
-#include "harness/measure/visits.hpp"
 #include "harness/run/options.hpp"
-#include "harness/run/output_file.hpp"
 #include "harness/run/rounds.hpp"
 #include "harness/run/thread_cpu.hpp"
 
@@ -379,87 +377,6 @@ TEST(Loop, AnEarlierRoundKeepsItsSamplesForTheLastOne) {
   EXPECT_TRUE(r.earlier_times_s.empty());
   EXPECT_LE(reporter.counters.at("sample_p50_us").value, reporter.counters.at("sample_p90_us").value);
   EXPECT_NEAR(reporter.counters.at("sample_p99_us").value, 2000.0, 1e-6);
-}
-
-// Keeps every run reported, as Google Benchmark gives them.
-class runs_reporter : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>& r) override { runs.insert(runs.end(), r.begin(), r.end()); }
-  std::vector<Run> runs;
-};
-
-// Runs a case named `name` in `count` visits, one process of one round: visit k's samples read `ms[k - 1]`
-// milliseconds, and its check says `bad[k - 1]`. Returns every run Google Benchmark reported.
-std::vector<benchmark::BenchmarkReporter::Run> run_visits(const std::string& name, const std::vector<double>& ms,
-                                                          const std::vector<std::string>& bad) {
-  const options saved = current_options();
-  options o = stopping_at(12);
-  set_current_options(o);
-  health_sampler no_gpus({}, kDefaultHealthPollMs);
-  const int count = static_cast<int>(ms.size());
-  for (int k = 1; k <= count; ++k)
-    benchmark::RegisterBenchmark(name.c_str(),
-                                 [&, k](benchmark::State& state) {
-                                   set_case_visit({k, count});
-                                   set_running_case(name, &no_gpus);
-                                   case_plan plan = plan_of([&, k] { return ms[k - 1] * 1e-3; });
-                                   plan.verify = [&, k] { return bad[k - 1]; };
-                                   const auto t = run_case(state, plan);
-                                   EXPECT_EQ(t.has_value(), k == count && bad == std::vector<std::string>(count));
-                                   set_running_case(name, nullptr);
-                                   set_case_visit({});
-                                 })
-        ->UseManualTime()
-        ->Iterations(1);
-  runs_reporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::ClearRegisteredBenchmarks();
-  set_current_options(saved);
-  return reporter.runs;
-}
-
-// A case's visits are one run of it: each takes its share of the round's minimum of samples, the earlier ones
-// report no figure, and the last reports the geometric mean of every visit's median from all their samples.
-TEST(Loop, ACasesVisitsReportOneFigureFromAllTheirSamples) {
-  const std::string name = "LoopVisits/bytes:4";
-  const auto runs = run_visits(name, {1.0, 2.0, 4.0}, {"", "", ""});
-  ASSERT_EQ(runs.size(), 3u);
-  for (int k = 0; k < 2; ++k) {
-    ASSERT_EQ(runs[k].counters.count(kVisitCounter), 1u) << "visit " << k + 1;
-    EXPECT_EQ(runs[k].counters.at(kVisitCounter).value, k + 1.0);
-    EXPECT_EQ(runs[k].counters.count("samples"), 0u);
-  }
-  const auto& last = runs[2];
-  EXPECT_EQ(last.counters.count(kVisitCounter), 0u);
-  EXPECT_EQ(last.counters.at("samples").value, 12.0);   // a third of the minimum of 12 each
-  EXPECT_NEAR(last.real_accumulated_time, 2e-3, 1e-9);  // (1 * 2 * 4) ^ (1/3) ms
-  EXPECT_EQ(last.report_label, "3 visits a round");
-  int recorded = 0;
-  for (const recorded_run& r : recorded_runs()) recorded += r.name == name;
-  EXPECT_EQ(recorded, 1);
-  EXPECT_EQ(recorded_runs().back().repetition, 0);
-}
-
-// A run's error message, empty when it ran. Google Benchmark 1.7 names the fields error_occurred and
-// error_message; 1.8 names them skipped and skip_message. The first overload wins where its fields exist.
-template <class Run>
-auto run_error(const Run& r, int) -> decltype(r.error_occurred, std::string()) {
-  return r.error_occurred ? r.error_message : std::string();
-}
-template <class Run>
-std::string run_error(const Run& r, long) {
-  return static_cast<int>(r.skipped) != 0 ? r.skip_message : std::string();
-}
-
-// An earlier visit whose data check failed fails the case at its last visit, which alone reports.
-TEST(Loop, AnEarlierVisitsFailedCheckFailsTheCase) {
-  const auto runs = run_visits("LoopVisitFails/bytes:4", {1.0, 1.0}, {"the data read back wrong", ""});
-  ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(run_error(runs[0], 0), "");
-  EXPECT_EQ(runs[0].counters.count(kVisitCounter), 1u);
-  const std::string why = run_error(runs[1], 0);
-  EXPECT_NE(why.find("the data read back wrong"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -168,7 +168,6 @@ const std::map<std::string, taken>& parses() {
       {"--link_rounds", {"--link_rounds=9", [](const options& o) { return o.link_rounds == 9; }}},
       {"--host_rounds", {"--host_rounds=5", [](const options& o) { return o.host_rounds == 5; }}},
       {"--placements", {"--placements=1", [](const options& o) { return o.placements == 1; }}},
-      {"--visits", {"--visits=4", [](const options& o) { return o.visits == 4; }}},
       {"--link_max_rounds", {"--link_max_rounds=12", [](const options& o) { return o.link_max_rounds == 12; }}},
       {"--target_detectable",
        {"--target_detectable=2.5", [](const options& o) { return o.target_detectable_pct == 2.5; }}},

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -65,35 +64,6 @@ TEST(AtomicOutput, MissingDirectoryIsAProblem) {
   std::vector<std::string> args = {"gpu_bench", "--benchmark_out=/no/such/dir/x.json"};
   atomic_output out(args);
   EXPECT_NE(out.problem().find("does not exist"), std::string::npos);
-}
-
-// A case's earlier visits (loop.hpp's case_visit) leave the file: its last visit's entry alone names the case,
-// and it takes the case's samples and wall time.
-TEST(AnnotateResults, LeavesOutTheVisitsThatReportNoFigure) {
-  const std::string path = ::testing::TempDir() + "gpu_bench_annotate_visits.json";
-  {
-    std::ofstream f(path);
-    f << "{\"context\": {}, \"benchmarks\": ["
-         "{\"name\": \"A/bytes:4/manual_time\", \"run_name\": \"A/bytes:4/manual_time\", \"run_type\": "
-         "\"iteration\", \"repetition_index\": 0, \"visit\": 1},"
-         "{\"name\": \"B/bytes:4/manual_time\", \"run_name\": \"B/bytes:4/manual_time\", \"run_type\": "
-         "\"iteration\", \"repetition_index\": 0},"
-         "{\"name\": \"A/bytes:4/manual_time\", \"run_name\": \"A/bytes:4/manual_time\", \"run_type\": "
-         "\"iteration\", \"repetition_index\": 0, \"visit\": 2},"
-         "{\"name\": \"A/bytes:4/manual_time\", \"run_name\": \"A/bytes:4/manual_time\", \"run_type\": "
-         "\"iteration\", \"repetition_index\": 0, \"samples\": 12}]}";
-  }
-  const std::vector<double> times = {1e-3, 2e-3};
-  run_samples run{"A/bytes:4", 0, &times, nullptr, 0.5};
-  ASSERT_EQ(annotate_results(path, {}, {run}), "");
-  std::ifstream in(path);
-  const auto doc = nlohmann::json::parse(in);
-  ASSERT_EQ(doc["benchmarks"].size(), 2u) << doc.dump(2);
-  EXPECT_EQ(doc["benchmarks"][0]["name"], "B/bytes:4/manual_time");
-  EXPECT_EQ(doc["benchmarks"][1]["samples"], 12);
-  EXPECT_EQ(doc["benchmarks"][1]["wall_s"], 0.5);
-  EXPECT_EQ(doc["benchmarks"][1]["sample_times_s"].size(), 2u);
-  std::remove(path.c_str());
 }
 
 // Google Benchmark writes the cv aggregate of a zero counter as a bare NaN: the totals and samples are

@@ -9,7 +9,6 @@
 #include "benchmarks/all_host/model.hpp"
 #include "benchmarks/latency/cases.hpp"
 #include "benchmarks/peer/model.hpp"
-#include "harness/run/options.hpp"
 #include "harness/run/registry.hpp"
 
 using namespace gpu_bench;
@@ -325,27 +324,6 @@ TEST(Registry, ARulesSizeTokenHoldsFromItsNumberUp) {
   EXPECT_TRUE(crosses_host_link(f, "Copy/dir:h2d/engine:sm/bytes:4/manual_time"));  // the other token
   EXPECT_FALSE(crosses_host_link(f, "Copy/dir:h2d"));                               // no size to judge by
   EXPECT_FALSE(crosses_host_link(f, "Copy/dir:h2d/bytes:big/manual_time"));         // not a whole number
-}
-
-TEST(Registry, AVisitingCaseMatchesTheRuleAndIsUnderItsFamilysSize) {
-  const options saved = current_options();
-  options o = saved;
-  o.visits = 4;
-  set_current_options(o);
-  family_descriptor f = copy_family();
-  EXPECT_EQ(visits_of_case(f, "Copy/dir:h2d/bytes:4/manual_time"), 1);  // the rule's "no" by default
-  f.visits = "dir:h2d";
-  EXPECT_EQ(visits_of_case(f, "Copy/dir:h2d/bytes:1048575/manual_time"), 4);
-  EXPECT_EQ(visits_of_case(f, "Copy/dir:h2d/bytes:1048576/manual_time"), 1);  // from small_rounds_below
-  EXPECT_EQ(visits_of_case(f, "Copy/dir:d2h/bytes:4/manual_time"), 1);        // no token of the rule
-  const family_descriptor& transfer = declared("Transfer");
-  EXPECT_EQ(visits_of_case(transfer, "Transfer/dir:h2d/mem:pageable/bytes:67108864"), 4);
-  EXPECT_EQ(visits_of_case(transfer, "Transfer/dir:h2d/mem:pageable/bytes:268435456"), 1);
-  EXPECT_EQ(visits_of_case(transfer, "Transfer/dir:h2d/mem:pinned/bytes:4"), 1);
-  EXPECT_EQ(visits_of_case(declared("Events"), "Events/op:record/timing:on"), 4);
-  EXPECT_EQ(visits_of_case(declared("Latency"), "Latency/mem:device/pattern:random/bytes:4096"), 1);
-  set_current_options(saved);
-  EXPECT_EQ(visits_of_case(transfer, "Transfer/dir:h2d/mem:pageable/bytes:4"), 1);  // one visit by default
 }
 
 TEST(Registry, ASmallRoundsCaseMatchesTheRuleAndIsUnderItsFamilysSize) {

@@ -50,23 +50,6 @@ TEST(Rounds, TheLinkRoundsCasesRunFirstInEveryRound) {
   EXPECT_TRUE(round_order({}).empty());
 }
 
-// A case's later visits go at equal steps through its kind's group, wrapping to the group's start, after a case
-// already at that place; its last visit is numbered as many as it takes.
-TEST(Rounds, VisitsSpreadThroughTheirKindsGroup) {
-  using P = std::vector<std::pair<std::size_t, int>>;
-  const auto L = round_kind::link, F = round_kind::full;
-  // No visits: round_order's own order.
-  EXPECT_EQ(visit_order({1, 0}, {F, L}, {1, 1}), (P{{1, 1}, {0, 1}}));
-  // Case 0 (link, first) takes two visits in a link group of four: the second after case 2, halfway.
-  EXPECT_EQ(visit_order({0, 1, 2, 3, 4}, {L, L, L, L, F}, {2, 1, 1, 1, 1}),
-            (P{{0, 1}, {1, 1}, {2, 1}, {0, 2}, {3, 1}, {4, 1}}));
-  // Case 1 of a group of two wraps: its second visit goes first, so its own place holds its last visit.
-  EXPECT_EQ(visit_order({0, 1, 2}, {L, L, F}, {1, 2, 1}), (P{{0, 1}, {1, 1}, {1, 2}, {2, 1}}));
-  // Three visits of the only full case stay in its group of one, one after the other.
-  EXPECT_EQ(visit_order({0, 1}, {L, F}, {1, 3}), (P{{0, 1}, {1, 1}, {1, 2}, {1, 3}}));
-  EXPECT_TRUE(visit_order({}, {}, {}).empty());
-}
-
 TEST(Rounds, ARoundOfTheLinkBoundCasesSelectsThemByNameAndShowsNoProgress) {
   const std::vector<std::string> user = {"--benchmark_filter=Transfer", "--preset=nightly", "--progress=on",
                                          "--sizes=1M", "--benchmark_out=x.json"};

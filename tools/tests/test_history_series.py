@@ -120,7 +120,6 @@ def test_a_runtime_only_change_is_named_as_such(tmp_path, capsys):
     ("host.numa_binding", "node 1", "host.numa_binding ? -> node 1"),
     ("host.thread_cpu", "fast state of 16 held", "host.thread_cpu ? -> fast state of 16 held"),
     ("gpu_bench.placements", "8", "gpu_bench.placements ? -> 8"),
-    ("gpu_bench.visits", "4", "gpu_bench.visits ? -> 4"),
 ])
 def test_settings_start_a_series_of_their_own(tmp_path, capsys, fact, value, text):
     paths = [night(tmp_path, n) for n in range(1, 5)]
@@ -128,14 +127,6 @@ def test_settings_start_a_series_of_their_own(tmp_path, capsys, fact, value, tex
     ingest(tmp_path / "h.sqlite", paths, capsys)
     code, out, _ = check(tmp_path / "h.sqlite", capsys)
     assert code == 0 and f"CONFIGURATION CHANGE: {text}." in out and " changed " in out
-
-
-def test_one_visit_a_round_continues_the_series_of_runs_from_before_visits(tmp_path, capsys):
-    paths = [night(tmp_path, n) for n in range(1, 5)]
-    paths.append(night(tmp_path, 5, extra_context={"gpu_bench.visits": "1"}))
-    ingest(tmp_path / "h.sqlite", paths, capsys)
-    code, out, _ = check(tmp_path / "h.sqlite", capsys)
-    assert code == 0 and "CONFIGURATION CHANGE" not in out, out
 
 
 def test_an_outlier_in_a_single_repetition_run_is_reported_but_not_counted(tmp_path, capsys):

@@ -29,7 +29,6 @@ SAME_SETTINGS = (
     ("gpu_bench.noise_target_pct", "--noise"),
     ("gpu_bench.max_time_per_case_s", "--max_time_per_case"),
     ("gpu_bench.target_detectable_pct", "--target_detectable"),
-    ("gpu_bench.visits", "--visits"),
 )
 # A measurement of a few cases takes far less than the whole run; this bounds a gpu_bench that hangs.
 MIN_TIMEOUT_S = 120.0

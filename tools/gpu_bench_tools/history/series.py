@@ -101,9 +101,6 @@ def series_facts(f: BenchmarkFile) -> dict[str, str | None]:
     facts = {"driver": f.fact("driver.version"), "CUDA": f.fact("driver.cuda_version"),
              "CUDA runtime": f.fact("runtime.version"), "gate": gate(f)}
     facts.update({k: f.fact(k) for k in SETTING_FACTS if k != "gpu_bench.gate"})
-    # Visits change how a round samples; one visit is how every run before the setting sampled.
-    if (visits := f.fact("gpu_bench.visits")) not in (None, "1"):
-        facts["gpu_bench.visits"] = visits
     if (gpu_count(f) or 1) > 1:
         facts["GPUs measured"] = f.fact("gpu_bench.device") or "all"
     return facts
