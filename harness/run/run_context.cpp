@@ -100,6 +100,9 @@ step_result describe_machine(run_state& run) {
     context.insert(context.end(), part.begin(), part.end());
   context.emplace_back("gpu_bench.gate", opts.gate ? "on" : "off");
   context.emplace_back("gpu_bench.preset", opts.preset);
+  // The user's --benchmark_filter, empty for none; a gate run picks its own cases and takes none. The tools
+  // read a run that names its cases as whole without the cases it leaves out.
+  context.emplace_back("gpu_bench.filter", opts.preset == "gate" ? std::string() : run.filter);
   context.emplace_back("gpu_bench.noise_target_pct", gpu_bench::fact_text(std::optional<double>(opts.noise_pct)));
   context.emplace_back("gpu_bench.max_time_per_case_s",
                        gpu_bench::fact_text(std::optional<double>(opts.max_time_per_case_s)));

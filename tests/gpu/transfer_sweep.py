@@ -122,6 +122,8 @@ def evaluate(c, exe, out):
                 f"{name}: detectable_pct {detectable} with noise_pct {b['noise_pct']}")
     for key in ("gpu_bench.elapsed_s", "gpu_bench.timed_s", "gpu_bench.noise_target_pct", "gpu_bench.preset"):
         c.check(bool(ctx.get(key)), f"context key {key} missing")
+    c.check(ctx.get("gpu_bench.filter") == FILTER, f"context gpu_bench.filter is {ctx.get('gpu_bench.filter')!r}, "
+            f"not the run's filter {FILTER!r}")
     if ctx.get("gpu_bench.elapsed_s") and ctx.get("gpu_bench.timed_s"):
         c.check(0 < float(ctx["gpu_bench.timed_s"]) < float(ctx["gpu_bench.elapsed_s"]),
                 f"timed_s {ctx['gpu_bench.timed_s']} vs elapsed_s {ctx['gpu_bench.elapsed_s']}")

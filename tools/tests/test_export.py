@@ -132,6 +132,20 @@ def test_an_errored_run_keeps_the_last_success(tmp_path, capsys):
     assert "gpu_bench_last_success_timestamp_seconds" not in samples(fresh / "gpu_bench_gate.prom")
 
 
+def test_a_filtered_run_exports_the_verdict_on_what_it_holds(tmp_path, capsys):
+    """`gpu_bench --benchmark_filter=Overlap` holds none of the gate's cases; its export must not read errored."""
+    doc = gf.read(gf.DEFAULT_H200)
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if b["name"].startswith("Overlap/")]
+    doc["context"]["gpu_bench.filter"] = "Overlap"
+    code, out, _ = export(capsys, "--out", tmp_path, gf.write(tmp_path / "overlap.json", doc))
+    assert code == 0 and out.endswith("gate PASS\n"), out
+    m = samples(tmp_path / "gpu_bench_default.prom")
+    assert one(m["gpu_bench_gate_verdict"]).value == 0
+    del doc["context"]["gpu_bench.filter"]  # as files before the key: every case was meant to run
+    code, out, _ = export(capsys, "--out", tmp_path, gf.write(tmp_path / "overlap_old.json", doc))
+    assert code == 0 and out.endswith("gate ERRORED\n"), out
+
+
 def test_a_check_that_could_not_judge_the_node(tmp_path, capsys):
     """--check-errored: no figures, the verdict errored, gpu_bench_check_errored 1, the last success kept;
     a run's own export says 0."""

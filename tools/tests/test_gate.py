@@ -145,6 +145,35 @@ def test_a_run_without_gate_cases_is_errored(capsys):
     assert len(oneway) == 12 and all(line.startswith("  ok ") and f"(min {low})" in line for line in oneway), oneway
 
 
+def filtered(doc: dict, pattern: str) -> dict:
+    """`doc` as a run given --benchmark_filter=PATTERN would have written it (prefixes alone, as here)."""
+    doc = copy.deepcopy(doc)
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if re.match(pattern, b["name"])]
+    doc["context"]["gpu_bench.filter"] = pattern
+    return doc
+
+
+def test_a_filtered_run_is_judged_on_the_figures_it_holds(tmp_path, capsys):
+    """A run given --benchmark_filter (gpu_bench.filter) left the other cases out by intent, as in
+    `gpu_bench --benchmark_filter=Overlap`: what it lacks is not missing."""
+    overlap = filtered(gf.read(gf.DEFAULT_H200), "Overlap/")
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "overlap.json", overlap))
+    ran = len(overlap["benchmarks"])
+    assert code == 0 and lines[0] == f"PASS: none of the figures the gate judges; all {ran} cases ran", lines[0]
+    assert any("--benchmark_filter=Overlap/ chose the cases" in line for line in lines)
+    h2d = filtered(gf.read(gf.DEFAULT_H200), FIGURES[0][0])
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "h2d.json", h2d))
+    assert code == 0 and lines[0].startswith("PASS: 1 figures within expectations"), lines[0]
+    slow = gf.scaled(h2d, FIGURES[0][0], "gbps", 0.5)
+    assert gate(capsys, gf.write(tmp_path / "h2d_slow.json", slow))[0] == 1
+    broken = gf.failed(overlap, overlap["benchmarks"][0]["name"], "cudaStreamSynchronize: an illegal memory access")
+    assert gate(capsys, gf.write(tmp_path / "overlap_failed.json", broken))[0] == 2
+    # A gate run picks its own cases: a filter in its context leaves nothing out.
+    overlap["context"]["gpu_bench.preset"] = "gate"
+    code, lines, _ = gate(capsys, gf.write(tmp_path / "overlap_gate.json", overlap))
+    assert code == 2 and lines[0].startswith("ERRORED: no h2d case on GPU 0 H200"), lines[0]
+
+
 def test_a_model_without_expectation_passes_on_what_it_can_check(tmp_path, capsys):
     doc = gf.read(gf.GATE_H100)
     doc["context"]["gpu.name"] = doc["context"]["gpu.0.name"] = "NVIDIA H100 PCIe"

@@ -1,7 +1,7 @@
 """The node gate's verdict on one gpu_bench run, in one place: pass, degraded or errored.
 
-- errored (2): a case failed or was skipped, a figure the expectations name is missing from the run, or
-  a GPU has no name to choose its expectations by. The run cannot vouch for the node.
+- errored (2): a case failed or was skipped, a figure the expectations name is missing from a run of every
+  case (a filtered one is judged on those it holds), or a GPU has no name to choose its expectations by.
 - degraded (1): a figure lies beyond its expectation (below its min, above its max) on every measurement,
   or an error counter of a GPU rose during a measurement at a fault's rate (reading/error_counters.py).
 - pass (0): neither. A model (or model, link and node shape) without an entry in the shipped expectations
@@ -183,6 +183,8 @@ class Verdict:
                 when = ORDINALS[later[0] - 1] if len(set(later)) == 1 else "later"
                 head += f", {len(later)} on a {when} measurement"
             return _fit(head, _on_gpus(self), 0)
+        if self.entries:
+            return _fit(f"PASS: none of the figures the gate judges; all {self.cases_ran} cases ran", "", 0)
         models = sorted({short_gpu_name(m) for m, _ in self.gpus.values() if m})
         return _fit(f"PASS: no expectation for {', '.join(models) or 'this GPU'}; all {self.cases_ran} cases ran",
                     "", 0)
@@ -231,6 +233,8 @@ def judge(f: BenchmarkFile, expect: Expectations) -> Verdict:
     """The verdict on a run against expectations (raises InputError where an --expect file lacks a model)."""
     node = node_shape(f)
     v = Verdict(PASS, expect.path, gpu_count=gpu_count(f) or 1)
+    if f.chosen_filter:
+        v.notes.append(f"--benchmark_filter={f.chosen_filter} chose the cases: a figure left out is not required")
     used = gpus_used(f)
     by_gpu: dict[int, list[Case]] = {}
     for c in f.cases.values():
@@ -262,7 +266,7 @@ def judge(f: BenchmarkFile, expect: Expectations) -> Verdict:
         if entry.key not in v.entries:
             v.entries.append(entry.key)
         for fig in entry.figures:
-            _check_figure(f, v, fig, gpu, model, by_gpu.get(gpu, []), required=gpu in used)
+            _check_figure(f, v, fig, gpu, model, by_gpu.get(gpu, []), required=gpu in used and not f.chosen_filter)
     _judge_counters(v, f, 1)
     v.settle()
     return v

@@ -38,6 +38,12 @@ class BenchmarkFile:
             return None
         return v
 
+    @property
+    def chosen_filter(self) -> str:
+        """The --benchmark_filter the run was given (gpu_bench.filter), empty for every case of its preset. A
+        gate run picks its own cases; files before the key read as unfiltered."""
+        return "" if self.fact("gpu_bench.preset") == "gate" else self.fact("gpu_bench.filter") or ""
+
     def event_tick_s(self) -> float:
         """The CUDA event timer's tick the run measured (gpu.event_tick_ns), in seconds; 0 where unknown."""
         try:
