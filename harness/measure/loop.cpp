@@ -72,7 +72,8 @@ struct sampled {
   std::vector<sample> kept;
   int throttled = 0;
   bool one_sample_over_budget = false;
-  std::string failure;  // a --verify=each check that failed
+  bool short_of_min_time = false;  // stopped by the wall-time cap before --benchmark_min_time's timed time
+  std::string failure;             // a --verify=each check that failed
 };
 
 // Samples until the rules say stop. Samples taken while NVML saw the clocks held down by power or heat
@@ -100,7 +101,11 @@ sampled sample_until(const case_plan& plan, const sampling_rules& rules, bool ve
     windows.emplace_back(begin, end);
     if (end - begin > rules.budget_s) out.one_sample_over_budget = true;
     const std::size_t n = out.kept.size();
-    const bool enough_time = timed >= rules.min_time_s && end >= rules.min_span_s;
+    // A minimum of timed time holds a case no longer than that time, or the budget if larger, of wall time:
+    // samples whose timed part is microseconds of milliseconds would otherwise sample for hours.
+    const bool timed_enough = timed >= rules.min_time_s || end >= std::max(rules.budget_s, rules.min_time_s);
+    const bool enough_time = timed_enough && end >= rules.min_span_s;
+    out.short_of_min_time = timed < rules.min_time_s;
     if (out.one_sample_over_budget && n >= 3 && enough_time) break;
     if (n < static_cast<std::size_t>(rules.min_samples) || !enough_time) continue;
     if (end >= rules.budget_s) break;
@@ -297,6 +302,8 @@ std::optional<sample_set> run_case(benchmark::State& state, const case_plan& pla
   std::vector<double> times = set->values([](const sample& s) { return s.seconds; });
   report_sample_percentiles(state, times);
   if (taken.one_sample_over_budget) g_running.notes.emplace_back("one sample exceeds --max_time_per_case");
+  if (taken.short_of_min_time)
+    g_running.notes.emplace_back("its samples are mostly untimed: less timed time than --benchmark_min_time");
   set_label(state);
   g_timed_s += set->sum_s();
   // An earlier round's process writes its samples for the last round's percentiles.

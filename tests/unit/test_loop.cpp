@@ -159,6 +159,21 @@ TEST(Loop, MinimumTimedTimeIsHonoured) {
   EXPECT_GE(s.size(), 50u);
 }
 
+TEST(Loop, AMinimumTimedTimeStopsAtItsWallTimeWhenSamplesAreMostlyUntimed) {
+  // 2 ms of wall a sample, 20 us of it timed: 50 ms of timed time would take 2,500 samples and 5 s.
+  sampling_rules r = rules(0.01, 0.02);
+  r.min_time_s = 0.05;
+  const auto t0 = std::chrono::steady_clock::now();
+  const sample_set s = calibrate(plan_of([] {
+                                   std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                                   return 2e-5;
+                                 }),
+                                 r);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+  EXPECT_GE(s.size(), 10u);
+  EXPECT_LT(s.size(), 100u);
+}
+
 TEST(Loop, ARoundWithASpanSamplesForIt) {
   // Samples of one moment agree at once: without a span the loop stops at its minimum of 10 (20 ms here).
   const auto two_ms = plan_of([] {
