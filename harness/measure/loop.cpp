@@ -101,9 +101,10 @@ sampled sample_until(const case_plan& plan, const sampling_rules& rules, bool ve
     windows.emplace_back(begin, end);
     if (end - begin > rules.budget_s) out.one_sample_over_budget = true;
     const std::size_t n = out.kept.size();
-    // A minimum of timed time holds a case no longer than that time, or the budget if larger, of wall time:
-    // samples whose timed part is microseconds of milliseconds would otherwise sample for hours.
-    const bool timed_enough = timed >= rules.min_time_s || end >= std::max(rules.budget_s, rules.min_time_s);
+    // A minimum of timed time holds a case no longer than twice that time, or the budget if larger, of wall
+    // time: so only samples mostly untimed fall short of it, which sampling to it could keep for hours
+    // (microseconds timed of milliseconds of wall).
+    const bool timed_enough = timed >= rules.min_time_s || end >= std::max(rules.budget_s, 2 * rules.min_time_s);
     const bool enough_time = timed_enough && end >= rules.min_span_s;
     out.short_of_min_time = timed < rules.min_time_s;
     if (out.one_sample_over_budget && n >= 3 && enough_time) break;

@@ -251,10 +251,10 @@ std::vector<flag> make_flags() {
       {"--benchmark_out", true, nullptr, "", S::google_benchmark, "--benchmark_out=FILE --benchmark_out_format=json",
        "write the results with the GPU context", ""},
       {"--benchmark_min_time", true, take_min_time, "", S::google_benchmark, "--benchmark_min_time=SECONDS",
-       "at least this much timed sample time per case (a plain number), or that much wall time\n"
-       "where the samples are mostly untimed (or --max_time_per_case, if longer)",
-       "at least SECONDS of timed samples per case, or that much wall time where they are mostly untimed, or `Nx` for "
-       "N samples"},
+       "at least this much timed sample time per case (a plain number); where the samples are\n"
+       "mostly untimed, twice that much wall time (or --max_time_per_case, if longer)",
+       "at least SECONDS of timed samples per case (twice that of wall time where they are mostly untimed), or `Nx` "
+       "for N samples"},
   };
 }
 

@@ -159,19 +159,31 @@ TEST(Loop, MinimumTimedTimeIsHonoured) {
   EXPECT_GE(s.size(), 50u);
 }
 
-TEST(Loop, AMinimumTimedTimeStopsAtItsWallTimeWhenSamplesAreMostlyUntimed) {
-  // 2 ms of wall a sample, 20 us of it timed: 50 ms of timed time would take 2,500 samples and 5 s.
+// Samples of about 2 ms of wall each, `timed_share` of which each reports as timed (of its real wall, however
+// long a loaded machine makes the sleep), under a budget of 20 ms and a minimum of 50 ms timed.
+sample_set half_timed(double timed_share) {
   sampling_rules r = rules(0.01, 0.02);
   r.min_time_s = 0.05;
+  return calibrate(plan_of([timed_share] {
+                     const auto t0 = std::chrono::steady_clock::now();
+                     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                     return timed_share * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                   }),
+                   r);
+}
+
+TEST(Loop, AMinimumTimedTimeStopsAtTwiceItsWallTimeWhenSamplesAreMostlyUntimed) {
+  // 1% timed: 50 ms of timed time would take 5 s of wall; the loop stops at 0.1 s instead.
   const auto t0 = std::chrono::steady_clock::now();
-  const sample_set s = calibrate(plan_of([] {
-                                   std::this_thread::sleep_for(std::chrono::milliseconds(2));
-                                   return 2e-5;
-                                 }),
-                                 r);
+  const sample_set s = half_timed(0.01);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
   EXPECT_GE(s.size(), 10u);
-  EXPECT_LT(s.size(), 100u);
+  EXPECT_LT(s.sum_s(), 0.05);
+}
+
+TEST(Loop, AMinimumTimedTimeHoldsForSamplesMostlyTimed) {
+  // 70% timed: 50 ms of timed time takes about 72 ms of wall, within twice it.
+  EXPECT_GE(half_timed(0.7).sum_s(), 0.05);
 }
 
 TEST(Loop, ARoundWithASpanSamplesForIt) {
