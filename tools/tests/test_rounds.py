@@ -331,6 +331,37 @@ def test_the_aa_report_sets_each_familys_full_rounds_beside_its_link_rounds(tmp_
     assert hosted.full_over_link == {} and "full rounds over link rounds" not in render(hosted)
 
 
+def test_the_aa_report_sets_each_familys_full_rounds_spread_beside_its_link_rounds(tmp_path):
+    # Seven rounds (round_1, link_1, link_2, round_2, link_3, link_4, the last): the pageable copies' link rounds
+    # swing 10% about their median, their full rounds 1%; the pinned copies' two kinds swing alike.
+    base = synth.make_run(schema="2", sample_times=True, errors=False, aggregates=False, reps=1,
+                          families=("Transfer",), sizes=[4])
+    kinds = ["full", "link", "link", "full", "link", "link", "full"]
+    doc = scaled(base, 1.0, rounds=[1.0] * 7, keep_samples=False)
+    doc["context"]["gpu_bench.round_processes"] = ("round_1=9.9/9.3/5.5 link_1=2.4/2.0/0.7 link_2=2.6/2.1/0.7 "
+                                                   "round_2=10.1/9.6/5.6 link_3=2.5/2.1/0.7 link_4=2.5/2.0/0.7")
+    full_swing, link_swing = [1.0, 1.01, 0.99], [1.1, 0.9, 1.1, 0.9]
+    for e in runs_of(doc):
+        t = e["round_times_s"][0]
+        link = iter(link_swing if "mem:pageable" in e["name"] else [1.0, 1.01, 0.99, 1.0])
+        full = iter(full_swing)
+        e["round_times_s"] = [t * next(link if k == "link" else full) for k in kinds]
+    r = report([load_file(write(tmp_path, f"kinds{i}", doc)) for i in range(2)])
+    full_sd, link_sd = r.spread_by_kind["Transfer/mem:pageable"]
+    assert full_sd == pytest.approx(100 * statistics.stdev(math.log(x) for x in full_swing))
+    assert link_sd == pytest.approx(100 * statistics.stdev(math.log(x) for x in link_swing))
+    assert r.spread_by_kind["Transfer/mem:pinned"] == pytest.approx((full_sd, full_sd), rel=0.2)
+    text = render(r)
+    assert "rounds' spread by their process, by family, widest link rounds first" in text, text
+    assert f"back to back): Transfer/mem:pageable {full_sd:.2f}%, {link_sd:.2f}%; " in text, text
+    # A run of no link rounds says nothing of it.
+    doc["context"]["gpu_bench.round_processes"] = "round_1=9.9/9.3/5.5 round_2=10.1/9.6/5.6"
+    for e in runs_of(doc):
+        e["round_times_s"] = e["round_times_s"][:3]
+    bare = report([load_file(write(tmp_path, f"nolink{i}", doc)) for i in range(2)])
+    assert bare.spread_by_kind == {} and "spread by their process" not in render(bare)
+
+
 def test_the_aa_report_writes_floors_compare_reads(tmp_path, capsys):
     files = [f.path for f in _aa_files(tmp_path, (1.0, 1.01, 0.99), rounds=(1.0, 1.02, 0.98))]
     floor = tmp_path / "floor.toml"

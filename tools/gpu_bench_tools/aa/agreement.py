@@ -209,6 +209,8 @@ class Report:
     detectable_runs: list[MatrixShare] = field(default_factory=list)
     # Per family, per run: its cases' full rounds over their link rounds in percent (host_link.full_over_link).
     full_over_link: dict[str, list[float]] = field(default_factory=dict)
+    # Per family: the median spread of its cases' full rounds and of their link rounds (host_link.spread_by_kind).
+    spread_by_kind: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def one_machine(self) -> bool:

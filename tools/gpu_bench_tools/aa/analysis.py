@@ -55,7 +55,7 @@ from .agreement import (DETECTABLE_PCT_LIMIT, FAMILY_SLOWDOWNS, CaseAgreement, F
 from .altered import slowed
 from .figures import (headline_and_noise, is_detection_copy, is_large_pageable_copy, judged_figure, round_times,
                       run_time, slower_pct)
-from .host_link import full_over_link, link_drift, round_kinds
+from .host_link import full_over_link, link_drift, round_kinds, spread_by_kind
 from .one_round import one_round_comparisons
 
 
@@ -152,7 +152,7 @@ def report(files: list[BenchmarkFile], slowdowns: list[float] = (), gate_pct: fl
                   one_round_comparisons(files, floors, slowdowns=slowdowns), link_drift(files),
                   [k for k in (round_kinds(f, i) for i, f in enumerate(files, 1)) if k is not None],
                   families(files, cases, measured, {pct: slowed_runs[pct][1] for pct in FAMILY_SLOWDOWNS}),
-                  detectable_runs, full_over_link(files))
+                  detectable_runs, full_over_link(files), spread_by_kind(files))
 
 
 def slowdown(files: list[BenchmarkFile], pct: float, floors: Floors, gate_pct: float,

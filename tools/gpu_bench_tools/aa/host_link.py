@@ -1,6 +1,6 @@
 """The host link between runs and within a run: how the pinned and registered copies of 1 MiB and more
 moved from one run to the next, and how each round of them reads by the kind of process it ran in; and, for
-every family, how its full rounds read against its link rounds."""
+every family, how its full rounds read and spread against its link rounds."""
 
 from __future__ import annotations
 
@@ -51,28 +51,49 @@ def _planned_kinds(labels: list[str]) -> list[str]:
             if label.startswith(("round_", "link_"))]
 
 
+def _full_and_link_rounds(f: BenchmarkFile):
+    """Each case of `f` that took every full and every link round and no extra one, with its full rounds' times
+    (the last included) and its link rounds'. Nothing for a run without link rounds, or with rounds of the
+    host-driven cases alone (--host_rounds): their cases' count of rounds could match a link round's case's."""
+    labels = _round_labels(f)
+    planned = _planned_kinds(labels)
+    if "link" not in planned or any(label.startswith("host_") for label in labels):
+        return
+    kinds = planned + ["full"]
+    for key, case in f.cases.items():
+        times = round_times(f, key)
+        if len(times) != len(kinds) or min(times) <= 0:
+            continue
+        yield (case, [t for t, k in zip(times, kinds) if k == "full"],
+               [t for t, k in zip(times, kinds) if k == "link"])
+
+
 def full_over_link(files: list[BenchmarkFile]) -> dict[str, list[float]]:
-    """Per family (family_of) and run: each case that took every full and every link round and no extra one,
-    its middle full round (the last included) over its middle link round, as a change in percent (+ where the
-    full rounds read slower); the median over the family's cases, NaN in a run where none did. A case that
-    meets the same cases before it in both kinds of process reads about 0. A run with rounds of the host-driven
-    cases alone (--host_rounds) is left out: their cases' count of rounds could match a link round's case's."""
+    """Per family (family_of) and run: each case that took every full and every link round, its middle full
+    round over its middle link round, as a change in percent (+ where the full rounds read slower); the median
+    over the family's cases, NaN in a run where none did. A case that meets the same cases before it in both
+    kinds of process reads about 0."""
     out: dict[str, list[float]] = {}
     for run, f in enumerate(files):
-        labels = _round_labels(f)
-        planned = _planned_kinds(labels)
-        if "link" not in planned or any(label.startswith("host_") for label in labels):
-            continue
-        kinds = planned + ["full"]
-        for key, case in f.cases.items():
-            times = round_times(f, key)
-            if len(times) != len(kinds) or min(times) <= 0:
-                continue
-            full = statistics.median(t for t, k in zip(times, kinds) if k == "full")
-            link = statistics.median(t for t, k in zip(times, kinds) if k == "link")
+        for case, full, link in _full_and_link_rounds(f):
             changes = out.setdefault(family_of(case), [[] for _ in files])
-            changes[run].append(100.0 * (full / link - 1.0))
+            changes[run].append(100.0 * (statistics.median(full) / statistics.median(link) - 1.0))
     return {fam: [statistics.median(c) if c else math.nan for c in runs] for fam, runs in sorted(out.items())}
+
+
+def spread_by_kind(files: list[BenchmarkFile]) -> dict[str, tuple[float, float]]:
+    """Per family: how far a case's full rounds spread, and how far its link rounds do, each as the sd of
+    their log times in percent; the medians over the family's cases and runs that took two or more of each.
+    Link rounds are short processes of the cases that take --link_rounds alone, run back to back: where they
+    spread more than full rounds, extra link rounds narrow a case less than extra full rounds would."""
+    spreads: dict[str, tuple[list[float], list[float]]] = {}
+    for f in files:
+        for case, full, link in _full_and_link_rounds(f):
+            if len(full) >= 2 and len(link) >= 2:
+                fam = spreads.setdefault(family_of(case), ([], []))
+                fam[0].append(100.0 * statistics.stdev(math.log(t) for t in full))
+                fam[1].append(100.0 * statistics.stdev(math.log(t) for t in link))
+    return {fam: (statistics.median(a), statistics.median(b)) for fam, (a, b) in sorted(spreads.items())}
 
 
 def round_kinds(f: BenchmarkFile, run: int) -> RoundKinds | None:

@@ -111,6 +111,13 @@ def render(r: Report) -> str:
                      "median over the family's cases, per run; about 0 where a case meets the same cases before it "
                      "in both): " + "; ".join(f"{fam} " + ", ".join(f"{v:+.2f}%" if math.isfinite(v) else "none" for v in runs)
                                           for fam, runs in worst))
+    if r.spread_by_kind:
+        widest = sorted(r.spread_by_kind.items(), key=lambda kv: -kv[1][1])
+        lines.append("  rounds' spread by their process, by family, widest link rounds first (each case that took two "
+                     "or more full and link rounds: the sd of its full rounds' log times, then of its link rounds'; "
+                     "the median over the family's cases and runs; link rounds run the cases that take --link_rounds "
+                     "alone, back to back): " + "; ".join(f"{fam} {full:.2f}%, {link:.2f}%"
+                                                          for fam, (full, link) in widest))
     lines += _render_families(r.families)
     worst = sorted(r.cases, key=lambda c: c.covered / max(1, c.pairs))[:8]
     lines.append("  least covered cases: " + "; ".join(
