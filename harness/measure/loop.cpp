@@ -106,7 +106,6 @@ sampled sample_until(const case_plan& plan, const sampling_rules& rules, bool ve
     // (microseconds timed of milliseconds of wall).
     const bool timed_enough = timed >= rules.min_time_s || end >= std::max(rules.budget_s, 2 * rules.min_time_s);
     const bool enough_time = timed_enough && end >= rules.min_span_s;
-    out.short_of_min_time = timed < rules.min_time_s;
     if (out.one_sample_over_budget && n >= 3 && enough_time) break;
     if (n < static_cast<std::size_t>(rules.min_samples) || !enough_time) continue;
     if (end >= rules.budget_s) break;
@@ -143,6 +142,7 @@ sampled sample_until(const case_plan& plan, const sampling_rules& rules, bool ve
     const double tick_pct = 100.0 * rules.tick_s / m.center;
     if (m.noise_pct <= std::max(rules.noise_pct, tick_pct)) break;
   }
+  out.short_of_min_time = timed < rules.min_time_s;
   return out;
 }
 
