@@ -7,24 +7,14 @@ not bias. Usage: python3 round_kinds.py (from this folder). Writes the table to 
 import gzip
 import json
 import math
-import re
 import statistics
 
+from rounds import GROUPS as FROM_1_MIB, size
 
-def size(name):
-    found = re.search(r"bytes:(\d+)", name)
-    return int(found.group(1)) if found else 0
-
-
-GROUPS = {
-    "pageable copies, 1 to 64 MiB": lambda n: n.startswith("Transfer/") and "mem:pageable" in n
-    and 1 << 20 <= size(n) < 256 << 20,
-    "pageable copies under 1 MiB": lambda n: n.startswith("Transfer/") and "mem:pageable" in n and size(n) < 1 << 20,
-    "Events": lambda n: n.startswith("Events/"),
-    "HostBlocking under 256 MiB": lambda n: n.startswith("HostBlocking/") and size(n) < 256 << 20,
-    "SyncPlacement": lambda n: n.startswith("SyncPlacement/"),
-    "Launch": lambda n: n.startswith("Launch/"),
-}
+# The pageable copies from 1 MiB that take link rounds: those under 256 MiB (the larger keep three).
+GROUPS = {"pageable copies, 1 to 64 MiB": lambda n: n.startswith("Transfer/") and "mem:pageable" in n
+          and 1 << 20 <= size(n) < 256 << 20}
+GROUPS.update((k, v) for k, v in FROM_1_MIB.items() if k != "pageable copies from 1 MiB")
 
 
 def log_sd(values):

@@ -2,30 +2,12 @@
 --benchmark_min_time=0.25 (20 to 60 times the samples a round).
 
 Usage: python3 rounds.py (from this folder). Writes the table to standard output (rounds.txt)."""
-import gzip
-import json
-import re
 import statistics
+import sys
 
+sys.path.insert(0, "../link_rounds_h200")
+from rounds import GROUPS, cases  # noqa: E402  (the filtered runs' reader and groups, beside those runs)
 
-def cases(path):
-    with gzip.open(path) as f:
-        return {b["name"]: b for b in json.load(f)["benchmarks"] if b.get("run_type") == "iteration"}
-
-
-def size(name):
-    found = re.search(r"bytes:(\d+)", name)
-    return int(found.group(1)) if found else 0
-
-
-GROUPS = {
-    "pageable copies from 1 MiB": lambda n: n.startswith("Transfer/") and "mem:pageable" in n and size(n) >= 1 << 20,
-    "pageable copies under 1 MiB": lambda n: n.startswith("Transfer/") and "mem:pageable" in n and size(n) < 1 << 20,
-    "Events": lambda n: n.startswith("Events/"),
-    "HostBlocking under 256 MiB": lambda n: n.startswith("HostBlocking/") and size(n) < 256 << 20,
-    "SyncPlacement": lambda n: n.startswith("SyncPlacement/"),
-    "Launch": lambda n: n.startswith("Launch/"),
-}
 SETS = {
     "default, 3 runs (GPU-19b24f32)": [f"../link_rounds_h200/filtered_lr5_{k}.json.gz" for k in (1, 2, 3)],
     "default, 1 run (GPU-ed6fff9b)": ["filtered_default.json.gz"],
