@@ -19,7 +19,7 @@
 #include "harness/memory/numa.hpp"
 #include "harness/run/preflight.hpp"
 #include "harness/run/registry.hpp"
-#include "harness/run/rounds.hpp"
+#include "harness/run/settings_context.hpp"
 #include "harness/run/thread_cpu.hpp"
 
 namespace gpu_bench {
@@ -96,31 +96,9 @@ step_result describe_machine(run_state& run) {
   for (const gpu_bench::device_facts& f : gpus) run.context_gpus.emplace_back(f.device, f.pci_bus_id);
   const std::string device_flag = opts.all_devices ? "all" : std::to_string(opts.device);
   gpu_bench::context_list context = gpu_bench::collect_gpu_context(device_flag, gpus, opts.device);
-  for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context()})
+  for (auto part : {gpu_bench::profile_context(gpu_bench::profile_of(opts.device)), gpu_bench::family_context(),
+                    gpu_bench::run_settings_context(opts, run.filter)})
     context.insert(context.end(), part.begin(), part.end());
-  context.emplace_back("gpu_bench.gate", opts.gate ? "on" : "off");
-  context.emplace_back("gpu_bench.preset", opts.preset);
-  // The user's --benchmark_filter, empty for none; a gate run picks its own cases and takes none. The tools
-  // read a run that names its cases as whole without the cases it leaves out.
-  context.emplace_back("gpu_bench.filter", opts.preset == "gate" ? std::string() : run.filter);
-  context.emplace_back("gpu_bench.noise_target_pct", gpu_bench::fact_text(std::optional<double>(opts.noise_pct)));
-  context.emplace_back("gpu_bench.max_time_per_case_s",
-                       gpu_bench::fact_text(std::optional<double>(opts.max_time_per_case_s)));
-  context.emplace_back("gpu_bench.min_samples", std::to_string(opts.min_samples));
-  context.emplace_back("gpu_bench.rounds", std::to_string(opts.rounds));
-  context.emplace_back("gpu_bench.health_poll_ms", std::to_string(opts.health_poll_ms));
-  context.emplace_back("gpu_bench.link_rounds", std::to_string(gpu_bench::rounds_of_case(gpu_bench::round_kind::link)));
-  context.emplace_back("gpu_bench.host_rounds", std::to_string(gpu_bench::rounds_of_case(gpu_bench::round_kind::host)));
-  context.emplace_back("gpu_bench.placements", std::to_string(opts.placements));
-  context.emplace_back(
-      "gpu_bench.link_max_rounds",
-      std::to_string(std::max(opts.link_max_rounds, gpu_bench::rounds_of_case(gpu_bench::round_kind::link))));
-  context.emplace_back("gpu_bench.target_detectable_pct",
-                       gpu_bench::fact_text(std::optional<double>(opts.target_detectable_pct)));
-  // How a case's figure combines its rounds (docs/json.md): from five rounds the mean of the fastest half.
-  // Files before this key held their mean, then ones with "trimmed" a fifth trimmed at each end, then
-  // "trimmed25" a quarter.
-  context.emplace_back("gpu_bench.round_center", "fastest_half");
   {
     const double tick = gpu_bench::event_tick_s();
     context.emplace_back("gpu.event_tick_ns", tick > 0 ? gpu_bench::fact_text(std::optional<double>(tick * 1e9))

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "harness/context/context_format.hpp"
 #include "harness/context/host_facts.hpp"
+#include "harness/run/settings_context.hpp"
 
 using namespace gpu_bench;
 
@@ -404,4 +407,19 @@ TEST(PerGpuFacts, NvlinksAndTheirPeak) {
 
 TEST(HostFacts, LocalCpusOfAnAbsentDeviceAreUnavailable) {
   EXPECT_EQ(gpu_local_cpus("fffe:ab:1f.7"), "unavailable");
+}
+
+TEST(Context, ARunWithoutAFilterWritesNoFilterFactAndItsSettingsPassTheCheck) {
+  options o;
+  set_current_options(o);
+  const context_list unfiltered = run_settings_context(o, "");
+  EXPECT_NO_THROW(check_context(unfiltered));
+  for (const auto& [key, value] : unfiltered) EXPECT_NE(key, "gpu_bench.filter");
+  const context_list filtered = run_settings_context(o, "^Events/");
+  EXPECT_NO_THROW(check_context(filtered));
+  EXPECT_NE(std::find(filtered.begin(), filtered.end(),
+                      std::make_pair(std::string("gpu_bench.filter"), std::string("^Events/"))),
+            filtered.end());
+  o.preset = "gate";
+  for (const auto& [key, value] : run_settings_context(o, "^Events/")) EXPECT_NE(key, "gpu_bench.filter");
 }
