@@ -38,6 +38,17 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
+double time_left_s(const std::vector<double>& left, double spent_s, double extra_share, double last_s) {
+  double earlier = 0;
+  for (double s : left) earlier += s;
+  return earlier + extra_share * (spent_s + earlier) + last_s;
+}
+
+std::string round_done_line(int round, int rounds, double took_s, double left_s) {
+  return "gpu_bench: round " + std::to_string(round) + " of " + std::to_string(rounds) + " took " +
+         format_duration(took_s) + "; about " + format_duration(left_s) + " left";
+}
+
 progress::progress(std::size_t total, double budget_s, std::FILE* out, double every_s, int rounds, bool announce)
     : total_(total),
       rounds_(std::max(1, rounds)),

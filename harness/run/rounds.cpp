@@ -238,6 +238,11 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
   // and what the process cost beyond its cases (its start and end), the largest seen.
   double rounds_s = 0, start_s = 0;
   std::map<std::string, double> case_wall_s;
+  // For the progress lines: the latest full round's cases' walls and what its process cost beyond them, and
+  // each kind's latest process wall.
+  std::map<std::string, double> full_walls;
+  double full_start_s = 0;
+  std::map<round_kind, double> kind_wall_s;
   // One round's process, its medians kept; false when it was interrupted. `filter`: "" for every case the
   // user selected, else a round of the cases it names alone (link-bound, host_rounds or extra). `label`
   // names it in gpu_bench.round_processes and its file in `dir`. Only the link-bound cases' processes say
@@ -274,6 +279,10 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
       timed_s += round_timed;
       record.timed_s = round_timed;
       for (const auto& [name, wall] : walls) record.cases_wall_s += wall;
+      if (filter.empty()) {
+        full_walls = walls;
+        full_start_s = took - record.cases_wall_s;
+      }
       if (!filter.empty() && filter != host_filter) {
         for (const auto& [name, wall] : walls) case_wall_s[name] = wall;
         start_s = std::max(start_s, took - record.cases_wall_s);
@@ -283,8 +292,18 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
     std::remove(path.c_str());
     return true;
   };
+  // A kind's process as long as its latest, or as its cases took in the latest full round where none ran yet.
+  const auto foreseen_wall_s = [&](round_kind kind) {
+    if (const auto it = kind_wall_s.find(kind); it != kind_wall_s.end()) return it->second;
+    double s = full_start_s;
+    for (const std::string& name : kind == round_kind::link ? link_cases : host_cases)
+      if (const auto it = full_walls.find(name); it != full_walls.end()) s += it->second;
+    return s;
+  };
+  const std::vector<round_kind> order = child_round_order(rounds, link_extra, host_extra);
   int k = 0, links = 0, hosts = 0;
-  for (const round_kind kind : child_round_order(rounds, link_extra, host_extra)) {
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const round_kind kind = order[i];
     const std::string label = kind == round_kind::link   ? "link_" + std::to_string(++links)
                               : kind == round_kind::host ? "host_" + std::to_string(++hosts)
                                                          : "round_" + std::to_string(++k);
@@ -292,6 +311,14 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
     if (!run_one(std::max(k, 1), filter, label)) {
       status = 130;
       break;
+    }
+    kind_wall_s[kind] = g_processes.back().wall_s;
+    if (kind == round_kind::full && shown) {
+      std::vector<double> left;
+      for (std::size_t j = i + 1; j < order.size(); ++j) left.push_back(foreseen_wall_s(order[j]));
+      const double extra_share = link_filter.empty() ? 0.0 : kExtraRoundsShare;
+      shown->say(
+          round_done_line(k, rounds, kind_wall_s[kind], time_left_s(left, rounds_s, extra_share, kind_wall_s[kind])));
     }
   }
   // Then the link-bound cases whose rounds disagree, each in as many more rounds as its detectable change

@@ -45,5 +45,16 @@ TEST(Progress, TheLastRoundWritesTheContextWithGoogleBenchmarksOwnReporter) {
   EXPECT_NE(err.str().find("gpu_bench.test_fact: shown"), std::string::npos) << err.str();
 }
 
+// A default run on an H200: full rounds of 73 s, link rounds of 12 s, the last round about as long as a full
+// one, and extra rounds of at most a tenth of the earlier rounds' time.
+TEST(Progress, WhatIsLeftAfterAnEarlierRoundCountsTheRoundsToComeTheExtrasAndTheLast) {
+  // After round 1: link_1, round_2 and link_2 to come, then the extras and the last round.
+  const double left = time_left_s({12.0, 73.0, 12.0}, 73.0, 0.1, 73.0);
+  EXPECT_DOUBLE_EQ(left, 12.0 + 73.0 + 12.0 + 0.1 * (73.0 + 97.0) + 73.0);
+  // Without link-bound cases no extra round runs.
+  EXPECT_DOUBLE_EQ(time_left_s({73.0}, 73.0, 0.0, 73.0), 146.0);
+  EXPECT_EQ(round_done_line(1, 3, 73.3, 187.0), "gpu_bench: round 1 of 3 took 1m13s; about 3m07s left");
+}
+
 }  // namespace
 }  // namespace gpu_bench
