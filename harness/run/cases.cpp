@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "harness/context/gpu_context.hpp"
@@ -73,6 +75,11 @@ step_result run_rounds(run_state& run) {
                                opts.max_time_per_case_s, show_progress ? stderr : nullptr, 10.0, opts.rounds,
                                opts.round == 0);
   if (opts.round > 0) progress.start_round(opts.round);
+  if (!opts.round_walls.empty()) {
+    std::ifstream in(opts.round_walls);
+    progress.expect_walls(gpu_bench::walls_from_text({std::istreambuf_iterator<char>(in), {}}),
+                          static_cast<int>(run.repetitions));
+  }
   if (!opts.list_only && opts.rounds > 1 && opts.round == 0) {
     using gpu_bench::round_kind;
     const auto link_cases = gpu_bench::link_round_cases(run.filter, gpu_bench::registered_names());
@@ -85,6 +92,8 @@ step_result run_rounds(run_state& run) {
       return 130;
     }
   }
+  if (!gpu_bench::earlier_full_round_walls().empty())
+    progress.expect_walls(gpu_bench::earlier_full_round_walls(), static_cast<int>(run.repetitions));
   gpu_bench::set_run_progress(&progress);
   const auto display = gpu_bench::round_display_reporter(opts.round);
   const std::size_t ran =

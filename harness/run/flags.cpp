@@ -233,6 +233,7 @@ std::vector<flag> make_flags() {
       {"-h", false, [](options& o, const std::string&) { o.help = true; }, "", S::own, "", "", ""},
       // A round of a run is a process that the run's own process starts with this flag (rounds.hpp).
       {"--round", true, take_round, "", S::own, "", "", ""},
+      {"--round_walls", true, [](options& o, const std::string& v) { o.round_walls = v; }, "", S::own, "", "", ""},
       // scripts/flags_md.py writes the README's flag table from what this prints.
       {"--flags_markdown", false, [](options& o, const std::string&) { o.flags_markdown = true; }, "", S::own, "", "",
        ""},

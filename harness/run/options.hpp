@@ -82,6 +82,7 @@ struct options {
   int placements = kDefaultPlacements;  // --placements=N: placements a copy under 1 MiB rotates over (1: one)
   double target_detectable_pct = kDefaultTargetDetectablePct;  // --target_detectable=PCT
   int round = 0;                   // --round=K/N: this process is round K of N, run by the one that runs the last
+  std::string round_walls;         // --round_walls=FILE: each case's wall in the run's latest full round
   bool record_samples = false;     // --samples=on: every sample's time into the --benchmark_out file
   bool verify_each = false;        // --verify=each: check the data after every sample, not only after the last
   std::string progress = "auto";   // --progress={on,off,auto}: progress lines on stderr (progress_shown)

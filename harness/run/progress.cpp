@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <sstream>
 #include <vector>
+
+#include "harness/run/case_name.hpp"
 
 namespace gpu_bench {
 
@@ -59,9 +63,22 @@ progress::progress(std::size_t total, double budget_s, std::FILE* out, double ev
   if (out_ && announce) std::fprintf(out_, "%s\n", opening().c_str());
 }
 
+void progress::expect_walls(const std::map<std::string, double>& walls_s, int repetitions) {
+  expected_s_.clear();
+  expected_total_s_ = 0;
+  const double reps = std::max(1, repetitions);
+  for (const auto& [name, wall] : walls_s) {
+    if (!(wall > 0)) continue;
+    expected_s_[without_manual_time(name)] = wall / reps;
+    expected_total_s_ += wall;
+  }
+  expected_mean_s_ = expected_s_.empty() ? 0 : expected_total_s_ / reps / static_cast<double>(expected_s_.size());
+}
+
 void progress::start_round(int round) {
   round_ = round;
   done_ = 0;
+  expected_done_s_ = 0;
   last_print_s_ = 0;
   start_ = std::chrono::steady_clock::now();
 }
@@ -84,8 +101,12 @@ std::string progress::line(const std::string& family, std::size_t done, double e
       round_ > 0 ? "round " + std::to_string(round_) + "/" + std::to_string(rounds_) + " " : std::string();
   std::string s = "gpu_bench: [" + round + family + " " + std::to_string(done) + "/" + std::to_string(total_) + ", " +
                   format_duration(elapsed_s);
-  if (done > 0 && done < total_)
-    s += ", ~" + format_duration(elapsed_s / static_cast<double>(done) * static_cast<double>(total_ - done)) + " left";
+  if (done > 0 && done < total_) {
+    double left_s = elapsed_s / static_cast<double>(done) * static_cast<double>(total_ - done);
+    if (expected_done_s_ > 0 && expected_total_s_ > expected_done_s_)
+      left_s = (expected_total_s_ - expected_done_s_) * elapsed_s / expected_done_s_;
+    s += ", ~" + format_duration(left_s) + " left";
+  }
   return s + "]";
 }
 
@@ -93,14 +114,39 @@ void progress::say(const std::string& text) {
   if (out_) std::fprintf(out_, "%s\n", text.c_str());
 }
 
-void progress::finished(const std::string& family) {
+void progress::finished(const std::string& name, const std::string& family) {
   ++done_;
+  if (!expected_s_.empty()) {
+    const auto it = expected_s_.find(without_manual_time(name));
+    expected_done_s_ += it != expected_s_.end() ? it->second : expected_mean_s_;
+  }
   if (!out_) return;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (done_ < total_ && elapsed - last_print_s_ < every_s_) return;
   last_print_s_ = elapsed;
   std::fprintf(out_, "%s\n", line(family, done_, elapsed).c_str());
   std::fflush(out_);
+}
+
+std::string walls_text(const std::map<std::string, double>& walls_s) {
+  std::ostringstream out;
+  out.precision(9);
+  for (const auto& [name, wall] : walls_s) out << wall << '\t' << name << '\n';
+  return out.str();
+}
+
+std::map<std::string, double> walls_from_text(const std::string& text) {
+  std::map<std::string, double> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    char* end = nullptr;
+    const double wall = std::strtod(line.c_str(), &end);
+    if (end == line.c_str() + tab && std::isfinite(wall)) out[line.substr(tab + 1)] = wall;
+  }
+  return out;
 }
 
 namespace {

@@ -402,7 +402,7 @@ void register_case(const case_name& name, std::function<void(benchmark::State&)>
     report_edges(st, sampler.edges());
     report_health(st, n, host_link, gpus, health);
     set_running_case(n, nullptr);
-    if (progress* p = run_progress()) p->finished(family);
+    if (progress* p = run_progress()) p->finished(n, family);
   };
   held_case c{n, std::move(run), gpus, rounds, std::move(configure)};
   if (g_held != nullptr)

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <set>
 
 #include "harness/measure/stats.hpp"
@@ -36,6 +37,8 @@ std::vector<round_samples> g_prior_samples;  // the same rounds' samples
 std::map<std::string, std::map<std::string, spread_prior>> g_spread_priors;
 // What each earlier round's process cost, in the order they ran.
 std::vector<round_process> g_processes;
+// Each case's wall in the latest earlier full round, by run name.
+std::map<std::string, double> g_full_walls;
 
 // `text` as a POSIX extended regular expression that matches it literally.
 std::string literal_pattern(const std::string& text) {
@@ -58,8 +61,8 @@ int rounds_of_case(round_kind kind) {
 std::vector<std::string> round_arguments(const std::vector<std::string>& user_args, int round, int rounds,
                                          const std::string& out_path, const std::string& link_filter) {
   static const char* const kLastRoundOnly[] = {
-      "--benchmark_out=", "--benchmark_out_format=", "--timeline=", "--samples=", "--rounds=",
-      "--round=",         "--benchmark_format="};
+      "--benchmark_out=", "--benchmark_out_format=", "--timeline=",   "--samples=", "--rounds=",
+      "--round=",         "--benchmark_format=",     "--round_walls="};
   // A round of the link-bound cases alone selects them by name, and is too short for progress lines.
   static const char* const kNotInLinkRound[] = {"--benchmark_filter=", "--preset=", "--progress="};
   std::vector<std::string> out;
@@ -240,8 +243,9 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
   std::map<std::string, double> case_wall_s;
   // For the progress lines: the latest full round's cases' walls and what its process cost beyond them, and
   // each kind's latest process wall.
-  std::map<std::string, double> full_walls;
+  std::map<std::string, double>& full_walls = g_full_walls;
   double full_start_s = 0;
+  const std::string walls_path = dir + "/walls.tsv";  // full_walls, for the next full round's progress lines
   std::map<round_kind, double> kind_wall_s;
   // One round's process, its medians kept; false when it was interrupted. `filter`: "" for every case the
   // user selected, else a round of the cases it names alone (link-bound, host_rounds or extra). `label`
@@ -252,7 +256,9 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
     round_process record{label};
     std::string why;
     const auto started = std::chrono::steady_clock::now();
-    const int rc = run_round_process(round_arguments(user_args, k, rounds, path, filter), why);
+    std::vector<std::string> args = round_arguments(user_args, k, rounds, path, filter);
+    if (filter.empty() && !full_walls.empty()) args.push_back("--round_walls=" + walls_path);
+    const int rc = run_round_process(args, why);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     rounds_s += took;
     record.wall_s = took;
@@ -282,6 +288,7 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
       if (filter.empty()) {
         full_walls = walls;
         full_start_s = took - record.cases_wall_s;
+        std::ofstream(walls_path) << walls_text(full_walls);
       }
       if (!filter.empty() && filter != host_filter) {
         for (const auto& [name, wall] : walls) case_wall_s[name] = wall;
@@ -359,6 +366,7 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
       foreseen_s += next_s;
     }
   }
+  std::remove(walls_path.c_str());
   rmdir(dir.c_str());
   if (shown && status == 0) shown->start_round(rounds);
   return status;
@@ -366,6 +374,10 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
 
 const std::vector<round_process>& earlier_round_processes() {
   return g_processes;
+}
+
+const std::map<std::string, double>& earlier_full_round_walls() {
+  return g_full_walls;
 }
 
 std::string round_processes_text(const std::vector<round_process>& processes) {

@@ -108,6 +108,9 @@ struct round_process {
 };
 // The processes run_earlier_rounds ran, in order.
 const std::vector<round_process>& earlier_round_processes();
+// Each case's wall in the latest of those that ran every selected case, by run name: what the last round's
+// progress lines foresee by.
+const std::map<std::string, double>& earlier_full_round_walls();
 // "label=wall/cases/timed ..." (seconds, two decimals), the run's gpu_bench.round_processes.
 std::string round_processes_text(const std::vector<round_process>& processes);
 

@@ -182,6 +182,7 @@ const std::map<std::string, taken>& parses() {
       {"--help", {"--help", [](const options& o) { return o.help; }}},
       {"-h", {"-h", [](const options& o) { return o.help; }}},
       {"--round", {"--round=2/4", [](const options& o) { return o.round == 2 && o.rounds == 4; }}},
+      {"--round_walls", {"--round_walls=/tmp/w.tsv", [](const options& o) { return o.round_walls == "/tmp/w.tsv"; }}},
       {"--flags_markdown", {"--flags_markdown", [](const options& o) { return o.flags_markdown; }}},
       {"--list_gpus", {"--list_gpus=4", [](const options& o) { return o.list_gpus == 4; }}},
       {"--benchmark_min_time", {"--benchmark_min_time=50x", [](const options& o) { return o.min_samples == 50; }}},

@@ -3,7 +3,9 @@
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
+#include <string>
 
 #include "harness/run/progress.hpp"
 
@@ -54,6 +56,26 @@ TEST(Progress, WhatIsLeftAfterAnEarlierRoundCountsTheRoundsToComeTheExtrasAndThe
   // Without link-bound cases no extra round runs.
   EXPECT_DOUBLE_EQ(time_left_s({73.0}, 73.0, 0.0, 73.0), 146.0);
   EXPECT_EQ(round_done_line(1, 3, 73.3, 187.0), "gpu_bench: round 1 of 3 took 1m13s; about 3m07s left");
+}
+
+TEST(Progress, AnEarlierRoundsWallsForeseeWhatIsLeftWhereTheCheapCasesComeFirst) {
+  // Two cheap cases first, then one that took eight times their two together in the earlier full round.
+  progress p(3, 0.5, nullptr, 10.0, 3, false);
+  p.start_round(2);
+  p.expect_walls({{"A/manual_time", 1.0}, {"B/manual_time", 1.0}, {"C/manual_time", 8.0}}, 1);
+  p.finished("A", "F");
+  p.finished("B", "F");
+  // Done in 2 s what took 2 s before: 8 s left, where the count of cases alone would say 1 s.
+  EXPECT_EQ(p.line("F", 2, 2.0), "gpu_bench: [round 2/3 F 2/3, 2s, ~8s left]");
+  progress q(3, 0.5, nullptr, 10.0, 3, false);
+  q.start_round(2);
+  EXPECT_EQ(q.line("F", 2, 2.0), "gpu_bench: [round 2/3 F 2/3, 2s, ~1s left]");
+}
+
+TEST(Progress, WallsTravelToARoundsProcessAsText) {
+  const std::map<std::string, double> walls{{"Transfer/dir:h2d/bytes:4/manual_time", 0.0125}, {"Launch/x", 3.5}};
+  EXPECT_EQ(walls_from_text(walls_text(walls)), walls);
+  EXPECT_TRUE(walls_from_text("not a line\n1.5 no tab\n").empty());
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ TEST(Rounds, ChildRoundsDropWhatOnlyTheLastRoundDoesAndWriteTheirOwnFile) {
                                          "--timeline=t.json",
                                          "--rounds=4",
                                          "--sizes=1M",
-                                         "--benchmark_format=console"};
+                                         "--benchmark_format=console",
+                                         "--round_walls=/tmp/w.tsv"};
   const auto args = round_arguments(user, 2, 4, "/tmp/r/round_2.json");
   const std::vector<std::string> want = {"--benchmark_filter=Transfer", "--sizes=1M", "--round=2/4",
                                          "--benchmark_out=/tmp/r/round_2.json", "--benchmark_out_format=json"};
