@@ -18,8 +18,8 @@ BIDIR = "Transfer/dir:bidir/mem:pinned/bytes:4"
 ONE_WAY = ("Transfer/dir:h2d/mem:pinned/bytes:4", "Transfer/dir:d2h/mem:pinned/bytes:4")
 
 
-def main(exe, out):
-    c, doc = run_in_rounds(exe, out, ROUNDS, "^Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:4/")
+def judge(c, doc):
+    """Checks a run's bidirectional copy of 4 B, round by round, against the slower one-way copy."""
     _, ok = c.runs_by_name(doc)
     rounds = c.rounds_us(ok, BIDIR, ROUNDS)
     one_way = [ok[n]["real_time"] for n in ONE_WAY if n in ok]
@@ -30,7 +30,11 @@ def main(exe, out):
                 f"{max(ratios):.2f} times the slower one-way copy ({', '.join(f'{t:.2f}' for t in one_way)} us)")
         print(("ok: " if max(ratios) <= RATIO else "") + line)
         c.check(max(ratios) <= RATIO, f"{line}: over {RATIO}, so a round holds the gap between the two starts")
-    return c.finish(f"every round of the bidirectional copy of 4 B reads within {RATIO}x of the slower one-way copy")
+    return f"every round of the bidirectional copy of 4 B reads within {RATIO}x of the slower one-way copy"
+
+
+def main(exe, out):
+    return run_in_rounds(exe, out, ROUNDS, "^Transfer/dir:(h2d|d2h|bidir)/mem:pinned/bytes:4/", judge)
 
 
 if __name__ == "__main__":

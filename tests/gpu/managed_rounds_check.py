@@ -28,12 +28,11 @@ def judge(c, doc):
         label = (ok.get(name) or {}).get("label", "")
         c.check("host clock" in label, f"{name} is labelled {label!r}, not timed by the host clock")
     c.few_slow_rounds(ok, CASES, ROUNDS, RATIO, SLOW_SHARE, "the prefetch's time still steps between processes")
+    return f"at most {SLOW_SHARE:.0%} of the managed prefetches' rounds read over {RATIO}x their fastest"
 
 
 def main(exe, out):
-    c, doc = run_in_rounds(exe, out, ROUNDS, "^Transfer/dir:(h2d|d2h)/mem:managed_prefetch/bytes:(4|65536)/")
-    judge(c, doc)
-    return c.finish(f"at most {SLOW_SHARE:.0%} of the managed prefetches' rounds read over {RATIO}x their fastest")
+    return run_in_rounds(exe, out, ROUNDS, "^Transfer/dir:(h2d|d2h)/mem:managed_prefetch/bytes:(4|65536)/", judge)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ Each round is a process that met one state. Unheld, seven one-round processes on
 2.3 to 3.3 us, d2h 4 B at 8.0 to 10.0 us, h2d 1 MiB at 82.8 to 98.0 us: 8 of the 35 rounds of CASES
 over RATIO times their case's fastest. Held, none was, the widest case 1.06 apart. The clock read that
 tells the states apart misjudges about one check in twenty, so at most SLOW_SHARE of the rounds may be slow.
+Held, a run on another H200 read 4 of 35 over RATIO, so a run over SLOW_SHARE is measured again and fails only
+where the second is over too.
 
 usage: pageable_cpu_check.py GPU_BENCH OUT.json
 """
@@ -25,13 +27,13 @@ def judge(c, doc):
     c.held_fast_state(doc)
     _, ok = c.runs_by_name(doc)
     c.few_slow_rounds(ok, CASES, ROUNDS, RATIO, SLOW_SHARE, "the rounds met the CPU's slow state")
+    return f"at most {SLOW_SHARE:.0%} of the pageable copies' rounds read over {RATIO}x their fastest"
 
 
 def main(exe, out):
-    c, doc = run_in_rounds(exe, out, ROUNDS,
-                           "^Transfer/dir:(h2d/mem:pageable/bytes:(4|1048576|4194304)|(d2h|bidir)/mem:pageable/bytes:4)/")
-    judge(c, doc)
-    return c.finish(f"at most {SLOW_SHARE:.0%} of the pageable copies' rounds read over {RATIO}x their fastest")
+    return run_in_rounds(exe, out, ROUNDS,
+                         "^Transfer/dir:(h2d/mem:pageable/bytes:(4|1048576|4194304)|(d2h|bidir)/mem:pageable/bytes:4)/",
+                         judge)
 
 
 if __name__ == "__main__":
