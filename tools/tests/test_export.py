@@ -139,11 +139,31 @@ def test_a_filtered_run_exports_the_verdict_on_what_it_holds(tmp_path, capsys):
     doc["context"]["gpu_bench.filter"] = "Overlap"
     code, out, _ = export(capsys, "--out", tmp_path, gf.write(tmp_path / "overlap.json", doc))
     assert code == 0 and out.endswith("gate PASS\n"), out
-    m = samples(tmp_path / "gpu_bench_default.prom")
+    m = samples(tmp_path / "gpu_bench_default-filtered-38b163f9.prom")
     assert one(m["gpu_bench_gate_verdict"]).value == 0
     del doc["context"]["gpu_bench.filter"]  # as files before the key: every case was meant to run
     code, out, _ = export(capsys, "--out", tmp_path, gf.write(tmp_path / "overlap_old.json", doc))
     assert code == 0 and out.endswith("gate ERRORED\n"), out
+
+
+def test_a_filtered_run_leaves_its_presets_textfile_as_it_was(tmp_path, capsys):
+    """A nightly default run, then `gpu_bench --benchmark_filter=Overlap` on the same node: the filtered run goes
+    to a file and preset label of its own, and the default's figures and last success stay published."""
+    assert export(capsys, "--out", tmp_path, gf.DEFAULT_H200)[0] == 0
+    nightly = (tmp_path / "gpu_bench_default.prom").read_text()
+    doc = gf.read(gf.DEFAULT_H200)
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if b["name"].startswith("Overlap/")]
+    doc["context"]["gpu_bench.filter"] = "Overlap"
+    code, out, _ = export(capsys, "--out", tmp_path, gf.write(tmp_path / "overlap.json", doc))
+    assert code == 0, out
+    assert (tmp_path / "gpu_bench_default.prom").read_text() == nightly
+    own = sorted(n for n in os.listdir(tmp_path) if n.endswith(".prom") and n != "gpu_bench_default.prom")
+    assert own == ["gpu_bench_default-filtered-38b163f9.prom"], own
+    m = samples(tmp_path / own[0])
+    preset = "default-filtered-38b163f9"
+    assert one(m["gpu_bench_info"], preset=preset).labels["filter"] == "Overlap"
+    assert {s.labels.get("preset") for found in m.values() for s in found} == {preset}
+    assert one(m["gpu_bench_last_success_timestamp_seconds"], preset=preset)
 
 
 def test_a_check_that_could_not_judge_the_node(tmp_path, capsys):

@@ -93,6 +93,20 @@ def test_cohorts_are_model_and_link_and_small_ones_are_not_judged(tmp_path):
     assert hosts(split) == set() and len(split.cohorts) == 4
 
 
+def test_a_filtered_run_is_a_cohort_of_its_own(tmp_path):
+    """A node that ran a part of the matrix (gpu_bench.filter) is neither counted in nor judged against its
+    preset's cohort: its rounds held other cases."""
+    paths = [node(tmp_path, i) for i in range(8)]
+    part = json.loads(Path(node(tmp_path, 8, slow=H2D_SLOW)).read_text())
+    part["context"]["gpu_bench.filter"] = "^Transfer/dir:h2d/"
+    paths.append(synth.write(tmp_path / "n008_1.json", part))
+    rep = analyse(node_runs.read_files(paths))
+    assert sorted((c.label, c.gpus) for c in rep.cohorts) == [
+        ("H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, filter ^Transfer/dir:h2d/, gate on", 1),
+        ("H100 80GB HBM3, PCIe gen5 x16, node of one GPU, preset default, gate on", 8)]
+    assert hosts(rep) == set()
+
+
 def test_multi_gpu_nodes_name_the_gpu_and_the_pair(tmp_path):
     paths = []
     for i in range(10):

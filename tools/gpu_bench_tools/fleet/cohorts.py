@@ -207,7 +207,9 @@ def gpus_of(run: NodeRun, split_driver: bool = False) -> tuple[list[Gpu], list[t
     shape = f"node of {node_shape(f)}"
     used = gpus_used(f)
     driver = f.fact("driver.version") or "driver ?"
-    settings = f"preset {f.fact('gpu_bench.preset') or '?'}, gate {gate(f) or '?'}"
+    # A filtered run's rounds hold other cases than its preset's, so it is a cohort of its own.
+    chosen = f", filter {f.chosen_filter}" if f.chosen_filter else ""
+    settings = f"preset {f.fact('gpu_bench.preset') or '?'}{chosen}, gate {gate(f) or '?'}"
     node_model = gpu_summary(f, whole_node=True) or "GPUs ?"  # of pairs and whole nodes, whichever GPUs ran
     cpu = f"host CPU {host_cpu(f)}"
     host_side = host_side_rules(run.context)

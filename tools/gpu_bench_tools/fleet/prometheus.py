@@ -15,6 +15,7 @@ A check that could not judge its node (a tool missing, no results, a timeout) ha
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -179,11 +180,14 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
     judged = GaugeMetricFamily(CHECK_ERRORED, CHECK_ERRORED_HELP, labels=node)
     judged.add_metric([host, preset], 0.0)
     out.append(judged)
+    # A filtered run names its filter, which its preset label holds only as a hash.
+    chosen = [f.chosen_filter] if f.chosen_filter else []
     info = GaugeMetricFamily("gpu_bench_info", "The run's software (value 1).",
-                             labels=node + ["version", "git", "driver_version", "cuda_version", "runtime_version"])
+                             labels=node + ["version", "git", "driver_version", "cuda_version", "runtime_version"]
+                             + ["filter"] * len(chosen))
     info.add_metric([host, preset] + [f.fact(k) or "" for k in ("gpu_bench.version", "gpu_bench.git",
                                                                  "driver.version", "driver.cuda_version",
-                                                                 "runtime.version")], 1.0)
+                                                                 "runtime.version")] + chosen, 1.0)
     out.append(info)
     success = run_finished_at(f) if verdict.status != ERRORED else previous_success
     if success is not None:
@@ -352,7 +356,12 @@ def _host(f: BenchmarkFile) -> str:
 
 
 def _preset(f: BenchmarkFile) -> str:
-    return safe_preset(f.fact("gpu_bench.preset") or "default")
+    """The preset a run's metrics go under. A filtered run (gpu_bench.filter) is a set of its own, PRESET-filtered-
+    and the first 8 hex digits of its filter's SHA-256: it neither replaces the whole preset's textfile, group and
+    last success, nor exports the same series beside them."""
+    preset = safe_preset(f.fact("gpu_bench.preset") or "default")
+    chosen = f.chosen_filter
+    return f"{preset}-filtered-{hashlib.sha256(chosen.encode()).hexdigest()[:8]}" if chosen else preset
 
 
 def safe_preset(preset: str) -> str:
