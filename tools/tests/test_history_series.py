@@ -120,6 +120,7 @@ def test_a_runtime_only_change_is_named_as_such(tmp_path, capsys):
     ("host.numa_binding", "node 1", "host.numa_binding ? -> node 1"),
     ("host.thread_cpu", "fast state of 16 held", "host.thread_cpu ? -> fast state of 16 held"),
     ("gpu_bench.placements", "8", "gpu_bench.placements ? -> 8"),
+    ("gpu_bench.filter", "^Transfer/", "filter ? -> ^Transfer/"),
 ])
 def test_settings_start_a_series_of_their_own(tmp_path, capsys, fact, value, text):
     paths = [night(tmp_path, n) for n in range(1, 5)]

@@ -96,13 +96,17 @@ def machine_of(f: BenchmarkFile) -> Machine:
 
 def series_facts(f: BenchmarkFile) -> dict[str, str | None]:
     """What a series is keyed on besides the machine: driver, CUDA versions, the settings (gate, NUMA, the
-    thread's CPU policy) and, on a node of several GPUs, which of them the run measured (a run of GPU 0 names
-    its cases without /device:0)."""
+    thread's CPU policy, a filter) and, on a node of several GPUs, which of them the run measured (a run of GPU
+    0 names its cases without /device:0)."""
     facts = {"driver": f.fact("driver.version"), "CUDA": f.fact("driver.cuda_version"),
              "CUDA runtime": f.fact("runtime.version"), "gate": gate(f)}
     facts.update({k: f.fact(k) for k in SETTING_FACTS if k != "gpu_bench.gate"})
     if (gpu_count(f) or 1) > 1:
         facts["GPUs measured"] = f.fact("gpu_bench.device") or "all"
+    # A run of part of the matrix: its rounds hold other cases than the preset's, so its figures are a series
+    # of their own. Only where there is a filter, so an unfiltered run stays in the series it was in.
+    if f.chosen_filter:
+        facts["filter"] = f.chosen_filter
     return facts
 
 
