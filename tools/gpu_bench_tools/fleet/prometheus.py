@@ -180,14 +180,13 @@ def metric_families(f: BenchmarkFile, verdict: Verdict, previous_success: float 
     judged = GaugeMetricFamily(CHECK_ERRORED, CHECK_ERRORED_HELP, labels=node)
     judged.add_metric([host, preset], 0.0)
     out.append(judged)
-    # A filtered run names its filter, which its preset label holds only as a hash.
-    chosen = [f.chosen_filter] if f.chosen_filter else []
-    info = GaugeMetricFamily("gpu_bench_info", "The run's software (value 1).",
-                             labels=node + ["version", "git", "driver_version", "cuda_version", "runtime_version"]
-                             + ["filter"] * len(chosen))
-    info.add_metric([host, preset] + [f.fact(k) or "" for k in ("gpu_bench.version", "gpu_bench.git",
-                                                                 "driver.version", "driver.cuda_version",
-                                                                 "runtime.version")] + chosen, 1.0)
+    software = {"version": "gpu_bench.version", "git": "gpu_bench.git", "driver_version": "driver.version",
+                "cuda_version": "driver.cuda_version", "runtime_version": "runtime.version"}
+    values = {label: f.fact(key) or "" for label, key in software.items()}
+    if f.chosen_filter:  # a filtered run names its filter, which its preset label holds only as a hash
+        values["filter"] = f.chosen_filter
+    info = GaugeMetricFamily("gpu_bench_info", "The run's software (value 1).", labels=node + list(values))
+    info.add_metric([host, preset] + list(values.values()), 1.0)
     out.append(info)
     success = run_finished_at(f) if verdict.status != ERRORED else previous_success
     if success is not None:
