@@ -56,6 +56,16 @@ def context_move(contexts, key):
     return math.log(b / a) * 100 if a > 0 and b > 0 else None
 
 
+def load_move(contexts):
+    """How much higher the host's one-minute load average stood when the later run started; None where a run
+    lacks it. A difference, not a ratio: a quiet host's load is near 0."""
+    try:
+        a, b = (float(c["load_avg"][0]) for c in contexts)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    return b - a
+
+
 def quantile(values, p):
     return statistics.quantiles(values, n=100, method="inclusive")[round(p * 100) - 1]
 
@@ -89,13 +99,14 @@ def main():
     rho, p = spearmanr(shifts, shares)
     print(f"Spearman's rho of a pair's |median move| and its share beyond: {rho:.2f} (p {p:.2g}, {len(shares)} pairs)")
     print("\nwhat moves with a pair's median host-driven move (Spearman's rho over the pairs that have it):")
-    candidates = {"the pinned copies' median move": [pinned for _, pinned in contexts]}
+    candidates = {"the pinned copies' median move": [pinned for _, pinned in contexts],
+                  "load_avg (1 min) at the start, later - earlier": [load_move(both) for both, _ in contexts]}
     for key in ("gpu_bench.elapsed_s", "gpu_bench.timed_s", "gpu_bench.start_s", "host.clock_read_ns"):
         candidates[key] = [context_move(both, key) for both, _ in contexts]
     for what, values in candidates.items():
         have = [(m, v) for m, v in zip(signed, values) if v is not None]
         rho, p = spearmanr([m for m, _ in have], [v for _, v in have])
-        print(f"  {what:<32} rho {rho:+.2f} (p {p:.2g}, {len(have)} pairs)")
+        print(f"  {what:<48} rho {rho:+.2f} (p {p:.2g}, {len(have)} pairs)")
 
 
 if __name__ == "__main__":
