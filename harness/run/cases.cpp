@@ -14,6 +14,7 @@
 #include "harness/cuda/device.hpp"
 #include "harness/measure/streams.hpp"
 #include "harness/memory/host_buffer.hpp"
+#include "harness/run/host_load.hpp"
 #include "harness/run/output_file.hpp"
 #include "harness/run/preflight.hpp"
 #include "harness/run/progress.hpp"
@@ -95,6 +96,7 @@ step_result run_rounds(run_state& run) {
   if (!gpu_bench::earlier_full_round_walls().empty())
     progress.expect_walls(gpu_bench::earlier_full_round_walls(), static_cast<int>(run.repetitions));
   gpu_bench::set_run_progress(&progress);
+  gpu_bench::mark_last_round_start();
   const auto display = gpu_bench::round_display_reporter(opts.round);
   const std::size_t ran =
       display ? benchmark::RunSpecifiedBenchmarks(display.get()) : benchmark::RunSpecifiedBenchmarks();

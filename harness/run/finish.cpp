@@ -11,6 +11,7 @@
 #include "harness/context/nvml.hpp"
 #include "harness/measure/loop.hpp"
 #include "harness/run/failures.hpp"
+#include "harness/run/host_load.hpp"
 #include "harness/run/rounds.hpp"
 #include "harness/run/thread_cpu.hpp"
 #include "harness/run/timeline.hpp"
@@ -24,6 +25,7 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
     return 1;
   }
   if (out.active() && !run.opts.list_only) {
+    const gpu_bench::host_load last_round = gpu_bench::last_round_host_load();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
     std::vector<gpu_bench::run_samples> samples;
     for (const auto& r : gpu_bench::recorded_runs())
@@ -41,6 +43,10 @@ step_result write_outputs(const run_state& run, gpu_bench::atomic_output& out) {
     if (!gpu_bench::earlier_round_processes().empty())
       totals.emplace_back("gpu_bench.round_processes",
                           gpu_bench::round_processes_text(gpu_bench::earlier_round_processes()));
+    std::vector<std::pair<std::string, gpu_bench::host_load>> hosts;
+    for (const auto& p : gpu_bench::earlier_round_processes()) hosts.emplace_back(p.label, p.host);
+    hosts.emplace_back("last", last_round);
+    totals.emplace_back("gpu_bench.round_host", gpu_bench::round_host_text(hosts));
     // After the last case: what each GPU's link error counters say of the whole run beside their start.
     for (const auto& [device, bus] : run.context_gpus) {
       const auto errors = gpu_bench::link_error_context(device, gpu_bench::read_nvml_link_errors(bus), "end");

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,7 +176,7 @@ bool next_extra_round_fits(double spent_s, double foreseen_s, double next_forese
   return spent_s + next_foreseen_s * overrun <= budget_s;
 }
 
-int run_round_process(const std::vector<std::string>& args, std::string& why) {
+int run_round_process(const std::vector<std::string>& args, std::string& why, rusage* usage) {
   std::vector<std::string> argv_text{"/proc/self/exe"};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -193,7 +194,8 @@ int run_round_process(const std::vector<std::string>& args, std::string& why) {
   }
   forward_interrupts_to(pid);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
+  rusage ignored{};
+  while (wait4(pid, &status, 0, usage ? usage : &ignored) < 0) {
     if (errno != EINTR) {
       forward_interrupts_to(0);
       why = std::string("cannot wait for a round's process: ") + std::strerror(errno);
@@ -255,10 +257,13 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
     const std::string path = dir + "/" + label + ".json";
     round_process record{label};
     std::string why;
-    const auto started = std::chrono::steady_clock::now();
     std::vector<std::string> args = round_arguments(user_args, k, rounds, path, filter);
     if (filter.empty() && !full_walls.empty()) args.push_back("--round_walls=" + walls_path);
-    const int rc = run_round_process(args, why);
+    const cpu_times host_before = read_cpu_times();
+    const auto started = std::chrono::steady_clock::now();
+    rusage usage{};
+    const int rc = run_round_process(args, why, &usage);
+    record.host = host_load_of(host_before, read_cpu_times(), usage);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     rounds_s += took;
     record.wall_s = took;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/measure/stats.hpp"
+#include "harness/run/host_load.hpp"
 
 namespace gpu_bench {
 
@@ -78,8 +79,9 @@ double extra_round_cost_s(const std::vector<std::string>& cases, const std::map<
 bool next_extra_round_fits(double spent_s, double foreseen_s, double next_foreseen_s, double budget_s);
 
 // Runs this program again with `args`, its stdout discarded and stderr shared; returns its exit status, 128
-// plus the signal that ended it, or -1 (with `why` set) when it could not be started.
-int run_round_process(const std::vector<std::string>& args, std::string& why);
+// plus the signal that ended it, or -1 (with `why` set) when it could not be started. `usage`, where given, gets
+// the process's resource usage: its CPU time and preemptions.
+int run_round_process(const std::vector<std::string>& args, std::string& why, rusage* usage = nullptr);
 
 class progress;
 
@@ -105,6 +107,7 @@ int run_earlier_rounds(const std::vector<std::string>& user_args, int rounds,
 struct round_process {
   std::string label;
   double wall_s = 0, cases_wall_s = 0, timed_s = 0;
+  host_load host{};  // what else the host did meanwhile
 };
 // The processes run_earlier_rounds ran, in order.
 const std::vector<round_process>& earlier_round_processes();

@@ -7,7 +7,8 @@ takes the link rounds' count; its median round lies within RATIO of its fastest 
 (one round may still run slow for the machine's own reasons: a cudaMalloc of 1 MiB read 187.9 us in one round of
 five, the others 46.7 to 63.8, on two H200s' GPU 0). The pinned allocation and its release read at least
 COLD_US in every round: 234 to 595 us first in their process on H200s, 3.4 and 3.9 us after the other cases
-(de79065, GPU 0 of two H200s).
+(de79065, GPU 0 of two H200s). The run also says, for each round's process and the last round, what else its
+host did (gpu_bench.round_host): shares of the host's CPU time between 0 and 100%, a count of preemptions.
 
 usage: round_order_check.py GPU_BENCH OUT.json
 """
@@ -42,9 +43,19 @@ def main(exe, out):
             print(("ok: " if agree and cold else "") + line)
             c.check(agree, f"{line}: over {RATIO} or {SLOWEST}, so rounds met the allocators in different states")
             c.check(cold, f"{line}: a round under {COLD_US} us, so it met memory another case had freed")
+    check_round_host(c, doc["context"])
     return c.finish(f"Alloc's rounds agree (the median within {RATIO}x of the fastest, the slowest within "
                     f"{SLOWEST}x), and its pinned allocations read {COLD_US} us or more in every round")
 
 
-if __name__ == "__main__":
+def check_round_host(c, context):
+    processes = [p.split("=")[0] for p in context.get("gpu_bench.round_processes", "").split()]
+    hosts = dict(p.split("=", 1) for p in context.get("gpu_bench.round_host", "").split())
+    print(f"gpu_bench.round_host: {context.get('gpu_bench.round_host')}")
+    c.check(processes and list(hosts) == [*processes, "last"],
+            f"gpu_bench.round_host names {list(hosts)}, not each round process of {processes} and the last")
+    for label, text in hosts.items():
+        others, steal, preemptions = text.split("/")
+        c.check(0 <= float(others) <= 100 and 0 <= float(steal) <= 100 and int(preemptions) >= 0,
+                f"gpu_bench.round_host's {label}={text}: a share outside 0 to 100% or a negative count")
     sys.exit(main(*sys.argv[1:3]))

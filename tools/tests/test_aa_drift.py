@@ -131,3 +131,30 @@ def test_the_hosts_age_is_no_change_between_nights():
     before = Run(1, 1, {}, "2025-01-07T02:00:00+00:00", "abc", {"host.uptime_s": "150", "driver.version": "580"})
     after = Run(2, 1, {}, "2025-01-08T02:00:00+00:00", "abc", {"host.uptime_s": "86550", "driver.version": "580"})
     assert context_change(before, after) == "nothing in the context changed"
+
+
+def _with_round_host(tmp_path, texts):
+    paths = []
+    for i, text in enumerate(texts):
+        extra = {"host.uptime_s": "600"}
+        if text is not None:
+            extra["gpu_bench.round_host"] = text
+        doc = synth.make_run(seed=5 + i, families=("Transfer",), errors=False, extra_context=extra)
+        paths.append(synth.write(tmp_path / f"h{i}.json", doc))
+    return load_files(paths)
+
+
+def test_the_aa_report_gives_each_run_what_else_its_host_did_in_its_rounds(tmp_path):
+    files = _with_round_host(tmp_path, ["round_1=0.40/0.00/120 link_1=2.50/0.10/80 last=0.60/0.02/300",
+                                        "round_1=-/-/7 last=12.00/1.50/900", None])
+    first, second, silent = (run_time(f) for f in files)
+    assert (first.others_pct, first.others_max_pct, first.steal_pct, first.steal_max_pct) == (0.6, 2.5, 0.02, 0.1)
+    # A round whose shares are not known counts for nothing; a file without the key says nothing.
+    assert (second.others_pct, second.steal_max_pct) == (12.0, 1.5)
+    assert math.isnan(silent.others_pct) and math.isnan(silent.steal_pct)
+    text = render(report(files))
+    run_lines = [x for x in text.splitlines() if x.startswith("  run ")]
+    assert run_lines[0].endswith("; other processes used 0.6% of the host's CPU time in its median round "
+                                 "(most 2.5%), the hypervisor took 0.02% (most 0.10%)")
+    assert "other processes used 12.0%" in run_lines[1]
+    assert run_lines[2].endswith("min after its host")

@@ -181,6 +181,13 @@ class RunTime:
     timed_s: float
     calibration_timed_s: float
     uptime_s: float = math.nan  # how long its host had been up when it started (host.uptime_s)
+    # What else the host did while its rounds ran (gpu_bench.round_host): over its rounds, the median and the most
+    # of the share of all CPUs' time other processes used, and of the share the hypervisor stole. A whole run's
+    # state moves every host-driven case together; these say whether the host was busier. NaN where not said.
+    others_pct: float = math.nan
+    others_max_pct: float = math.nan
+    steal_pct: float = math.nan
+    steal_max_pct: float = math.nan
 
     @property
     def timed_share(self) -> float:

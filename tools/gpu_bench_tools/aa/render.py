@@ -25,6 +25,10 @@ def render(r: Report) -> str:
         # Where each run fell in its host's life, for reading a pair whose host link moved between the runs
         # (docs/methodology.md, "The host link over minutes").
         started = "" if math.isnan(t.uptime_s) else f"; started {t.uptime_s / 60:.1f} min after its host"
+        if not math.isnan(t.others_pct):
+            started += (f"; other processes used {t.others_pct:.1f}% of the host's CPU time in its median round "
+                        f"(most {t.others_max_pct:.1f}%), the hypervisor took {t.steal_pct:.2f}% "
+                        f"(most {t.steal_max_pct:.2f}%)")
         if math.isnan(t.timed_share):
             lines.append(f"  run {i}: no gpu_bench.elapsed_s and timed_s in its file{started}")
             continue
