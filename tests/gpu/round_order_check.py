@@ -58,4 +58,7 @@ def check_round_host(c, context):
         others, steal, preemptions = text.split("/")
         c.check(0 <= float(others) <= 100 and 0 <= float(steal) <= 100 and int(preemptions) >= 0,
                 f"gpu_bench.round_host's {label}={text}: a share outside 0 to 100% or a negative count")
+
+
+if __name__ == "__main__":
     sys.exit(main(*sys.argv[1:3]))
