@@ -1,9 +1,11 @@
 """gpu-bench-aa drift, and what the tools say of when a run started after its host did."""
 
+import gzip
+import json
 import math
 
 import synth
-from conftest import run_cli
+from conftest import REPO, run_cli
 from gpu_bench_tools.aa import drift
 from gpu_bench_tools.aa.analysis import report
 from gpu_bench_tools.aa.figures import run_time
@@ -158,3 +160,12 @@ def test_the_aa_report_gives_each_run_what_else_its_host_did_in_its_rounds(tmp_p
                                  "(most 2.5%), the hypervisor took 0.02% (most 0.10%)")
     assert "other processes used 12.0%" in run_lines[1]
     assert run_lines[2].endswith("min after its host")
+
+
+def test_two_real_runs_of_one_build_change_nothing_in_the_context():
+    """What a run measures of itself (its time, its round processes, its host's load) is no change between
+    nights: a regression's note names the facts that differ, and these always do."""
+    contexts = [json.load(gzip.open(REPO / "results/aa/host_load_h200" / f"hogs{k}_1.json.gz"))["context"]
+                for k in (0, 8)]
+    before, after = (Run(i, 1, {}, c["date"], "abc", c) for i, c in enumerate(contexts, 1))
+    assert context_change(before, after) == "nothing in the context changed"

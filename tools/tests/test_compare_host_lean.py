@@ -55,3 +55,30 @@ def test_no_note_where_the_copies_at_the_link_rate_moved_as_well(tmp_path, capsy
     run2 = tmp_path / "run2.json"
     run2.write_text(json.dumps(doc))
     assert _notes(capsys, [SLOWED[0], run2]) == []
+
+
+HOST_LOAD = REPO / "results/aa/host_load_h200"
+
+
+def _busy_notes(capsys, paths) -> list[str]:
+    code, out, err = run_cli(cli_compare.main, [str(p) for p in paths], capsys)
+    assert code == 0, err
+    return [line for line in (out + err).splitlines() if "busy host" in line]
+
+
+def test_a_run_beside_busy_loops_is_said_to_have_run_on_a_busy_host(capsys):
+    """Real runs on one H200: quiet, then beside eight busy loops on its 16 CPUs (gpu_bench.round_host)."""
+    notes = _busy_notes(capsys, [HOST_LOAD / "hogs0_1.json.gz", HOST_LOAD / "hogs8_1.json.gz"])
+    assert notes == ["warning: [2] ran on a busy host: other processes used 10% or more of its CPU time in the "
+                     "median round (gpu_bench.round_host; [1] 0.9%; [2] 49.9%). Host-driven figures read slower and "
+                     "noisier there, so a change in them may be the host's: rerun on a quiet host"], notes
+    assert _busy_notes(capsys, [HOST_LOAD / "hogs0_1.json.gz", HOST_LOAD / "hogs0_2.json.gz"]) == []
+
+
+def test_a_file_without_the_record_is_named_so_beside_a_busy_one(tmp_path, capsys):
+    # The default pair predates gpu_bench.round_host.
+    older = REPO / "results/aa/h200x2_gpu0_default_0ef4775" / "default_h200x2_gpu0_run1.json.gz"
+    notes = _busy_notes(capsys, [HOST_LOAD / "hogs8_2.json.gz", older])
+    assert len(notes) == 1 and "round_host; [1] 49.9%; [2] not recorded)" in notes[0] and notes[0].startswith(
+        "warning: [1] ran on a busy host"), notes
+    assert _busy_notes(capsys, [older, older]) == []

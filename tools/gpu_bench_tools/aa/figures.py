@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from ..reading.facts import fact_number
+from ..reading.facts import fact_number, round_host
 from ..reading.families import LINK_BOUND_MIN_BYTES, link_bound_oracle
 from ..reading.load import metric_for, unit_and_direction
 from ..reading.results import BenchmarkFile
@@ -18,23 +18,11 @@ DETECTION_FAMILY = "Transfer"
 
 
 def run_time(f: BenchmarkFile) -> RunTime:
-    others, steal = (list(x) for x in zip(*round_host(f))) if round_host(f) else ([], [])
+    rounds = round_host(f)
+    others, steal = [o for o, _ in rounds], [s for _, s in rounds]
     return RunTime(str(f.fact("gpu.uuid") or "unknown"), fact_number(f, "gpu_bench.elapsed_s"),
                    fact_number(f, "gpu_bench.timed_s"), fact_number(f, "gpu_bench.calibration_timed_s"),
                    fact_number(f, "host.uptime_s"), *_median_and_most(others), *_median_and_most(steal))
-
-
-def round_host(f: BenchmarkFile) -> list[tuple[float, float]]:
-    """(others_pct, steal_pct) of each round gpu_bench.round_host names ("label=others/steal/preemptions ..."),
-    in its order; a round whose shares are not known ("-") is left out."""
-    rounds = []
-    for part in str(f.fact("gpu_bench.round_host") or "").split():
-        shares = part.partition("=")[2].split("/")
-        try:
-            rounds.append((float(shares[0]), float(shares[1])))
-        except (IndexError, ValueError):
-            continue
-    return rounds
 
 
 def _median_and_most(values: list[float]) -> tuple[float, float]:

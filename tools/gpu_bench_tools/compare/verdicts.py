@@ -25,7 +25,7 @@ import math
 import re
 import statistics
 
-from ..reading.facts import host_cpu, host_cpus_differ
+from ..reading.facts import host_cpu, host_cpus_differ, round_host
 from ..reading.families import MACHINE_VARIANCE_PCT
 from ..reading.load import (
     TIME_UNIT_NS,
@@ -62,6 +62,11 @@ from .cells import _floor, case_gpus, _per_gpu, _cell, _has_rounds
 # one way while the copies at the host link's rate held within LINK_HELD_PCT (their median change).
 HOST_LEAN_SHARE = 0.75
 LINK_HELD_PCT = 1.0
+# A run is on a busy host where other processes used at least this share of the host's CPU time in its median
+# round (gpu_bench.round_host). A quiet H200 host read 0.7 to 1.0% a round; beside eight busy loops on its 16
+# CPUs 49.3 to 50.1%, and its Events read about 4% slower, its median noise_pct twice as wide
+# (results/aa/host_load_h200).
+BUSY_HOST_PCT = 10.0
 # The fewest cases of each kind that host_lean_notes reads a lean from.
 HOST_LEAN_MIN_CASES = 20
 LINK_HELD_MIN_CASES = 4
@@ -233,6 +238,7 @@ def compare(
         notes.append(f"the host CPU differs: [1] {host_cpu(files[0])}; {which}: "
                      f"{len(host_rows)} host-side figure(s) ({', '.join(fams)}) measure the host as much as the GPU")
     notes.extend(host_lean_notes(files, rows))
+    notes.extend(busy_host_notes(files))
     # One warning per cause, in the words of the last file that names one: files of two gpu_bench versions
     # may word a family's cause differently.
     by_cause: dict[str, list[Row]] = {}
@@ -309,6 +315,19 @@ def host_lean_notes(files: list[BenchmarkFile], rows: list[Row]) -> list[str]:
             f"{all_called} {way} verdicts are among them ({_which_cases(called, rows)}). A host {way} for the "
             "whole run reads so, as does a change in the driver's host path: rerun both to tell them apart")
     return notes
+
+
+def busy_host_notes(files: list[BenchmarkFile]) -> list[str]:
+    """One note where any file's run was made on a busy host (BUSY_HOST_PCT), with each file's share."""
+    medians = [statistics.median(o for o, _ in rounds) if rounds else None for rounds in map(round_host, files)]
+    busy = [i for i, m in enumerate(medians) if m is not None and m >= BUSY_HOST_PCT]
+    if not busy:
+        return []
+    shares = "; ".join(f"[{i + 1}] " + ("not recorded" if m is None else f"{m:.1f}%") for i, m in enumerate(medians))
+    which = ", ".join(f"[{i + 1}]" for i in busy)
+    return [f"{which} ran on a busy host: other processes used {BUSY_HOST_PCT:g}% or more of its CPU time in the "
+            f"median round (gpu_bench.round_host; {shares}). Host-driven figures read slower and noisier there, so "
+            "a change in them may be the host's: rerun on a quiet host"]
 
 
 def _last_files_cause(files: list[BenchmarkFile], row: Row) -> str | None:

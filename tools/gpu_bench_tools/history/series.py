@@ -49,7 +49,8 @@ from ..reading.multigpu import described_gpu, first_gpu_facts_note, gpu_count, g
 # Context keys that change from run to run by nature; they never explain a change.
 VOLATILE_FACTS = frozenset({"date", "load_avg", "gpu_bench.elapsed_s", "gpu_bench.timed_s", "executable",
                             "mhz_per_cpu", "gpu.other_processes", "caches", "host.uptime_s",
-                            "host.clock_read_ns"})
+                            "host.clock_read_ns", "gpu_bench.calibration_timed_s", "gpu_bench.round_processes",
+                            "gpu_bench.round_host", "gpu_bench.start_s", "gpu_bench.cpu_moves"})
 # ... and each GPU's link error counters at the run's start and end (gpu.N.errors.*), which only ever grow.
 _VOLATILE_KEY = re.compile(r"^gpu\.\d+\.errors\.")
 

@@ -205,3 +205,17 @@ def context_differences(files: list[BenchmarkFile]) -> list[tuple[str, list[str]
     if len(files) < 2:
         return []
     return [(label, vals) for label, vals in context_rows(files) if len(set(vals)) > 1]
+
+
+def round_host(f: BenchmarkFile) -> list[tuple[float, float]]:
+    """(others_pct, steal_pct) of each round gpu_bench.round_host names ("label=others/steal/preemptions ..."),
+    in its order: the share of the host's CPU time other processes used while the round ran, and the share the
+    hypervisor took. A round whose shares are not known ("-") is left out; a file without the key gives none."""
+    rounds = []
+    for part in str(f.fact("gpu_bench.round_host") or "").split():
+        shares = part.partition("=")[2].split("/")
+        try:
+            rounds.append((float(shares[0]), float(shares[1])))
+        except (IndexError, ValueError):
+            continue
+    return rounds
