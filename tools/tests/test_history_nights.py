@@ -381,3 +381,23 @@ def test_three_identical_runs_call_no_host_time_a_regression(tmp_path, capsys):
     code, out, err = check(db, capsys)
     assert code == 0, out + err
     assert "REGRESSION" not in out and " 0 regression(s)" in out
+
+
+def test_a_step_on_a_night_whose_host_was_busy_says_so(tmp_path, capsys):
+    quiet = {"gpu_bench.round_host": "round_1=0.80/0.02/50 round_2=0.90/0.03/55 last=1.00/0.02/60"}
+    busy = {"gpu_bench.round_host": "round_1=49.90/0.02/90 round_2=-/-/80 last=50.10/0.10/95"}
+    paths = [night(tmp_path, n, extra_context=quiet) for n in range(1, 7)]
+    paths.append(night(tmp_path, 7, slow={STEADY: 1 / 1.02}, extra_context=busy))
+    ingest(tmp_path / "h.sqlite", paths, capsys)
+    code, out, _ = check(tmp_path / "h.sqlite", capsys)
+    assert code == 1 and len(flagged(out)) >= 8, out
+    # The busy night's own record is no change in the context; the line after it names the load.
+    assert "there: nothing in the context changed" in out
+    assert out.count("that run's host was busy: other processes used 50.0% of its CPU time in its median round "
+                     "(gpu_bench.round_host)") == len(flagged(out)), out
+    # The same step on a quiet night says nothing of the host.
+    (tmp_path / "q").mkdir()
+    quiet_paths = paths[:6] + [night(tmp_path / "q", 7, slow={STEADY: 1 / 1.02}, extra_context=quiet)]
+    ingest(tmp_path / "q.sqlite", quiet_paths, capsys)
+    code, out, _ = check(tmp_path / "q.sqlite", capsys)
+    assert code == 1 and "host was busy" not in out

@@ -25,7 +25,7 @@ import math
 import re
 import statistics
 
-from ..reading.facts import host_cpu, host_cpus_differ, round_host
+from ..reading.facts import BUSY_HOST_PCT, host_cpu, host_cpus_differ, others_share_pct
 from ..reading.families import MACHINE_VARIANCE_PCT
 from ..reading.load import (
     TIME_UNIT_NS,
@@ -62,11 +62,6 @@ from .cells import _floor, case_gpus, _per_gpu, _cell, _has_rounds
 # one way while the copies at the host link's rate held within LINK_HELD_PCT (their median change).
 HOST_LEAN_SHARE = 0.75
 LINK_HELD_PCT = 1.0
-# A run is on a busy host where other processes used at least this share of the host's CPU time in its median
-# round (gpu_bench.round_host). A quiet H200 host read 0.7 to 1.0% a round; beside eight busy loops on its 16
-# CPUs 49.3 to 50.1%, and its Events read about 4% slower, its median noise_pct twice as wide
-# (results/aa/host_load_h200).
-BUSY_HOST_PCT = 10.0
 # The fewest cases of each kind that host_lean_notes reads a lean from.
 HOST_LEAN_MIN_CASES = 20
 LINK_HELD_MIN_CASES = 4
@@ -319,7 +314,7 @@ def host_lean_notes(files: list[BenchmarkFile], rows: list[Row]) -> list[str]:
 
 def busy_host_notes(files: list[BenchmarkFile]) -> list[str]:
     """One note where any file's run was made on a busy host (BUSY_HOST_PCT), with each file's share."""
-    medians = [statistics.median(o for o, _ in rounds) if rounds else None for rounds in map(round_host, files)]
+    medians = [others_share_pct(f.fact("gpu_bench.round_host")) for f in files]
     busy = [i for i, m in enumerate(medians) if m is not None and m >= BUSY_HOST_PCT]
     if not busy:
         return []

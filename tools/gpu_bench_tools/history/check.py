@@ -9,6 +9,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..reading.errors import InputError
+from ..reading.facts import BUSY_HOST_PCT, others_share_pct
 from ..reading.families import beyond_machine_variance_pct
 from .series import (
     CaseSeries,
@@ -41,6 +42,7 @@ class Finding:
     since: Run | None = None  # the first run of the new level
     runs_ago: int = 0
     context_change: str = ""  # what changed in the context at `since`
+    busy_host_pct: float | None = None  # where `since` ran on a busy host: others' share of its CPU time
     interval_pct: float | None = None  # the case's interval for the newest night: relative half-width
     nights: int = 0  # the earlier nights that interval comes from
     # False where the new level is one run of one repetition without gpu_bench's noise_pct: nothing tells
@@ -259,6 +261,8 @@ def judge(s: CaseSeries, alpha: float, threshold_pct: float, newest_only: bool =
                 interval_pct=t.half_width_pct, nights=k, confirmed=confirmed)
     f.since, f.runs_ago = s.points[k].run, last - k
     f.context_change = context_change(s.points[k - 1].run, s.points[k].run)
+    others = others_share_pct(s.points[k].run.context.get("gpu_bench.round_host"))
+    f.busy_host_pct = others if others is not None and others >= BUSY_HOST_PCT else None
     return f
 
 

@@ -38,6 +38,9 @@ def _finding_line(f, counted: bool) -> str:
     if counted and f.since is not None:
         when = "in the newest run" if f.runs_ago == 0 else f"since {f.since.run_time} ({f.runs_ago} run(s) ago)"
         line += f"\n               {when}; there: {f.context_change}"
+        if f.busy_host_pct is not None:
+            line += (f"\n               that run's host was busy: other processes used {f.busy_host_pct:.1f}% of its "
+                     "CPU time in its median round (gpu_bench.round_host); a host-driven figure moves with that")
         if not f.confirmed:
             line += ("\n               not counted: one run of one repetition, with no noise_pct, cannot be told "
                      "from an outlier; the next run confirms it")

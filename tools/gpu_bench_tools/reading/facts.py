@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Iterable
 
 from .context_values import UNAVAILABLE
@@ -207,15 +208,34 @@ def context_differences(files: list[BenchmarkFile]) -> list[tuple[str, list[str]
     return [(label, vals) for label, vals in context_rows(files) if len(set(vals)) > 1]
 
 
-def round_host(f: BenchmarkFile) -> list[tuple[float, float]]:
-    """(others_pct, steal_pct) of each round gpu_bench.round_host names ("label=others/steal/preemptions ..."),
-    in its order: the share of the host's CPU time other processes used while the round ran, and the share the
-    hypervisor took. A round whose shares are not known ("-") is left out; a file without the key gives none."""
+# A run is on a busy host where other processes used at least this share of the host's CPU time in its median
+# round (gpu_bench.round_host). A quiet H200 host read 0.7 to 1.0% a round; beside eight busy loops on its 16
+# CPUs 49.3 to 50.1%, and its Events read about 4% slower, its median noise_pct twice as wide
+# (results/aa/host_load_h200).
+BUSY_HOST_PCT = 10.0
+
+
+def round_host_shares(text: str | None) -> list[tuple[float, float]]:
+    """(others_pct, steal_pct) of each round a gpu_bench.round_host value names ("label=others/steal/preemptions
+    ..."), in its order: the share of the host's CPU time other processes used while the round ran, and the share
+    the hypervisor took. A round whose shares are not known ("-") is left out; no value gives none."""
     rounds = []
-    for part in str(f.fact("gpu_bench.round_host") or "").split():
+    for part in str(text or "").split():
         shares = part.partition("=")[2].split("/")
         try:
             rounds.append((float(shares[0]), float(shares[1])))
         except (IndexError, ValueError):
             continue
     return rounds
+
+
+def round_host(f: BenchmarkFile) -> list[tuple[float, float]]:
+    """round_host_shares of a file's gpu_bench.round_host."""
+    return round_host_shares(f.fact("gpu_bench.round_host"))
+
+
+def others_share_pct(text: str | None) -> float | None:
+    """The median round's share of the host's CPU time that other processes used, from a gpu_bench.round_host
+    value; None where it names none."""
+    rounds = round_host_shares(text)
+    return statistics.median(o for o, _ in rounds) if rounds else None
