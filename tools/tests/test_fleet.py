@@ -107,6 +107,21 @@ def test_a_filtered_run_is_a_cohort_of_its_own(tmp_path):
     assert hosts(rep) == set()
 
 
+def test_a_node_that_ran_on_a_busy_host_is_named_in_a_note(tmp_path, capsys):
+    """A node whose other processes used 10% or more of its CPU time (gpu_bench.round_host) gets a note in
+    every format; a quiet node and one without the record get none."""
+    paths = [node(tmp_path, i, extra_context={"gpu_bench.round_host": "round_1=0.90/0.02/50 last=0.80/0.01/40"})
+             for i in range(7)]
+    paths.append(node(tmp_path, 7))
+    paths.append(node(tmp_path, 8, extra_context={"gpu_bench.round_host": "round_1=49.90/0.40/90 last=50.00/0.10/95"}))
+    rep = analyse(node_runs.read_files(paths))
+    busy = [n for n in rep.notes if "busy host" in n]
+    assert len(busy) == 1 and busy[0].startswith("n008 ran on a busy host: other processes used 50.0% of its CPU "
+                                                 "time in the median round (gpu_bench.round_host; "), busy
+    code, out, _ = run_cli(cli_fleet.main, [*paths, "--format", "json"], capsys)
+    assert code == 0 and [n for n in json.loads(out)["notes"] if "busy host" in n] == busy
+
+
 def test_multi_gpu_nodes_name_the_gpu_and_the_pair(tmp_path):
     paths = []
     for i in range(10):

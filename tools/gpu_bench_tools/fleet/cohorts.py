@@ -39,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from ..reading.facts import gate, host_cpu, pcie_max_link
+from ..reading.facts import BUSY_HOST_PCT, gate, host_cpu, others_share_pct, pcie_max_link
 from ..reading.error_counters import counter_changes
 from ..reading.families import host_side_rules, revision_rules, rule_matches, way_of
 from ..reading.load import BenchmarkFile, gpu_fact, gpu_summary, gpu_uuids, gpus_used, parse_name, short_gpu_name
@@ -336,6 +336,7 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
     runs = [r for r in inputs if isinstance(r, NodeRun)]
     by_gpu: dict[tuple[str, str], Gpu] = {}
     hosts: set[str] = set()
+    busy: list[str] = []  # a note for each run made on a busy host
     # Newest first: where one node's results of several nights are given, the newest is judged.
     for run in sorted(runs, key=lambda r: r.run_time or "", reverse=True):
         units, failed = gpus_of(run, split_driver)
@@ -360,6 +361,10 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
             problems.append(Problem("error counters", host, run.source, "; ".join(rose)))
         for g in units:
             by_gpu.setdefault((g.host, g.uuid), g)
+        others = others_share_pct(run.context.get("gpu_bench.round_host"))
+        if units and others is not None and others >= BUSY_HOST_PCT:
+            busy.append(f"{host} ran on a busy host: other processes used {others:.1f}% of its CPU time in the median "
+                        f"round (gpu_bench.round_host; {run.source}); its host-side figures read slower and noisier")
     problems += [Problem("missing", h, "", "no result for this node") for h in sorted(set(expect))
                  if h and not _seen(h, problems, hosts)]
     cohorts: dict[tuple, list[tuple[Gpu, dict]]] = defaultdict(list)
@@ -401,7 +406,7 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
     thresholds = dict(score=score, min_effect_pct=min_effect_pct, min_cohort=min_cohort, min_cases=min_cases,
                       max_share=max_share, split_driver=split_driver, both_sides=both_sides, max_age_h=max_age_h)
     note = first_gpu_facts_note([_facts_of(r) for r in runs])
-    notes = [note] if note else []
+    notes = ([note] if note else []) + busy
     return FleetReport(len({node_of(r) for r in runs}), list(by_gpu.values()), infos,
                        [f for f in flags if count[id(f.gpu)] >= min_cases],
                        problems, thresholds, [f for f in flags if count[id(f.gpu)] < min_cases], crowds, notes)
