@@ -194,8 +194,7 @@ int run_round_process(const std::vector<std::string>& args, std::string& why, ru
   }
   forward_interrupts_to(pid);
   int status = 0;
-  rusage ignored{};
-  while (wait4(pid, &status, 0, usage ? usage : &ignored) < 0) {
+  while (wait4(pid, &status, 0, usage) < 0) {
     if (errno != EINTR) {
       forward_interrupts_to(0);
       why = std::string("cannot wait for a round's process: ") + std::strerror(errno);

@@ -23,20 +23,20 @@ def render(r: Report) -> str:
         lines.append(f"  the runs were on {len(gpus)} GPUs (gpu.uuid): the spread between them includes the machines'")
     for i, t in enumerate(r.run_times, 1):
         # Where each run fell in its host's life, for reading a pair whose host link moved between the runs
-        # (docs/methodology.md, "The host link over minutes").
-        started = "" if math.isnan(t.uptime_s) else f"; started {t.uptime_s / 60:.1f} min after its host"
+        # (docs/methodology.md, "The host link over minutes"), and what else its host did in its rounds.
+        about = "" if math.isnan(t.uptime_s) else f"; started {t.uptime_s / 60:.1f} min after its host"
         if not math.isnan(t.others_pct):
-            started += (f"; other processes used {t.others_pct:.1f}% of the host's CPU time in its median round "
-                        f"(most {t.others_max_pct:.1f}%), the hypervisor took {t.steal_pct:.2f}% "
-                        f"(most {t.steal_max_pct:.2f}%)")
+            about += (f"; other processes used {t.others_pct:.1f}% of the host's CPU time in its median round "
+                      f"(most {t.others_max_pct:.1f}%), the hypervisor took {t.steal_pct:.2f}% "
+                      f"(most {t.steal_max_pct:.2f}%)")
         if math.isnan(t.timed_share):
-            lines.append(f"  run {i}: no gpu_bench.elapsed_s and timed_s in its file{started}")
+            lines.append(f"  run {i}: no gpu_bench.elapsed_s and timed_s in its file{about}")
             continue
         calibrations = "" if math.isnan(t.calibration_timed_s) else \
             f", calibrations' {t.calibration_timed_s:.1f} s of them"
         lines.append(f"  run {i}: {t.elapsed_s:.1f} s (target {RUN_TIME_TARGET_S:.0f} s or less), {t.timed_s:.1f} s "
                      f"of it timed samples ({_pct(t.timed_share)}{calibrations}; target at least "
-                     f"{TIMED_SHARE_TARGET:.0%}){started}")
+                     f"{TIMED_SHARE_TARGET:.0%}){about}")
     lines.append(f"  between runs: median case spread {r.median_spread_pct:.2f}% (max-min over median); "
                  f"median noise_pct {r.median_noise_pct:.2f}%")
     if not math.isnan(r.detection_median("noise")):

@@ -39,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from ..reading.facts import BUSY_HOST_PCT, gate, host_cpu, others_share_pct, pcie_max_link
+from ..reading.facts import busy_host_pct, gate, host_cpu, pcie_max_link
 from ..reading.error_counters import counter_changes
 from ..reading.families import host_side_rules, revision_rules, rule_matches, way_of
 from ..reading.load import BenchmarkFile, gpu_fact, gpu_summary, gpu_uuids, gpus_used, parse_name, short_gpu_name
@@ -361,8 +361,8 @@ def analyse(inputs: list[NodeRun | Problem], score: float = SCORE, min_effect_pc
             problems.append(Problem("error counters", host, run.source, "; ".join(rose)))
         for g in units:
             by_gpu.setdefault((g.host, g.uuid), g)
-        others = others_share_pct(run.context.get("gpu_bench.round_host"))
-        if units and others is not None and others >= BUSY_HOST_PCT:
+        others = busy_host_pct(run.context.get("gpu_bench.round_host"))
+        if units and others is not None:
             busy.append(f"{host} ran on a busy host: other processes used {others:.1f}% of its CPU time in the median "
                         f"round (gpu_bench.round_host; {run.source}); its host-side figures read slower and noisier")
     problems += [Problem("missing", h, "", "no result for this node") for h in sorted(set(expect))

@@ -9,7 +9,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..reading.errors import InputError
-from ..reading.facts import BUSY_HOST_PCT, others_share_pct
+from ..reading.facts import busy_host_pct
 from ..reading.families import beyond_machine_variance_pct
 from .series import (
     CaseSeries,
@@ -261,8 +261,7 @@ def judge(s: CaseSeries, alpha: float, threshold_pct: float, newest_only: bool =
                 interval_pct=t.half_width_pct, nights=k, confirmed=confirmed)
     f.since, f.runs_ago = s.points[k].run, last - k
     f.context_change = context_change(s.points[k - 1].run, s.points[k].run)
-    others = others_share_pct(s.points[k].run.context.get("gpu_bench.round_host"))
-    f.busy_host_pct = others if others is not None and others >= BUSY_HOST_PCT else None
+    f.busy_host_pct = busy_host_pct(s.points[k].run.context.get("gpu_bench.round_host"))
     return f
 
 

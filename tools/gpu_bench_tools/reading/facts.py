@@ -239,3 +239,9 @@ def others_share_pct(text: str | None) -> float | None:
     value; None where it names none."""
     rounds = round_host_shares(text)
     return statistics.median(o for o, _ in rounds) if rounds else None
+
+
+def busy_host_pct(text: str | None) -> float | None:
+    """others_share_pct where it is BUSY_HOST_PCT or more, else None."""
+    others = others_share_pct(text)
+    return others if others is not None and others >= BUSY_HOST_PCT else None
