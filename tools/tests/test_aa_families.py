@@ -253,3 +253,26 @@ def test_the_aa_report_gives_each_runs_median_detectable_pct_of_the_pageable_cop
             in text.splitlines())
     assert json.loads(out.read_text())["large_pageable"] == {"median_detectable_pct_by_run": [41.5, 42.5],
                                                              "target_pct": 3.0}
+
+
+def test_the_aa_report_names_each_family_that_misses_its_own_targets(pair, tmp_path, capsys):
+    """The pair above: the pinned copies' coverage is 18 of 21, under 90%; SmallCopy's cases write 1%. Made to
+    write 4% in both runs, SmallCopy is named above the host-driven families' 3%; the pageable copies, at 40%,
+    are held to their own target, not this one."""
+    out = tmp_path / "aa.json"
+
+    def targets_line():
+        code, text, err = run_cli(cli_aa.main, ["report", *pair, "--json", str(out)], capsys)
+        assert code == 0, err
+        return next(ln for ln in text.splitlines() if ln.startswith("  each family's own targets: "))
+
+    assert targets_line() == (
+        "  each family's own targets: coverage of the next run at least 90% in every family of 5 cases or more, "
+        "below it: Transfer/mem:pinned 85.7%; median detectable_pct at most 3% in SyncPlacement, Events, Launch, "
+        "HostBlocking, SmallCopy and Batch, above it: none")
+    for path in pair:
+        _rewrite(path, lambda e: e.update(detectable_pct=4.0) if e["name"].startswith("SmallCopy/") else None)
+    assert targets_line().endswith("above it: SmallCopy 4.00%")
+    doc = json.loads(out.read_text())["family_targets"]
+    assert doc["coverage_below"] == {"Transfer/mem:pinned": pytest.approx(18 / 21)}
+    assert doc["detectable_above"] == {"SmallCopy": 4.0} and doc["detectable_target_pct"] == 3.0

@@ -27,6 +27,11 @@ PAGEABLE_DETECTABLE_TARGET_PCT = 3.0
 # The most cases above MACHINE_VARIANCE_PCT whose descriptor names the machine's own cause, as a share of all
 # the cases; a case above it that names none is one too many.
 MACHINE_CAUSE_SHARE_LIMIT = 0.02
+# Each family of FAMILY_MIN_CASES cases or more is held to COVERAGE_TARGET on its own; each of the host-driven
+# families below, to a median detectable_pct (over its cases and runs) of FAMILY_DETECTABLE_TARGET_PCT at most.
+FAMILY_MIN_CASES = 5
+HOST_DRIVEN_FAMILIES = ("SyncPlacement", "Events", "Launch", "HostBlocking", "SmallCopy", "Batch")
+FAMILY_DETECTABLE_TARGET_PCT = 3.0
 # Given per memory kind: one row would mix pinned copies with pageable ones, whose detectable_pct is ten times theirs.
 SPLIT_BY_MEM = ("Transfer",)
 
@@ -262,6 +267,17 @@ class Report:
         descriptor names the machine's own cause, and those whose descriptor names none."""
         wide = [c for c in self.cases if c.beyond_machine_variance_pct]
         return [c for c in wide if c.machine_cause], [c for c in wide if not c.machine_cause]
+
+    def family_misses(self) -> tuple[dict[str, float], dict[str, float]]:
+        """The families that miss their own targets, worst first: those of FAMILY_MIN_CASES cases or more whose
+        coverage of the next run is under COVERAGE_TARGET (by that coverage), and those of HOST_DRIVEN_FAMILIES
+        whose median detectable_pct is above FAMILY_DETECTABLE_TARGET_PCT (by that median, in percent)."""
+        coverage = {name: f.coverage_next for name, f in self.families.items()
+                    if f.cases >= FAMILY_MIN_CASES and f.coverage_next < COVERAGE_TARGET}
+        detectable = {name: f.detectable_median_pct for name, f in self.families.items()
+                      if name in HOST_DRIVEN_FAMILIES and f.detectable_median_pct > FAMILY_DETECTABLE_TARGET_PCT}
+        return (dict(sorted(coverage.items(), key=lambda kv: kv[1])),
+                dict(sorted(detectable.items(), key=lambda kv: -kv[1])))
 
     def meets_targets(self) -> bool:
         one_round_ok = self.one_round is None or not self.one_round.compared or (

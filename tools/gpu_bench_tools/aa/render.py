@@ -6,8 +6,9 @@ import math
 
 from ..reading.families import MACHINE_VARIANCE_PCT
 from .agreement import (CAUGHT_TARGETS, COVERAGE_TARGET, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET, DRIFT_P,
-                        FALSE_CALL_LIMIT, FAMILY_SLOWDOWNS, MACHINE_CAUSE_SHARE_LIMIT, PAGEABLE_DETECTABLE_TARGET_PCT,
-                        ROUND_KINDS, RUN_TIME_TARGET_S, TIMED_SHARE_TARGET, FamilyAgreement, Report)
+                        FALSE_CALL_LIMIT, FAMILY_DETECTABLE_TARGET_PCT, FAMILY_MIN_CASES, FAMILY_SLOWDOWNS,
+                        HOST_DRIVEN_FAMILIES, MACHINE_CAUSE_SHARE_LIMIT, PAGEABLE_DETECTABLE_TARGET_PCT, ROUND_KINDS,
+                        RUN_TIME_TARGET_S, TIMED_SHARE_TARGET, FamilyAgreement, Report)
 
 
 def _pct(x: float) -> str:
@@ -123,6 +124,8 @@ def render(r: Report) -> str:
                      "alone, back to back): " + "; ".join(f"{fam} {full:.2f}%, {link:.2f}%"
                                                           for fam, (full, link) in widest))
     lines += _render_families(r.families)
+    if r.families:
+        lines.append(_family_targets(r))
     worst = sorted(r.cases, key=lambda c: c.covered / max(1, c.pairs))[:8]
     lines.append("  least covered cases: " + "; ".join(
         f"{c.key} {c.covered}/{c.pairs} (spread {c.spread_pct:.1f}%)" for c in worst))
@@ -145,6 +148,17 @@ def _whole_matrix(r: Report) -> str:
                       f"{target:.0%})")
     return (f"  whole matrix: detectable_pct {DETECTABLE_PCT_LIMIT:g}% or less{detectable} (target at least "
             f"{DETECTABLE_SHARE_TARGET:.0%}); every figure of the later run " + ", ".join(caught))
+
+
+def _family_targets(r: Report) -> str:
+    """The targets each family is held to on its own, and the families that miss them."""
+    coverage, detectable = r.family_misses()
+    named = ", ".join(HOST_DRIVEN_FAMILIES[:-1]) + f" and {HOST_DRIVEN_FAMILIES[-1]}"
+    below = ", ".join(f"{name} {_pct(v)}" for name, v in coverage.items()) or "none"
+    above = ", ".join(f"{name} {v:.2f}%" for name, v in detectable.items()) or "none"
+    return (f"  each family's own targets: coverage of the next run at least {COVERAGE_TARGET:.0%} in every family of "
+            f"{FAMILY_MIN_CASES} cases or more, below it: {below}; median detectable_pct at most "
+            f"{FAMILY_DETECTABLE_TARGET_PCT:g}% in {named}, above it: {above}")
 
 
 def _render_families(families: dict[str, FamilyAgreement]) -> list[str]:

@@ -9,7 +9,8 @@ from dataclasses import asdict
 from ..reading.errors import InputError
 from ..reading.families import MACHINE_VARIANCE_PCT
 from ..reading.files import read_json
-from .agreement import (CAUGHT_TARGETS, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET,
+from .agreement import (CAUGHT_TARGETS, COVERAGE_TARGET, DETECTABLE_PCT_LIMIT, DETECTABLE_SHARE_TARGET,
+                        FAMILY_DETECTABLE_TARGET_PCT, FAMILY_MIN_CASES, HOST_DRIVEN_FAMILIES,
                         PAGEABLE_DETECTABLE_TARGET_PCT, RUN_TIME_TARGET_S, TIMED_SHARE_TARGET, Report)
 
 
@@ -51,6 +52,11 @@ def write_json(r: Report, path: str) -> None:
                             for i, m in enumerate(r.detectable_runs, 1)],
         "slowdowns": [{"pct": pct, "caught": m.met, "cases": m.counted, "rate": m.rate, "target": target}
                       for pct, target in CAUGHT_TARGETS.items() for m in [r.caught_all(pct)]]}
+    coverage, detectable = r.family_misses()
+    doc["family_targets"] = {
+        "coverage_target": COVERAGE_TARGET, "min_cases": FAMILY_MIN_CASES, "coverage_below": coverage,
+        "detectable_target_pct": FAMILY_DETECTABLE_TARGET_PCT, "host_driven": list(HOST_DRIVEN_FAMILIES),
+        "detectable_above": detectable}
     with open(path, "w") as out:
         json.dump(doc, out, indent=1)
         out.write("\n")
