@@ -25,7 +25,7 @@ import math
 import re
 import statistics
 
-from ..reading.facts import BUSY_HOST_PCT, host_cpu, host_cpus_differ, others_share_pct
+from ..reading.facts import BUSY_HOST_PCT, busy_host_pct, host_cpu, host_cpus_differ, others_share_pct
 from ..reading.families import MACHINE_VARIANCE_PCT
 from ..reading.load import (
     TIME_UNIT_NS,
@@ -315,7 +315,7 @@ def host_lean_notes(files: list[BenchmarkFile], rows: list[Row]) -> list[str]:
 def busy_host_notes(files: list[BenchmarkFile]) -> list[str]:
     """One note where any file's run was made on a busy host (BUSY_HOST_PCT), with each file's share."""
     medians = [others_share_pct(f.fact("gpu_bench.round_host")) for f in files]
-    busy = [i for i, m in enumerate(medians) if m is not None and m >= BUSY_HOST_PCT]
+    busy = [i for i, f in enumerate(files) if busy_host_pct(f.fact("gpu_bench.round_host")) is not None]
     if not busy:
         return []
     shares = "; ".join(f"[{i + 1}] " + ("not recorded" if m is None else f"{m:.1f}%") for i, m in enumerate(medians))
