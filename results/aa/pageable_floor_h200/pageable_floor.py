@@ -1,16 +1,21 @@
-"""The machine's floor for pageable copies, from call_c27.sh's readings on one H200.
+"""The machine's floor for pageable copies, from call_c27.sh's or call_c28.sh's readings on one H200.
 
 Each iteration ran six bare programs (tests/gpu/bare_memcpy.cu, a cudaMemcpy from malloc'd memory, one process
 per reading) and one gpu_bench process at --rounds=1 of the same six cases. A reading is a process's median.
 For each case and each source: the spread between processes, how far consecutive processes move together, and
-the smallest change two runs of R processes each could call (Student's t on the two runs' means).
+the smallest change two runs of R processes each could call (Student's t on the two runs' means). Where the
+folder holds cpu.jsonl (call_c28.sh: every CPU's memcpy rate and clock read before each iteration), also how
+each case's readings go with the CPUs' median memcpy time and clock read in that iteration.
 
-usage: python3 pageable_floor.py > pageable_floor.txt   (in this folder; numpy and scipy)
+usage: python3 pageable_floor.py [FOLDER] > FOLDER/pageable_floor.txt   (default: this folder; numpy, scipy)
 """
 import gzip
 import io
 import json
 import math
+import os
+import statistics
+import sys
 import tarfile
 
 import numpy as np
@@ -19,9 +24,9 @@ from scipy import stats
 BLOCK = 5  # processes a default run gives a host-driven case
 
 
-def bare_readings():
+def bare_readings(folder):
     out = {}
-    with gzip.open("bare.jsonl.gz", "rt") as f:
+    with gzip.open(os.path.join(folder, "bare.jsonl.gz"), "rt") as f:
         for line in f:
             r = json.loads(line)
             x = r["reading"]
@@ -30,9 +35,9 @@ def bare_readings():
     return out
 
 
-def gpu_bench_readings():
+def gpu_bench_readings(folder):
     out = {}
-    with tarfile.open("gpu_bench_one_round.tgz") as t:
+    with tarfile.open(os.path.join(folder, "gpu_bench_one_round.tgz")) as t:
         metas = {m.name[:-5]: json.load(t.extractfile(m)) for m in t.getmembers() if m.name.endswith(".meta")}
         for m in t.getmembers():
             if not m.name.endswith(".json"):
@@ -45,6 +50,19 @@ def gpu_bench_readings():
                 size = int(parts[3].split(":")[1])
                 out.setdefault((direction, size), []).append((it, b["real_time"]))
     return out
+
+
+def cpu_state(folder):
+    """Iteration -> (the CPUs' median time for a GB of memcpy, their median clock read), or {} without cpu.jsonl."""
+    path = os.path.join(folder, "cpu.jsonl.gz")
+    if not os.path.exists(path):
+        return {}
+    rows = {}
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            r = json.loads(line)
+            rows.setdefault(r["iteration"], []).append((1 / r["memcpy_gbps"], r["clock_read_ns"]))
+    return {i: (statistics.median(m for m, _ in v), statistics.median(c for _, c in v)) for i, v in rows.items()}
 
 
 def detectable_pct(sd_log, r):
@@ -79,8 +97,16 @@ def describe(name, readings):
     return dict(readings)
 
 
+def with_cpu_state(readings, cpu):
+    common = sorted(set(readings) & set(cpu))
+    memcpy = stats.spearmanr([readings[i] for i in common], [cpu[i][0] for i in common])
+    clock = stats.spearmanr([readings[i] for i in common], [cpu[i][1] for i in common])
+    return f"memcpy time rho {memcpy.statistic:+.2f} (p {memcpy.pvalue:.3f}), clock read {clock.statistic:+.2f} (p {clock.pvalue:.3f})"
+
+
 def main():
-    bare, gb = bare_readings(), gpu_bench_readings()
+    folder = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    bare, gb, cpu = bare_readings(folder), gpu_bench_readings(folder), cpu_state(folder)
     print("Pageable copies, one process per reading, bare program and gpu_bench alternating on one H200")
     print("(sd: of the log of a process's median; detectable_pct: Student's t on two runs' means of R processes)")
     for key in sorted(bare):
@@ -92,6 +118,9 @@ def main():
         rho = stats.spearmanr([b[i] for i in common], [g[i] for i in common])
         print(f"            the same iteration's bare and gpu_bench readings: Spearman's rho {rho.statistic:+.2f} "
               f"(p {rho.pvalue:.3f}, {len(common)} iterations)")
+        if cpu:
+            print(f"            with the CPUs' state before the iteration: bare {with_cpu_state(b, cpu)}; "
+                  f"gpu_bench {with_cpu_state(g, cpu)}")
 
 
 if __name__ == "__main__":
